@@ -1,0 +1,11 @@
+// The first $limit audit entries (oldest first) of each record in $ids, in
+// one round trip: the batch behind Record.auditLog.
+UNWIND $ids AS rid
+CALL (rid) {
+  MATCH (a:AuditEntry {recordId: rid})
+  WHERE $afterAt IS NULL OR a.at > $afterAt OR (a.at = $afterAt AND a.id > $afterId)
+  RETURN a
+  ORDER BY a.at, a.id
+  LIMIT $limit
+}
+RETURN rid, collect(properties(a)) AS entries

@@ -1,0 +1,47 @@
+// Package cypher holds every Cypher statement Membrane runs, as .cypher files
+// embedded at build time, so a reviewer (or an analyst) reads the queries in
+// one place and none is assembled from user input.
+//
+// A few statements have placeholders in the form __NAME__ (an order field, a
+// sort direction, a shared WHERE fragment). They are filled only from the
+// fixed values in the neo4j package, never from request data; everything a
+// request supplies is a parameter.
+package cypher
+
+import (
+	"embed"
+	"fmt"
+	"strings"
+)
+
+//go:embed *.cypher analyst/*.cypher
+var files embed.FS
+
+// Must returns the statement in the named file (without .cypher). It panics
+// when the file is missing: statements are fixed at build time, so a missing
+// one is a programming error caught by any test that runs it.
+func Must(name string) string {
+	b, err := files.ReadFile(name + ".cypher")
+	if err != nil {
+		panic(fmt.Sprintf("cypher: no statement %q: %v", name, err))
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// Statements splits a file of several statements separated by ";" at line
+// ends (schema files), dropping comment-only parts.
+func Statements(name string) []string {
+	var out []string
+	for _, part := range strings.Split(Must(name), ";\n") {
+		var lines []string
+		for _, l := range strings.Split(part, "\n") {
+			if t := strings.TrimSpace(l); t != "" && !strings.HasPrefix(t, "//") {
+				lines = append(lines, l)
+			}
+		}
+		if s := strings.TrimSuffix(strings.TrimSpace(strings.Join(lines, "\n")), ";"); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}

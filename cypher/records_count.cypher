@@ -1,0 +1,3 @@
+MATCH (m:Memory)
+WHERE __FILTER__
+RETURN count(m) AS n

@@ -1,0 +1,21 @@
+// Graph schema, applied idempotently at every start.
+// Records: one node per record, labelled Memory plus its type label.
+CREATE CONSTRAINT memory_id IF NOT EXISTS FOR (m:Memory) REQUIRE m.id IS UNIQUE;
+CREATE CONSTRAINT audit_entry_id IF NOT EXISTS FOR (a:AuditEntry) REQUIRE a.id IS UNIQUE;
+// Range indexes for the fields filters and keyset ordering use.
+CREATE INDEX memory_created_at IF NOT EXISTS FOR (m:Memory) ON (m.createdAt);
+CREATE INDEX memory_updated_at IF NOT EXISTS FOR (m:Memory) ON (m.updatedAt);
+CREATE INDEX memory_salience IF NOT EXISTS FOR (m:Memory) ON (m.salience);
+CREATE INDEX memory_confidence IF NOT EXISTS FOR (m:Memory) ON (m.confidence);
+CREATE INDEX memory_type IF NOT EXISTS FOR (m:Memory) ON (m.type);
+CREATE INDEX memory_scope IF NOT EXISTS FOR (m:Memory) ON (m.scope);
+CREATE INDEX memory_sensitivity_level IF NOT EXISTS FOR (m:Memory) ON (m.sensitivityLevel);
+CREATE INDEX memory_status IF NOT EXISTS FOR (m:Memory) ON (m.status);
+// Audit entries are found by record, actor, action and time.
+CREATE INDEX audit_record_at IF NOT EXISTS FOR (a:AuditEntry) ON (a.recordId, a.at);
+CREATE INDEX audit_at IF NOT EXISTS FOR (a:AuditEntry) ON (a.at);
+CREATE INDEX audit_actor IF NOT EXISTS FOR (a:AuditEntry) ON (a.actor);
+CREATE INDEX audit_action IF NOT EXISTS FOR (a:AuditEntry) ON (a.action);
+// Full-text search over each record's searchable text (retrieval).
+CREATE FULLTEXT INDEX memory_search IF NOT EXISTS FOR (m:Memory) ON EACH [m.name, m.searchText]
+  OPTIONS {indexConfig: {`fulltext.analyzer`: 'standard-no-stop-words'}};

@@ -1,0 +1,145 @@
+package graph_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/membrane/membrane/graph"
+	"github.com/membrane/membrane/internal/membrane"
+	"github.com/membrane/membrane/internal/neo4j"
+	"github.com/membrane/membrane/internal/neo4jtest"
+)
+
+// client posts GraphQL requests to a real server over a real Neo4j.
+type client struct {
+	t   testing.TB
+	url string
+	db  *neo4j.DB
+}
+
+type gqlError struct {
+	Message    string         `json:"message"`
+	Path       []any          `json:"path"`
+	Extensions map[string]any `json:"extensions"`
+}
+
+type gqlResponse struct {
+	Data   json.RawMessage `json:"data"`
+	Errors []gqlError      `json:"errors"`
+	status int
+}
+
+func newClient(t testing.TB) *client {
+	t.Helper()
+	db := neo4jtest.DB(t)
+	r := &graph.Resolver{Store: db, Policy: membrane.DefaultPolicy(), Now: time.Now}
+	srv := httptest.NewServer(graph.NewHandler(r, db, slog.New(slog.NewTextHandler(io.Discard, nil))))
+	t.Cleanup(srv.Close)
+	return &client{t: t, url: srv.URL, db: db}
+}
+
+// raw sends a request and returns the decoded response.
+func (c *client) raw(query string, vars map[string]any) gqlResponse {
+	c.t.Helper()
+	body, err := json.Marshal(map[string]any{"query": query, "variables": vars})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	resp, err := http.Post(c.url+"/graphql", "application/json", bytes.NewReader(body))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out gqlResponse
+	b, _ := io.ReadAll(resp.Body)
+	if err := json.Unmarshal(b, &out); err != nil {
+		c.t.Fatalf("decode response %q: %v", b, err)
+	}
+	out.status = resp.StatusCode
+	return out
+}
+
+// do sends a request that must succeed and decodes data into out.
+func (c *client) do(query string, vars map[string]any, out any) {
+	c.t.Helper()
+	resp := c.raw(query, vars)
+	if len(resp.Errors) > 0 {
+		c.t.Fatalf("unexpected errors: %+v", resp.Errors)
+	}
+	if out != nil {
+		if err := json.Unmarshal(resp.Data, out); err != nil {
+			c.t.Fatalf("decode data %s: %v", resp.Data, err)
+		}
+	}
+}
+
+// fail sends a request that must fail with code and returns its errors.
+func (c *client) fail(code, query string, vars map[string]any) []gqlError {
+	c.t.Helper()
+	resp := c.raw(query, vars)
+	if len(resp.Errors) == 0 {
+		c.t.Fatalf("want error %s, got data %s", code, resp.Data)
+	}
+	if got := resp.Errors[0].Extensions["code"]; got != code {
+		c.t.Fatalf("code = %v, want %s (errors %+v)", got, code, resp.Errors)
+	}
+	return resp.Errors
+}
+
+// count returns how many records carry scope, straight from the store.
+func (c *client) count(scope string) int64 {
+	c.t.Helper()
+	n, err := c.db.CountRecords(c.t.Context(), membrane.RecordFilter{Scopes: []string{scope}})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return n
+}
+
+const recordFields = `
+fragment R on Record {
+  id type sensitivity confidence salience scope tags createdAt updatedAt status version
+  lifecycle { curve halfLifeSeconds minSalience maxAgeSeconds reinforcementGain lastReinforcedAt pinned deletionPolicy }
+  provenance { createdBy sources { kind ref hash createdBy timestamp } }
+  payload {
+    __typename
+    ... on EpisodicPayload {
+      timeline { t eventKind ref summary }
+      toolGraph { id tool args result timestamp dependsOn }
+      environment { os osVersion toolVersions workingDirectory context }
+      outcome artifacts toolGraphRef
+    }
+    ... on WorkingPayload {
+      threadId state nextActions openQuestions contextSummary
+      activeConstraints { type key value required }
+    }
+    ... on SemanticPayload {
+      subject predicate object revisionPolicy
+      validity { mode conditions start end }
+      evidence { sourceType sourceId timestamp }
+    }
+    ... on CompetencePayload {
+      skillName requiredTools failureModes fallbacks version
+      triggers { signal conditions }
+      recipe { step tool argsSchema validation }
+      performance { successCount failureCount successRate avgLatencyMs lastUsedAt }
+    }
+    ... on PlanGraphPayload {
+      planId version intent constraints inputsSchema outputsSchema
+      nodes { id op params guards }
+      edges { from to kind }
+      metrics { avgLatencyMs failureRate executionCount lastExecutedAt }
+    }
+    ... on EntityPayload {
+      canonicalName primaryType types summary
+      aliases { value kind locale }
+      identifiers { namespace value }
+    }
+  }
+}`

@@ -1,0 +1,51 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/membrane/membrane/internal/membrane"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+)
+
+// presentError maps every resolver error to a GraphQL error with
+// extensions.code. Membrane errors show their own message; anything else is
+// logged in full and shown as a generic internal error, so no Cypher, driver
+// text or stack trace reaches a client.
+func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
+	return func(ctx context.Context, err error) *gqlerror.Error {
+		var gqlErr *gqlerror.Error
+		if errors.As(err, &gqlErr) && gqlErr.Err == nil {
+			// Errors of gqlgen itself keep their standard codes
+			// (GRAPHQL_PARSE_FAILED, GRAPHQL_VALIDATION_FAILED), except that
+			// a variable of the wrong type or value is bad user input.
+			if gqlErr.Extensions == nil {
+				gqlErr.Extensions = map[string]any{}
+			}
+			if len(gqlErr.Path) > 0 && gqlErr.Path[0] == ast.PathName("variable") {
+				gqlErr.Extensions["code"] = membrane.EINVALID
+			}
+			if _, ok := gqlErr.Extensions["code"]; !ok {
+				gqlErr.Extensions["code"] = membrane.EINVALID
+			}
+			return gqlErr
+		}
+		code := membrane.ErrorCode(err)
+		if code == membrane.EINTERNAL || code == membrane.EUNAVAILABLE {
+			log.ErrorContext(ctx, "request failed", "code", code, "err", err,
+				"path", graphql.GetPath(ctx).String())
+		}
+		ext := map[string]any{"code": code}
+		if fields := membrane.ErrorFields(err); len(fields) > 0 {
+			ext["fields"] = fields
+		}
+		return &gqlerror.Error{
+			Message:    membrane.ErrorMessage(err),
+			Path:       graphql.GetPath(ctx),
+			Extensions: ext,
+		}
+	}
+}

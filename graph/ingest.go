@@ -1,0 +1,73 @@
+package graph
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/membrane/membrane/internal/membrane"
+)
+
+// ingest returns a function that stores one built record, so resolvers read
+// as r.ingest(ctx)(r.Policy.BuildX(input, now)).
+func (r *Resolver) ingest(ctx context.Context) func(*membrane.Ingested, error) (*membrane.Record, error) {
+	return func(in *membrane.Ingested, err error) (*membrane.Record, error) {
+		if err != nil {
+			return nil, err
+		}
+		if err := r.Store.CreateRecords(ctx, []*membrane.Ingested{in}); err != nil {
+			return nil, err
+		}
+		return in.Record, nil
+	}
+}
+
+// createRecords builds and validates every input, then writes them all in
+// one transaction. Field errors of a batch are prefixed with the input's
+// index under field, so a client finds the bad record.
+func (r *Resolver) createRecords(ctx context.Context, inputs []*membrane.RecordInput, actor *string, field string) ([]*membrane.Record, error) {
+	who := "api"
+	if actor != nil && *actor != "" {
+		if len(*actor) > 256 {
+			return nil, membrane.Errorf(membrane.EINVALID, "actor exceeds 256 bytes")
+		}
+		who = *actor
+	}
+	now := r.Now()
+	batch := make([]*membrane.Ingested, len(inputs))
+	seen := make(map[string]int, len(inputs))
+	for i, in := range inputs {
+		rec, err := r.Policy.BuildRecord(*in, now)
+		if err != nil {
+			if field != "" {
+				return nil, prefixFields(err, field+"["+strconv.Itoa(i)+"].")
+			}
+			return nil, err
+		}
+		if j, dup := seen[rec.ID]; dup {
+			return nil, membrane.Errorf(membrane.EINVALID, "%s[%d] and %s[%d] have the same id", field, j, field, i)
+		}
+		seen[rec.ID] = i
+		batch[i] = &membrane.Ingested{Record: rec, Audit: membrane.NewAuditEntry(rec.ID, membrane.AuditCreate, who, "Created "+string(rec.Type)+" record", now)}
+	}
+	if err := r.Store.CreateRecords(ctx, batch); err != nil {
+		return nil, err
+	}
+	out := make([]*membrane.Record, len(batch))
+	for i, b := range batch {
+		out[i] = b.Record
+	}
+	return out, nil
+}
+
+func prefixFields(err error, prefix string) error {
+	fields := membrane.ErrorFields(err)
+	if fields == nil {
+		return err
+	}
+	out := make([]membrane.FieldError, len(fields))
+	for i, f := range fields {
+		out[i] = membrane.FieldError{Field: prefix + f.Field, Message: f.Message}
+	}
+	return &membrane.Error{Code: membrane.ErrorCode(err), Message: fmt.Sprintf("invalid input: %s%s: %s", prefix, out[0].Field[len(prefix):], out[0].Message), Fields: out}
+}

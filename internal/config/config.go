@@ -1,0 +1,131 @@
+// Package config loads Membrane's configuration from defaults, an optional
+// YAML file, the environment and command-line flags, in that order of
+// increasing precedence.
+package config
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/membrane/membrane/internal/membrane"
+)
+
+// Config is the server's configuration.
+type Config struct {
+	// Listen is the HTTP listen address.
+	Listen string `yaml:"listen"`
+	Neo4j  Neo4j  `yaml:"neo4j"`
+	// DefaultSensitivity applies to writes that name none.
+	DefaultSensitivity string `yaml:"default_sensitivity"`
+	// ReinforcementGain is the default salience gain of reinforce.
+	ReinforcementGain float64 `yaml:"reinforcement_gain"`
+	// LogFormat is "text" or "json".
+	LogFormat string `yaml:"log_format"`
+	// StartupTimeout bounds how long the server waits for Neo4j at start.
+	StartupTimeout time.Duration `yaml:"startup_timeout"`
+}
+
+// Neo4j says how to reach the database.
+type Neo4j struct {
+	URI         string        `yaml:"uri"`
+	User        string        `yaml:"user"`
+	Password    string        `yaml:"password"`
+	Database    string        `yaml:"database"`
+	MaxPoolSize int           `yaml:"max_pool_size"`
+	TxTimeout   time.Duration `yaml:"tx_timeout"`
+}
+
+// Default returns the built-in defaults.
+func Default() Config {
+	return Config{
+		Listen: "127.0.0.1:8080",
+		Neo4j: Neo4j{
+			URI:         "bolt://127.0.0.1:7687",
+			Database:    "neo4j",
+			MaxPoolSize: 100,
+			TxTimeout:   30 * time.Second,
+		},
+		DefaultSensitivity: string(membrane.SensitivityLow),
+		ReinforcementGain:  0.1,
+		LogFormat:          "text",
+		StartupTimeout:     60 * time.Second,
+	}
+}
+
+// Load reads configuration for a process started with args (without the
+// program name) in an environment looked up by getenv.
+func Load(args []string, getenv func(string) string) (Config, error) {
+	c := Default()
+	fs := flag.NewFlagSet("membrane", flag.ContinueOnError)
+	path := fs.String("config", getenv("MEMBRANE_CONFIG"), "path of a YAML configuration file")
+	listen := fs.String("listen", "", "HTTP listen address (env MEMBRANE_LISTEN)")
+	uri := fs.String("neo4j-uri", "", "Neo4j URI, bolt:// or neo4j:// (env NEO4J_URI)")
+	db := fs.String("neo4j-database", "", "Neo4j database (env NEO4J_DATABASE)")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if *path != "" {
+		b, err := os.ReadFile(*path)
+		if err != nil {
+			return c, fmt.Errorf("read config: %w", err)
+		}
+		if err := yaml.Unmarshal(b, &c); err != nil {
+			return c, fmt.Errorf("parse config %s: %w", *path, err)
+		}
+	}
+	envs := []struct {
+		name string
+		set  func(string) error
+	}{
+		{"MEMBRANE_LISTEN", func(v string) error { c.Listen = v; return nil }},
+		{"NEO4J_URI", func(v string) error { c.Neo4j.URI = v; return nil }},
+		{"NEO4J_USER", func(v string) error { c.Neo4j.User = v; return nil }},
+		{"NEO4J_PASSWORD", func(v string) error { c.Neo4j.Password = v; return nil }},
+		{"NEO4J_DATABASE", func(v string) error { c.Neo4j.Database = v; return nil }},
+		{"MEMBRANE_DEFAULT_SENSITIVITY", func(v string) error { c.DefaultSensitivity = v; return nil }},
+		{"MEMBRANE_LOG_FORMAT", func(v string) error { c.LogFormat = v; return nil }},
+		{"MEMBRANE_REINFORCEMENT_GAIN", func(v string) (err error) {
+			c.ReinforcementGain, err = strconv.ParseFloat(v, 64)
+			return err
+		}},
+	}
+	for _, e := range envs {
+		if v := getenv(e.name); v != "" {
+			if err := e.set(v); err != nil {
+				return c, fmt.Errorf("%s: %w", e.name, err)
+			}
+		}
+	}
+	if *listen != "" {
+		c.Listen = *listen
+	}
+	if *uri != "" {
+		c.Neo4j.URI = *uri
+	}
+	if *db != "" {
+		c.Neo4j.Database = *db
+	}
+	if _, err := c.Policy(); err != nil {
+		return c, err
+	}
+	if c.LogFormat != "text" && c.LogFormat != "json" {
+		return c, fmt.Errorf("log_format must be text or json, got %q", c.LogFormat)
+	}
+	return c, nil
+}
+
+// Policy returns the ingestion policy the configuration asks for.
+func (c Config) Policy() (membrane.Policy, error) {
+	p := membrane.DefaultPolicy()
+	p.DefaultSensitivity = membrane.Sensitivity(c.DefaultSensitivity)
+	p.ReinforcementGain = c.ReinforcementGain
+	if err := p.Validate(); err != nil {
+		return p, fmt.Errorf("config: %w", err)
+	}
+	return p, nil
+}

@@ -1,0 +1,80 @@
+package membrane
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Error codes. They are the values of extensions.code in GraphQL errors, so
+// they are part of the public API: add, never rename.
+const (
+	EINVALID        = "BAD_USER_INPUT"
+	ENOTFOUND       = "NOT_FOUND"
+	ECONFLICT       = "CONFLICT"
+	EFORBIDDEN      = "FORBIDDEN"
+	EUNAUTHORIZED   = "UNAUTHENTICATED"
+	EPRECONDITION   = "FAILED_PRECONDITION"
+	EUNAVAILABLE    = "UNAVAILABLE"
+	EINTERNAL       = "INTERNAL"
+	ENOTIMPLEMENTED = "NOT_IMPLEMENTED"
+)
+
+// FieldError names one invalid input field. Field is a dotted path relative
+// to the input object (for example "lifecycle.halfLifeSeconds").
+type FieldError struct {
+	Field   string `json:"field"`
+	Message string `json:"message"`
+}
+
+// Error is the application error. Its Code and Message are safe to show to
+// callers; anything else (driver errors, Cypher) is wrapped as EINTERNAL and
+// never reaches a client.
+type Error struct {
+	Code    string
+	Message string
+	// Fields lists field-level problems for EINVALID errors.
+	Fields []FieldError
+}
+
+// Error implements the error interface. It is meant for logs.
+func (e *Error) Error() string {
+	return fmt.Sprintf("membrane error: code=%s message=%s", e.Code, e.Message)
+}
+
+// Errorf returns an *Error with the given code and formatted message.
+func Errorf(code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// ErrorCode returns the code of the first *Error in err's chain, "" for nil,
+// and EINTERNAL for any other error.
+func ErrorCode(err error) string {
+	var e *Error
+	if err == nil {
+		return ""
+	} else if errors.As(err, &e) {
+		return e.Code
+	}
+	return EINTERNAL
+}
+
+// ErrorMessage returns the caller-safe message of err: the message of the
+// first *Error in its chain, or a generic text for anything else.
+func ErrorMessage(err error) string {
+	var e *Error
+	if err == nil {
+		return ""
+	} else if errors.As(err, &e) {
+		return e.Message
+	}
+	return "Internal error."
+}
+
+// ErrorFields returns the field errors of the first *Error in err's chain.
+func ErrorFields(err error) []FieldError {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Fields
+	}
+	return nil
+}

@@ -1,0 +1,18 @@
+package membrane
+
+// Input limits. Oversized input is rejected with EINVALID before anything is
+// written (the reference system's limits, applied to every write path).
+const (
+	MaxStringBytes  = 100_000
+	MaxTags         = 100
+	MaxTagBytes     = 256
+	MaxPayloadBytes = 10 << 20
+	// MaxJSONDepth bounds nesting of free-form JSON in payloads.
+	MaxJSONDepth = 64
+	// MaxBatch is the most records one ingestBatch call may write.
+	MaxBatch = 10_000
+	// MaxPageSize is the largest page a connection returns.
+	MaxPageSize = 500
+	// DefaultPageSize is the page size when first is not given.
+	DefaultPageSize = 20
+)

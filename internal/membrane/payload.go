@@ -1,0 +1,442 @@
+package membrane
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Payload is the type-specific content of a record. Exactly one concrete
+// payload type exists per MemoryType, and Kind names it.
+type Payload interface {
+	Kind() MemoryType
+}
+
+// OutcomeStatus is how an experience ended.
+type OutcomeStatus string
+
+// Outcome statuses.
+const (
+	OutcomeSuccess OutcomeStatus = "success"
+	OutcomeFailure OutcomeStatus = "failure"
+	OutcomePartial OutcomeStatus = "partial"
+)
+
+// Valid reports whether s is a known outcome.
+func (s OutcomeStatus) Valid() bool {
+	return s == OutcomeSuccess || s == OutcomeFailure || s == OutcomePartial
+}
+
+// TaskState is the state of a working-memory task.
+type TaskState string
+
+// Task states.
+const (
+	TaskPlanning  TaskState = "planning"
+	TaskExecuting TaskState = "executing"
+	TaskBlocked   TaskState = "blocked"
+	TaskWaiting   TaskState = "waiting"
+	TaskDone      TaskState = "done"
+)
+
+// Valid reports whether s is a known task state.
+func (s TaskState) Valid() bool {
+	switch s {
+	case TaskPlanning, TaskExecuting, TaskBlocked, TaskWaiting, TaskDone:
+		return true
+	}
+	return false
+}
+
+// ValidityMode says when a semantic fact holds.
+type ValidityMode string
+
+// Validity modes.
+const (
+	ValidityGlobal      ValidityMode = "global"
+	ValidityConditional ValidityMode = "conditional"
+	ValidityTimeboxed   ValidityMode = "timeboxed"
+)
+
+// Valid reports whether m is a known mode.
+func (m ValidityMode) Valid() bool {
+	return m == ValidityGlobal || m == ValidityConditional || m == ValidityTimeboxed
+}
+
+// EdgeKind is the kind of a plan-graph edge.
+type EdgeKind string
+
+// Plan edge kinds.
+const (
+	EdgeData    EdgeKind = "data"
+	EdgeControl EdgeKind = "control"
+)
+
+// Valid reports whether k is a known edge kind.
+func (k EdgeKind) Valid() bool { return k == EdgeData || k == EdgeControl }
+
+// EpisodicPayload is raw experience: a timeline, tool calls, environment and outcome.
+type EpisodicPayload struct {
+	Timeline     []TimelineEvent      `json:"timeline,omitempty"`
+	ToolGraph    []ToolNode           `json:"tool_graph,omitempty"`
+	Environment  *EnvironmentSnapshot `json:"environment,omitempty"`
+	Outcome      *OutcomeStatus       `json:"outcome,omitempty"`
+	Artifacts    []string             `json:"artifacts,omitempty"`
+	ToolGraphRef string               `json:"tool_graph_ref,omitempty"`
+}
+
+// Kind implements Payload.
+func (*EpisodicPayload) Kind() MemoryType { return TypeEpisodic }
+
+// TimelineEvent is one event of an episode.
+type TimelineEvent struct {
+	T         time.Time `json:"t"`
+	EventKind string    `json:"event_kind"`
+	Ref       string    `json:"ref"`
+	Summary   string    `json:"summary,omitempty"`
+}
+
+// ToolNode is one tool call of an episode.
+type ToolNode struct {
+	ID        string         `json:"id"`
+	Tool      string         `json:"tool"`
+	Args      map[string]any `json:"args"`
+	Result    any            `json:"result,omitempty"`
+	Timestamp *time.Time     `json:"timestamp,omitempty"`
+	DependsOn []string       `json:"depends_on,omitempty"`
+}
+
+// EnvironmentSnapshot describes where an episode happened.
+type EnvironmentSnapshot struct {
+	OS               string         `json:"os,omitempty"`
+	OSVersion        string         `json:"os_version,omitempty"`
+	ToolVersions     map[string]any `json:"tool_versions"`
+	WorkingDirectory string         `json:"working_directory,omitempty"`
+	Context          map[string]any `json:"context"`
+}
+
+// WorkingPayload is the state of an ongoing task.
+type WorkingPayload struct {
+	ThreadID          string       `json:"thread_id"`
+	State             TaskState    `json:"state"`
+	ActiveConstraints []Constraint `json:"active_constraints,omitempty"`
+	NextActions       []string     `json:"next_actions,omitempty"`
+	OpenQuestions     []string     `json:"open_questions,omitempty"`
+	ContextSummary    string       `json:"context_summary,omitempty"`
+}
+
+// Kind implements Payload.
+func (*WorkingPayload) Kind() MemoryType { return TypeWorking }
+
+// Constraint is an active constraint of a working task.
+type Constraint struct {
+	Type     string `json:"type"`
+	Key      string `json:"key"`
+	Value    any    `json:"value,omitempty"`
+	Required bool   `json:"required,omitempty"`
+}
+
+// SemanticPayload is a fact: subject, predicate, object, with validity and evidence.
+// Revision state (active/contested/retracted, supersedes) lives on the record
+// and its lineage edges, not in the payload.
+type SemanticPayload struct {
+	Subject        string        `json:"subject"`
+	Predicate      string        `json:"predicate"`
+	Object         any           `json:"object"`
+	Validity       *Validity     `json:"validity,omitempty"`
+	Evidence       []EvidenceRef `json:"evidence,omitempty"`
+	RevisionPolicy string        `json:"revision_policy,omitempty"`
+}
+
+// Kind implements Payload.
+func (*SemanticPayload) Kind() MemoryType { return TypeSemantic }
+
+// Validity says when a fact holds.
+type Validity struct {
+	Mode       ValidityMode   `json:"mode"`
+	Conditions map[string]any `json:"conditions"`
+	Start      *time.Time     `json:"start,omitempty"`
+	End        *time.Time     `json:"end,omitempty"`
+}
+
+// EvidenceRef points at evidence for a fact.
+type EvidenceRef struct {
+	SourceType string     `json:"source_type"`
+	SourceID   string     `json:"source_id"`
+	Timestamp  *time.Time `json:"timestamp,omitempty"`
+}
+
+// CompetencePayload is procedural knowledge: how to achieve a goal.
+type CompetencePayload struct {
+	SkillName     string            `json:"skill_name"`
+	Triggers      []Trigger         `json:"triggers,omitempty"`
+	Recipe        []RecipeStep      `json:"recipe,omitempty"`
+	RequiredTools []string          `json:"required_tools,omitempty"`
+	FailureModes  []string          `json:"failure_modes,omitempty"`
+	Fallbacks     []string          `json:"fallbacks,omitempty"`
+	Performance   *PerformanceStats `json:"performance,omitempty"`
+	Version       string            `json:"version,omitempty"`
+}
+
+// Kind implements Payload.
+func (*CompetencePayload) Kind() MemoryType { return TypeCompetence }
+
+// Trigger says when a competence applies.
+type Trigger struct {
+	Signal     string         `json:"signal"`
+	Conditions map[string]any `json:"conditions"`
+}
+
+// RecipeStep is one step of a competence.
+type RecipeStep struct {
+	Step       string         `json:"step"`
+	Tool       string         `json:"tool,omitempty"`
+	ArgsSchema map[string]any `json:"args_schema"`
+	Validation string         `json:"validation,omitempty"`
+}
+
+// PerformanceStats tracks how well a competence works.
+type PerformanceStats struct {
+	SuccessCount int64      `json:"success_count"`
+	FailureCount int64      `json:"failure_count"`
+	SuccessRate  float64    `json:"success_rate"`
+	AvgLatencyMs float64    `json:"avg_latency_ms,omitempty"`
+	LastUsedAt   *time.Time `json:"last_used_at,omitempty"`
+}
+
+// PlanGraphPayload is a reusable plan: a directed graph of actions.
+type PlanGraphPayload struct {
+	PlanID        string         `json:"plan_id"`
+	Version       string         `json:"version,omitempty"`
+	Intent        string         `json:"intent,omitempty"`
+	Constraints   map[string]any `json:"constraints"`
+	InputsSchema  map[string]any `json:"inputs_schema"`
+	OutputsSchema map[string]any `json:"outputs_schema"`
+	Nodes         []PlanNode     `json:"nodes,omitempty"`
+	Edges         []PlanEdge     `json:"edges,omitempty"`
+	Metrics       *PlanMetrics   `json:"metrics,omitempty"`
+}
+
+// Kind implements Payload.
+func (*PlanGraphPayload) Kind() MemoryType { return TypePlanGraph }
+
+// PlanNode is one action of a plan.
+type PlanNode struct {
+	ID     string         `json:"id"`
+	Op     string         `json:"op"`
+	Params map[string]any `json:"params"`
+	Guards map[string]any `json:"guards"`
+}
+
+// PlanEdge links two plan nodes.
+type PlanEdge struct {
+	From string   `json:"from"`
+	To   string   `json:"to"`
+	Kind EdgeKind `json:"kind"`
+}
+
+// PlanMetrics tracks how a plan performs.
+type PlanMetrics struct {
+	AvgLatencyMs   float64    `json:"avg_latency_ms,omitempty"`
+	FailureRate    float64    `json:"failure_rate"`
+	ExecutionCount int64      `json:"execution_count"`
+	LastExecutedAt *time.Time `json:"last_executed_at,omitempty"`
+}
+
+// EntityPayload is a named thing records mention: a person, tool, project…
+type EntityPayload struct {
+	CanonicalName string             `json:"canonical_name"`
+	PrimaryType   string             `json:"primary_type"`
+	Types         []string           `json:"types,omitempty"`
+	Aliases       []EntityAlias      `json:"aliases,omitempty"`
+	Identifiers   []EntityIdentifier `json:"identifiers,omitempty"`
+	Summary       string             `json:"summary,omitempty"`
+}
+
+// Kind implements Payload.
+func (*EntityPayload) Kind() MemoryType { return TypeEntity }
+
+// EntityAlias is another name of an entity.
+type EntityAlias struct {
+	Value  string `json:"value"`
+	Kind   string `json:"kind,omitempty"`
+	Locale string `json:"locale,omitempty"`
+}
+
+// EntityIdentifier is an external identifier of an entity.
+type EntityIdentifier struct {
+	Namespace string `json:"namespace"`
+	Value     string `json:"value"`
+}
+
+// EncodePayload returns the JSON form of p, as stored.
+func EncodePayload(p Payload) ([]byte, error) {
+	b, err := json.Marshal(p)
+	if err != nil {
+		return nil, Errorf(EINVALID, "payload cannot be encoded as JSON: %v", err)
+	}
+	return b, nil
+}
+
+// DecodePayload decodes a stored payload of the given type.
+func DecodePayload(t MemoryType, data []byte) (Payload, error) {
+	var p Payload
+	switch t {
+	case TypeEpisodic:
+		p = &EpisodicPayload{}
+	case TypeWorking:
+		p = &WorkingPayload{}
+	case TypeSemantic:
+		p = &SemanticPayload{}
+	case TypeCompetence:
+		p = &CompetencePayload{}
+	case TypePlanGraph:
+		p = &PlanGraphPayload{}
+	case TypeEntity:
+		p = &EntityPayload{}
+	default:
+		return nil, fmt.Errorf("decode payload: unknown memory type %q", t)
+	}
+	if err := json.Unmarshal(data, p); err != nil {
+		return nil, fmt.Errorf("decode %s payload: %w", t, err)
+	}
+	return p, nil
+}
+
+// SearchText is the text a record is found by in full-text search: the
+// human-meaningful strings of its payload, tags excluded (they are matched
+// exactly by filters).
+func SearchText(p Payload) string {
+	var parts []string
+	add := func(s ...string) {
+		for _, v := range s {
+			if v != "" {
+				parts = append(parts, v)
+			}
+		}
+	}
+	switch p := p.(type) {
+	case *EpisodicPayload:
+		for _, e := range p.Timeline {
+			add(e.EventKind, e.Summary)
+		}
+		for _, n := range p.ToolGraph {
+			add(n.Tool)
+			if s, ok := n.Result.(string); ok {
+				add(s)
+			}
+		}
+		if p.Outcome != nil {
+			add(string(*p.Outcome))
+		}
+	case *WorkingPayload:
+		add(p.ContextSummary, string(p.State))
+		add(p.NextActions...)
+		add(p.OpenQuestions...)
+	case *SemanticPayload:
+		add(p.Subject, p.Predicate, objectText(p.Object))
+	case *CompetencePayload:
+		add(p.SkillName)
+		for _, t := range p.Triggers {
+			add(t.Signal)
+		}
+		for _, s := range p.Recipe {
+			add(s.Step, s.Tool)
+		}
+		add(p.RequiredTools...)
+	case *PlanGraphPayload:
+		add(p.Intent)
+		for _, n := range p.Nodes {
+			add(n.Op)
+		}
+	case *EntityPayload:
+		add(p.CanonicalName, p.PrimaryType, p.Summary)
+		for _, a := range p.Aliases {
+			add(a.Value)
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+func objectText(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return v
+	default:
+		b, err := json.Marshal(v)
+		if err != nil {
+			return ""
+		}
+		return string(b)
+	}
+}
+
+// DisplayName is a short caption for a record: what Neo4j Browser shows on
+// the node (it captions nodes by their name property).
+func DisplayName(r *Record) string {
+	var s string
+	switch p := r.Payload.(type) {
+	case *EpisodicPayload:
+		if len(p.Timeline) > 0 {
+			e := p.Timeline[len(p.Timeline)-1]
+			s = e.EventKind
+			if e.Summary != "" {
+				s += ": " + e.Summary
+			}
+		} else if len(p.ToolGraph) > 0 {
+			s = "tool_call: " + p.ToolGraph[0].Tool
+		}
+	case *WorkingPayload:
+		s = p.ThreadID + " (" + string(p.State) + ")"
+	case *SemanticPayload:
+		s = p.Subject + " " + p.Predicate + " " + objectText(p.Object)
+	case *CompetencePayload:
+		s = p.SkillName
+	case *PlanGraphPayload:
+		s = p.Intent
+		if s == "" {
+			s = "plan " + p.PlanID
+		}
+	case *EntityPayload:
+		s = p.CanonicalName
+	}
+	if s == "" {
+		s = string(r.Type) + " " + r.ID
+	}
+	const max = 80
+	if len(s) > max {
+		cut := max
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return s
+}
+
+// BrowserFields are payload fields copied onto the record's node as plain
+// properties, so analysts can filter on them in Neo4j Browser without
+// parsing the payload JSON. They are derived: the payload stays the truth.
+func BrowserFields(p Payload) map[string]any {
+	switch p := p.(type) {
+	case *EpisodicPayload:
+		if p.Outcome != nil {
+			return map[string]any{"outcome": string(*p.Outcome)}
+		}
+	case *WorkingPayload:
+		return map[string]any{"threadId": p.ThreadID, "taskState": string(p.State)}
+	case *SemanticPayload:
+		return map[string]any{"subject": p.Subject, "predicate": p.Predicate, "object": objectText(p.Object)}
+	case *CompetencePayload:
+		return map[string]any{"skillName": p.SkillName}
+	case *PlanGraphPayload:
+		return map[string]any{"planId": p.PlanID, "intent": p.Intent}
+	case *EntityPayload:
+		return map[string]any{"canonicalName": p.CanonicalName, "primaryType": p.PrimaryType}
+	}
+	return nil
+}

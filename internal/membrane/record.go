@@ -1,0 +1,248 @@
+// Package membrane holds Membrane's domain: memory records, their payloads,
+// lifecycle and provenance, validation, ingestion policy and the pure rules
+// (decay, ranking, trust) that the storage and transport adapters apply. It
+// imports no driver and no transport package.
+package membrane
+
+import (
+	"time"
+)
+
+// MemoryType is the category of a memory record.
+type MemoryType string
+
+// Memory types. Entities are records too: they are the graph's spine.
+const (
+	TypeEpisodic   MemoryType = "episodic"
+	TypeWorking    MemoryType = "working"
+	TypeSemantic   MemoryType = "semantic"
+	TypeCompetence MemoryType = "competence"
+	TypePlanGraph  MemoryType = "plan_graph"
+	TypeEntity     MemoryType = "entity"
+)
+
+// MemoryTypes lists every memory type in retrieval layer order.
+var MemoryTypes = []MemoryType{TypeWorking, TypeEntity, TypeSemantic, TypeCompetence, TypePlanGraph, TypeEpisodic}
+
+// Valid reports whether t is a known memory type.
+func (t MemoryType) Valid() bool {
+	switch t {
+	case TypeEpisodic, TypeWorking, TypeSemantic, TypeCompetence, TypePlanGraph, TypeEntity:
+		return true
+	}
+	return false
+}
+
+// Label is the Neo4j node label of records of this type, beside Memory.
+func (t MemoryType) Label() string {
+	switch t {
+	case TypeEpisodic:
+		return "Episodic"
+	case TypeWorking:
+		return "Working"
+	case TypeSemantic:
+		return "Semantic"
+	case TypeCompetence:
+		return "Competence"
+	case TypePlanGraph:
+		return "PlanGraph"
+	case TypeEntity:
+		return "Entity"
+	}
+	return ""
+}
+
+// Sensitivity classifies how carefully a record must be handled.
+type Sensitivity string
+
+// Sensitivity levels, from least to most sensitive.
+const (
+	SensitivityPublic Sensitivity = "public"
+	SensitivityLow    Sensitivity = "low"
+	SensitivityMedium Sensitivity = "medium"
+	SensitivityHigh   Sensitivity = "high"
+	SensitivityHyper  Sensitivity = "hyper"
+)
+
+// Level returns the rank of s (public=0 … hyper=4), or -1 when s is unknown.
+// Records store the level too, so gating is an indexed range predicate.
+func (s Sensitivity) Level() int {
+	switch s {
+	case SensitivityPublic:
+		return 0
+	case SensitivityLow:
+		return 1
+	case SensitivityMedium:
+		return 2
+	case SensitivityHigh:
+		return 3
+	case SensitivityHyper:
+		return 4
+	}
+	return -1
+}
+
+// Valid reports whether s is a known sensitivity.
+func (s Sensitivity) Valid() bool { return s.Level() >= 0 }
+
+// RevisionStatus is where a record stands in revision.
+type RevisionStatus string
+
+// Revision statuses.
+const (
+	StatusActive    RevisionStatus = "active"
+	StatusContested RevisionStatus = "contested"
+	StatusRetracted RevisionStatus = "retracted"
+)
+
+// Valid reports whether s is a known revision status.
+func (s RevisionStatus) Valid() bool {
+	return s == StatusActive || s == StatusContested || s == StatusRetracted
+}
+
+// DecayCurve is the shape of salience decay.
+type DecayCurve string
+
+// Decay curves.
+const (
+	DecayExponential DecayCurve = "exponential"
+	DecayLinear      DecayCurve = "linear"
+)
+
+// Valid reports whether c is a known curve.
+func (c DecayCurve) Valid() bool { return c == DecayExponential || c == DecayLinear }
+
+// DeletionPolicy says how a record may be deleted.
+type DeletionPolicy string
+
+// Deletion policies.
+const (
+	DeleteAutoPrune  DeletionPolicy = "auto_prune"
+	DeleteManualOnly DeletionPolicy = "manual_only"
+	DeleteNever      DeletionPolicy = "never"
+)
+
+// Valid reports whether p is a known policy.
+func (p DeletionPolicy) Valid() bool {
+	return p == DeleteAutoPrune || p == DeleteManualOnly || p == DeleteNever
+}
+
+// ProvenanceKind is the kind of a provenance source.
+type ProvenanceKind string
+
+// Provenance kinds.
+const (
+	ProvenanceEvent       ProvenanceKind = "event"
+	ProvenanceArtifact    ProvenanceKind = "artifact"
+	ProvenanceToolCall    ProvenanceKind = "tool_call"
+	ProvenanceObservation ProvenanceKind = "observation"
+	ProvenanceOutcome     ProvenanceKind = "outcome"
+)
+
+// Valid reports whether k is a known provenance kind.
+func (k ProvenanceKind) Valid() bool {
+	switch k {
+	case ProvenanceEvent, ProvenanceArtifact, ProvenanceToolCall, ProvenanceObservation, ProvenanceOutcome:
+		return true
+	}
+	return false
+}
+
+// AuditAction is what an audit entry records.
+type AuditAction string
+
+// Audit actions. The reference system's set, plus the revision operations by
+// name so that an audit trail reads without decoding rationales.
+const (
+	AuditCreate    AuditAction = "create"
+	AuditRevise    AuditAction = "revise"
+	AuditSupersede AuditAction = "supersede"
+	AuditFork      AuditAction = "fork"
+	AuditMerge     AuditAction = "merge"
+	AuditRetract   AuditAction = "retract"
+	AuditContest   AuditAction = "contest"
+	AuditReinforce AuditAction = "reinforce"
+	AuditPenalize  AuditAction = "penalize"
+	AuditDecay     AuditAction = "decay"
+	AuditRelate    AuditAction = "relate"
+	AuditOutcome   AuditAction = "outcome"
+	AuditDelete    AuditAction = "delete"
+)
+
+// Valid reports whether a is a known action.
+func (a AuditAction) Valid() bool {
+	switch a {
+	case AuditCreate, AuditRevise, AuditSupersede, AuditFork, AuditMerge, AuditRetract, AuditContest,
+		AuditReinforce, AuditPenalize, AuditDecay, AuditRelate, AuditOutcome, AuditDelete:
+		return true
+	}
+	return false
+}
+
+// Record is a memory record: the atomic unit of storage.
+type Record struct {
+	ID          string
+	Type        MemoryType
+	Sensitivity Sensitivity
+	// Confidence is the epistemic confidence in [0,1].
+	Confidence float64
+	// Salience is the stored (materialised) salience, >= 0. See
+	// Lifecycle.EffectiveSalience for its value at another instant.
+	Salience   float64
+	Scope      string
+	Tags       []string
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
+	Status     RevisionStatus
+	Lifecycle  Lifecycle
+	Provenance Provenance
+	Payload    Payload
+	// Version starts at 1 and grows by one with every change of the record;
+	// revisions may pass it as expectedVersion for optimistic concurrency.
+	Version int64
+}
+
+// Lifecycle holds decay, reinforcement and deletion metadata.
+type Lifecycle struct {
+	Curve           DecayCurve
+	HalfLifeSeconds int64
+	// MinSalience is the floor decay never goes below.
+	MinSalience float64
+	// MaxAgeSeconds, when > 0, forces salience to 0 once the record is older.
+	MaxAgeSeconds int64
+	// ReinforcementGain is added to salience by each reinforce.
+	ReinforcementGain float64
+	LastReinforcedAt  time.Time
+	// Pinned records never decay.
+	Pinned         bool
+	DeletionPolicy DeletionPolicy
+}
+
+// Provenance links a record to the sources that justify it.
+type Provenance struct {
+	Sources   []ProvenanceSource `json:"sources"`
+	CreatedBy string             `json:"created_by,omitempty"`
+}
+
+// ProvenanceSource is one source of a record.
+type ProvenanceSource struct {
+	Kind      ProvenanceKind `json:"kind"`
+	Ref       string         `json:"ref"`
+	Hash      string         `json:"hash,omitempty"`
+	CreatedBy string         `json:"created_by,omitempty"`
+	Timestamp *time.Time     `json:"timestamp,omitempty"`
+}
+
+// AuditEntry is one append-only audit record. Entries are their own nodes and
+// outlive the record they describe (a deleted record leaves a tombstone).
+type AuditEntry struct {
+	ID        string
+	RecordID  string
+	Action    AuditAction
+	Actor     string
+	Timestamp time.Time
+	Rationale string
+	// Previous holds the changed fields' values before the action; nil when
+	// nothing existed before (create).
+	Previous map[string]any
+}

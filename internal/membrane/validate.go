@@ -1,0 +1,328 @@
+package membrane
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+)
+
+// validator collects field errors so that one response names every problem.
+type validator struct {
+	prefix string
+	errs   []FieldError
+}
+
+func (v *validator) add(field, format string, args ...any) {
+	v.errs = append(v.errs, FieldError{Field: v.prefix + field, Message: fmt.Sprintf(format, args...)})
+}
+
+func (v *validator) err() error {
+	if len(v.errs) == 0 {
+		return nil
+	}
+	msg := v.errs[0].Field + ": " + v.errs[0].Message
+	if n := len(v.errs); n > 1 {
+		msg += fmt.Sprintf(" (and %d more)", n-1)
+	}
+	return &Error{Code: EINVALID, Message: "invalid input: " + msg, Fields: v.errs}
+}
+
+func (v *validator) str(field, s string, required bool) {
+	if required && s == "" {
+		v.add(field, "is required")
+	}
+	if len(s) > MaxStringBytes {
+		v.add(field, "exceeds %d bytes", MaxStringBytes)
+	}
+}
+
+func (v *validator) unit(field string, f float64) {
+	if math.IsNaN(f) || f < 0 || f > 1 {
+		v.add(field, "must be between 0 and 1")
+	}
+}
+
+func (v *validator) tags(field string, tags []string) {
+	if len(tags) > MaxTags {
+		v.add(field, "too many tags: %d (max %d)", len(tags), MaxTags)
+		return
+	}
+	for i, t := range tags {
+		switch {
+		case t == "":
+			v.add(field+"["+strconv.Itoa(i)+"]", "must not be empty")
+		case len(t) > MaxTagBytes:
+			v.add(field+"["+strconv.Itoa(i)+"]", "tag exceeds maximum length of %d", MaxTagBytes)
+		}
+	}
+}
+
+// json checks free-form JSON: size, depth, string lengths and numbers.
+func (v *validator) json(field string, val any) {
+	if val == nil {
+		return
+	}
+	b, err := json.Marshal(val)
+	if err != nil {
+		v.add(field, "is not valid JSON: %v", err)
+		return
+	}
+	if len(b) > MaxPayloadBytes {
+		v.add(field, "exceeds maximum payload size of %d bytes", MaxPayloadBytes)
+		return
+	}
+	v.walk(field, val, 0)
+}
+
+func (v *validator) walk(field string, val any, depth int) {
+	if depth > MaxJSONDepth {
+		v.add(field, "is nested deeper than %d levels", MaxJSONDepth)
+		return
+	}
+	switch x := val.(type) {
+	case string:
+		if len(x) > MaxStringBytes {
+			v.add(field, "exceeds %d bytes", MaxStringBytes)
+		}
+	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			v.add(field, "must be a finite number")
+		}
+	case json.Number:
+		// Decoded requests keep numbers as text; one that overflows float64
+		// could be stored but never read back.
+		if f, err := x.Float64(); err != nil || math.IsInf(f, 0) {
+			v.add(field, "must be a finite number within float64 range")
+		}
+	case map[string]any:
+		for k, e := range x {
+			if len(k) > MaxStringBytes {
+				v.add(field, "has a key longer than %d bytes", MaxStringBytes)
+			}
+			v.walk(field+"."+k, e, depth+1)
+		}
+	case []any:
+		for i, e := range x {
+			v.walk(field+"["+strconv.Itoa(i)+"]", e, depth+1)
+		}
+	}
+}
+
+func (v *validator) strs(field string, ss []string) {
+	for i, s := range ss {
+		v.str(field+"["+strconv.Itoa(i)+"]", s, false)
+	}
+}
+
+// validateRecord checks a fully built record. Every write path ends here, so
+// the storage layer never sees an invalid record.
+func validateRecord(r *Record, v *validator) {
+	if r.ID == "" || len(r.ID) > 256 {
+		v.add("id", "must be 1 to 256 bytes")
+	}
+	if !r.Type.Valid() {
+		v.add("type", "must be one of: episodic, working, semantic, competence, plan_graph, entity")
+	}
+	if !r.Sensitivity.Valid() {
+		v.add("sensitivity", "must be one of: public, low, medium, high, hyper")
+	}
+	v.unit("confidence", r.Confidence)
+	if math.IsNaN(r.Salience) || math.IsInf(r.Salience, 0) || r.Salience < 0 {
+		v.add("salience", "must be a finite number >= 0")
+	}
+	v.str("scope", r.Scope, false)
+	v.tags("tags", r.Tags)
+	if !r.Status.Valid() {
+		v.add("status", "must be one of: active, contested, retracted")
+	}
+	lc := r.Lifecycle
+	if !lc.Curve.Valid() {
+		v.add("lifecycle.curve", "must be one of: exponential, linear")
+	}
+	if lc.HalfLifeSeconds < 1 {
+		v.add("lifecycle.halfLifeSeconds", "must be >= 1")
+	}
+	v.unit("lifecycle.minSalience", lc.MinSalience)
+	if lc.MaxAgeSeconds < 0 {
+		v.add("lifecycle.maxAgeSeconds", "must be >= 0")
+	}
+	v.unit("lifecycle.reinforcementGain", lc.ReinforcementGain)
+	if !lc.DeletionPolicy.Valid() {
+		v.add("lifecycle.deletionPolicy", "must be one of: auto_prune, manual_only, never")
+	}
+	v.str("provenance.createdBy", r.Provenance.CreatedBy, false)
+	for i, s := range r.Provenance.Sources {
+		f := "provenance.sources[" + strconv.Itoa(i) + "]."
+		if !s.Kind.Valid() {
+			v.add(f+"kind", "must be one of: event, artifact, tool_call, observation, outcome")
+		}
+		v.str(f+"ref", s.Ref, true)
+		v.str(f+"hash", s.Hash, false)
+		v.str(f+"createdBy", s.CreatedBy, false)
+	}
+	if r.Payload == nil {
+		v.add("payload", "is required")
+		return
+	}
+	if r.Payload.Kind() != r.Type {
+		v.add("payload", "payload kind %s does not match type %s", r.Payload.Kind(), r.Type)
+		return
+	}
+	validatePayload(r.Payload, v)
+}
+
+func validatePayload(p Payload, v *validator) {
+	switch p := p.(type) {
+	case *EpisodicPayload:
+		for i, e := range p.Timeline {
+			f := "payload.timeline[" + strconv.Itoa(i) + "]."
+			v.str(f+"eventKind", e.EventKind, true)
+			v.str(f+"ref", e.Ref, false)
+			v.str(f+"summary", e.Summary, false)
+		}
+		ids := map[string]bool{}
+		for i, n := range p.ToolGraph {
+			f := "payload.toolGraph[" + strconv.Itoa(i) + "]."
+			v.str(f+"id", n.ID, true)
+			v.str(f+"tool", n.Tool, true)
+			if ids[n.ID] {
+				v.add(f+"id", "duplicate tool node id %q", n.ID)
+			}
+			ids[n.ID] = true
+			v.json(f+"args", n.Args)
+			v.json(f+"result", n.Result)
+			v.strs(f+"dependsOn", n.DependsOn)
+		}
+		if p.Outcome != nil && !p.Outcome.Valid() {
+			v.add("payload.outcome", "must be one of: success, failure, partial")
+		}
+		if e := p.Environment; e != nil {
+			v.str("payload.environment.os", e.OS, false)
+			v.str("payload.environment.osVersion", e.OSVersion, false)
+			v.str("payload.environment.workingDirectory", e.WorkingDirectory, false)
+			v.json("payload.environment.toolVersions", e.ToolVersions)
+			v.json("payload.environment.context", e.Context)
+		}
+		v.strs("payload.artifacts", p.Artifacts)
+		v.str("payload.toolGraphRef", p.ToolGraphRef, false)
+	case *WorkingPayload:
+		v.str("payload.threadId", p.ThreadID, true)
+		if !p.State.Valid() {
+			v.add("payload.state", "must be one of: planning, executing, blocked, waiting, done")
+		}
+		for i, c := range p.ActiveConstraints {
+			f := "payload.activeConstraints[" + strconv.Itoa(i) + "]."
+			v.str(f+"type", c.Type, true)
+			v.str(f+"key", c.Key, true)
+			v.json(f+"value", c.Value)
+		}
+		v.strs("payload.nextActions", p.NextActions)
+		v.strs("payload.openQuestions", p.OpenQuestions)
+		v.str("payload.contextSummary", p.ContextSummary, false)
+	case *SemanticPayload:
+		v.str("payload.subject", p.Subject, true)
+		v.str("payload.predicate", p.Predicate, true)
+		v.json("payload.object", p.Object)
+		if val := p.Validity; val != nil {
+			if !val.Mode.Valid() {
+				v.add("payload.validity.mode", "must be one of: global, conditional, timeboxed")
+			}
+			v.json("payload.validity.conditions", val.Conditions)
+			if val.Start != nil && val.End != nil && val.End.Before(*val.Start) {
+				v.add("payload.validity.end", "must not be before start")
+			}
+		}
+		for i, e := range p.Evidence {
+			f := "payload.evidence[" + strconv.Itoa(i) + "]."
+			v.str(f+"sourceType", e.SourceType, true)
+			v.str(f+"sourceId", e.SourceID, true)
+		}
+		v.str("payload.revisionPolicy", p.RevisionPolicy, false)
+	case *CompetencePayload:
+		v.str("payload.skillName", p.SkillName, true)
+		for i, t := range p.Triggers {
+			f := "payload.triggers[" + strconv.Itoa(i) + "]."
+			v.str(f+"signal", t.Signal, true)
+			v.json(f+"conditions", t.Conditions)
+		}
+		for i, s := range p.Recipe {
+			f := "payload.recipe[" + strconv.Itoa(i) + "]."
+			v.str(f+"step", s.Step, true)
+			v.str(f+"tool", s.Tool, false)
+			v.json(f+"argsSchema", s.ArgsSchema)
+			v.str(f+"validation", s.Validation, false)
+		}
+		v.strs("payload.requiredTools", p.RequiredTools)
+		v.strs("payload.failureModes", p.FailureModes)
+		v.strs("payload.fallbacks", p.Fallbacks)
+		if ps := p.Performance; ps != nil {
+			if ps.SuccessCount < 0 || ps.FailureCount < 0 {
+				v.add("payload.performance", "counts must be >= 0")
+			}
+			v.unit("payload.performance.successRate", ps.SuccessRate)
+			if math.IsNaN(ps.AvgLatencyMs) || math.IsInf(ps.AvgLatencyMs, 0) || ps.AvgLatencyMs < 0 {
+				v.add("payload.performance.avgLatencyMs", "must be a finite number >= 0")
+			}
+		}
+		v.str("payload.version", p.Version, false)
+	case *PlanGraphPayload:
+		v.str("payload.planId", p.PlanID, true)
+		v.str("payload.version", p.Version, false)
+		v.str("payload.intent", p.Intent, false)
+		v.json("payload.constraints", p.Constraints)
+		v.json("payload.inputsSchema", p.InputsSchema)
+		v.json("payload.outputsSchema", p.OutputsSchema)
+		ids := map[string]bool{}
+		for i, n := range p.Nodes {
+			f := "payload.nodes[" + strconv.Itoa(i) + "]."
+			v.str(f+"id", n.ID, true)
+			v.str(f+"op", n.Op, true)
+			if ids[n.ID] {
+				v.add(f+"id", "duplicate node id %q", n.ID)
+			}
+			ids[n.ID] = true
+			v.json(f+"params", n.Params)
+			v.json(f+"guards", n.Guards)
+		}
+		for i, e := range p.Edges {
+			f := "payload.edges[" + strconv.Itoa(i) + "]."
+			if !ids[e.From] {
+				v.add(f+"from", "names no node of this plan")
+			}
+			if !ids[e.To] {
+				v.add(f+"to", "names no node of this plan")
+			}
+			if !e.Kind.Valid() {
+				v.add(f+"kind", "must be one of: data, control")
+			}
+		}
+		if m := p.Metrics; m != nil {
+			v.unit("payload.metrics.failureRate", m.FailureRate)
+			if m.ExecutionCount < 0 {
+				v.add("payload.metrics.executionCount", "must be >= 0")
+			}
+		}
+	case *EntityPayload:
+		v.str("payload.canonicalName", p.CanonicalName, true)
+		v.str("payload.primaryType", p.PrimaryType, true)
+		v.strs("payload.types", p.Types)
+		for i, a := range p.Aliases {
+			f := "payload.aliases[" + strconv.Itoa(i) + "]."
+			v.str(f+"value", a.Value, true)
+			v.str(f+"kind", a.Kind, false)
+			v.str(f+"locale", a.Locale, false)
+		}
+		for i, id := range p.Identifiers {
+			f := "payload.identifiers[" + strconv.Itoa(i) + "]."
+			v.str(f+"namespace", id.Namespace, true)
+			v.str(f+"value", id.Value, true)
+		}
+		v.str("payload.summary", p.Summary, false)
+	}
+	if b, err := json.Marshal(p); err != nil {
+		v.add("payload", "cannot be encoded as JSON: %v", err)
+	} else if len(b) > MaxPayloadBytes {
+		v.add("payload", "exceeds maximum payload size of %d bytes", MaxPayloadBytes)
+	}
+}

@@ -1,0 +1,134 @@
+package neo4j
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/membrane/membrane/cypher"
+	"github.com/membrane/membrane/internal/membrane"
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+)
+
+// auditAfter returns the (at, id) keyset position of an audit cursor.
+func auditAfter(c *membrane.Cursor) (any, any, error) {
+	if c == nil {
+		return nil, nil, nil
+	}
+	s, ok := c.Key.(string)
+	if !ok || c.Field != "audit" {
+		return nil, nil, membrane.Errorf(membrane.EINVALID, "after is not an audit cursor")
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return nil, nil, membrane.Errorf(membrane.EINVALID, "after is not an audit cursor")
+	}
+	return t, c.ID, nil
+}
+
+func auditCursor(a *membrane.AuditEntry) string {
+	return membrane.Cursor{Key: a.Timestamp.UTC().Format(time.RFC3339Nano), ID: a.ID, Field: "audit"}.Encode()
+}
+
+// auditPage builds a page from entries read one past its size.
+func auditPage(entries []*membrane.AuditEntry, first int) *membrane.AuditPage {
+	p := &membrane.AuditPage{}
+	if len(entries) > first {
+		entries = entries[:first]
+		p.PageInfo.HasNextPage = true
+	}
+	p.Entries = entries
+	p.Cursors = make([]string, len(entries))
+	for i, a := range entries {
+		p.Cursors[i] = auditCursor(a)
+	}
+	if n := len(entries); n > 0 {
+		p.PageInfo.StartCursor, p.PageInfo.EndCursor = &p.Cursors[0], &p.Cursors[n-1]
+	}
+	return p
+}
+
+// FindAuditEntries returns a page of audit entries matching filter, oldest first.
+func (db *DB) FindAuditEntries(ctx context.Context, f membrane.AuditFilter, page membrane.Page) (*membrane.AuditPage, error) {
+	afterAt, afterID, err := auditAfter(page.After)
+	if err != nil {
+		return nil, err
+	}
+	params := map[string]any{
+		"recordId": nil, "actor": nil, "action": nil, "since": nil, "until": nil,
+		"afterAt": afterAt, "afterId": afterID, "limit": int64(page.First + 1),
+	}
+	if f.RecordID != nil {
+		params["recordId"] = *f.RecordID
+	}
+	if f.Actor != nil {
+		params["actor"] = *f.Actor
+	}
+	if f.Action != nil {
+		params["action"] = string(*f.Action)
+	}
+	if f.Since != nil {
+		params["since"] = f.Since.UTC()
+	}
+	if f.Until != nil {
+		params["until"] = f.Until.UTC()
+	}
+	entries, err := read(ctx, db, func(tx neo4j.ManagedTransaction) ([]*membrane.AuditEntry, error) {
+		rows, err := collect(ctx, tx, cypher.Must("audit_page"), params)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]*membrane.AuditEntry, 0, len(rows))
+		for _, row := range rows {
+			props, _ := row.Values[0].(map[string]any)
+			a, err := auditFromProps(props)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, a)
+		}
+		return out, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("find audit entries: %w", err)
+	}
+	return auditPage(entries, page.First), nil
+}
+
+// AuditPagesForRecords returns one audit page per record id (oldest first),
+// all read in one round trip.
+func (db *DB) AuditPagesForRecords(ctx context.Context, ids []string, page membrane.Page) (map[string]*membrane.AuditPage, error) {
+	afterAt, afterID, err := auditAfter(page.After)
+	if err != nil {
+		return nil, err
+	}
+	params := map[string]any{"ids": ids, "afterAt": afterAt, "afterId": afterID, "limit": int64(page.First + 1)}
+	byID, err := read(ctx, db, func(tx neo4j.ManagedTransaction) (map[string][]*membrane.AuditEntry, error) {
+		rows, err := collect(ctx, tx, cypher.Must("audit_for_records"), params)
+		if err != nil {
+			return nil, err
+		}
+		out := make(map[string][]*membrane.AuditEntry, len(rows))
+		for _, row := range rows {
+			id, _ := row.Values[0].(string)
+			list, _ := row.Values[1].([]any)
+			for _, e := range list {
+				props, _ := e.(map[string]any)
+				a, err := auditFromProps(props)
+				if err != nil {
+					return nil, err
+				}
+				out[id] = append(out[id], a)
+			}
+		}
+		return out, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("audit of %d records: %w", len(ids), err)
+	}
+	pages := make(map[string]*membrane.AuditPage, len(ids))
+	for _, id := range ids {
+		pages[id] = auditPage(byID[id], page.First)
+	}
+	return pages, nil
+}

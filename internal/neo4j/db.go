@@ -1,0 +1,204 @@
+// Package neo4j stores Membrane's records, audit trail and relations in Neo4j.
+// It implements the service interfaces of internal/membrane; all Cypher comes
+// from the cypher package.
+package neo4j
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/membrane/membrane/cypher"
+	"github.com/membrane/membrane/internal/membrane"
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j/config"
+)
+
+// Config says how to reach Neo4j.
+type Config struct {
+	URI      string
+	User     string
+	Password string
+	Database string
+	// MaxPoolSize bounds the driver's connection pool.
+	MaxPoolSize int
+	// TxTimeout is the server-side timeout of every transaction.
+	TxTimeout time.Duration
+}
+
+// DB is Membrane's Neo4j store. It holds the one driver of the process and
+// is safe for concurrent use.
+type DB struct {
+	driver   neo4j.DriverWithContext
+	database string
+	txConf   []func(*neo4j.TransactionConfig)
+
+	// Now is the clock; tests replace it.
+	Now func() time.Time
+
+	// txCount counts transactions begun, so tests can assert that a query
+	// costs a constant number of round trips.
+	txCount atomic.Int64
+}
+
+// Open creates the driver and waits, until ctx ends, for Neo4j to answer.
+func Open(ctx context.Context, c Config) (*DB, error) {
+	auth := neo4j.NoAuth()
+	if c.User != "" {
+		auth = neo4j.BasicAuth(c.User, c.Password, "")
+	}
+	drv, err := neo4j.NewDriverWithContext(c.URI, auth, func(cfg *config.Config) {
+		if c.MaxPoolSize > 0 {
+			cfg.MaxConnectionPoolSize = c.MaxPoolSize
+		}
+		cfg.ConnectionAcquisitionTimeout = 10 * time.Second
+		cfg.SocketConnectTimeout = 5 * time.Second
+		cfg.MaxTransactionRetryTime = 15 * time.Second
+	})
+	if err != nil {
+		return nil, fmt.Errorf("neo4j driver for %s: %w", c.URI, err)
+	}
+	db := &DB{driver: drv, database: c.Database, Now: time.Now}
+	if c.TxTimeout > 0 {
+		db.txConf = append(db.txConf, neo4j.WithTxTimeout(c.TxTimeout))
+	}
+	for {
+		err = drv.VerifyConnectivity(ctx)
+		if err == nil {
+			return db, nil
+		}
+		select {
+		case <-ctx.Done():
+			_ = drv.Close(context.Background())
+			return nil, fmt.Errorf("neo4j at %s not reachable: %w", c.URI, err)
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// Close closes the driver.
+func (db *DB) Close(ctx context.Context) error { return db.driver.Close(ctx) }
+
+// TxCount returns how many transactions this DB has begun.
+func (db *DB) TxCount() int64 { return db.txCount.Load() }
+
+// Migrate applies the graph schema (constraints and indexes) idempotently
+// and waits for the indexes to come online.
+func (db *DB) Migrate(ctx context.Context) error {
+	for _, stmt := range cypher.Statements("schema") {
+		if _, err := neo4j.ExecuteQuery(ctx, db.driver, stmt, nil, neo4j.EagerResultTransformer,
+			neo4j.ExecuteQueryWithDatabase(db.database)); err != nil {
+			return fmt.Errorf("apply schema: %w", err)
+		}
+	}
+	_, err := neo4j.ExecuteQuery(ctx, db.driver, "CALL db.awaitIndexes(300)", nil, neo4j.EagerResultTransformer,
+		neo4j.ExecuteQueryWithDatabase(db.database))
+	if err != nil {
+		return fmt.Errorf("await indexes: %w", err)
+	}
+	return nil
+}
+
+// Ping reports whether Neo4j answers a query.
+func (db *DB) Ping(ctx context.Context) error {
+	_, err := read(ctx, db, func(tx neo4j.ManagedTransaction) (struct{}, error) {
+		_, err := single(ctx, tx, cypher.Must("ping"), nil)
+		return struct{}{}, err
+	})
+	return err
+}
+
+func (db *DB) session(ctx context.Context, mode neo4j.AccessMode) neo4j.SessionWithContext {
+	return db.driver.NewSession(ctx, neo4j.SessionConfig{AccessMode: mode, DatabaseName: db.database})
+}
+
+// read runs fn in a managed read transaction (retried on transient errors).
+func read[T any](ctx context.Context, db *DB, fn func(neo4j.ManagedTransaction) (T, error)) (T, error) {
+	s := db.session(ctx, neo4j.AccessModeRead)
+	defer s.Close(ctx)
+	v, err := s.ExecuteRead(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
+		db.txCount.Add(1)
+		return fn(tx)
+	}, db.txConf...)
+	if err != nil {
+		var zero T
+		return zero, mapError(err)
+	}
+	return v.(T), nil
+}
+
+// write runs fn in a managed write transaction (retried on transient
+// errors): everything fn writes commits together or not at all.
+func write[T any](ctx context.Context, db *DB, fn func(neo4j.ManagedTransaction) (T, error)) (T, error) {
+	s := db.session(ctx, neo4j.AccessModeWrite)
+	defer s.Close(ctx)
+	v, err := s.ExecuteWrite(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
+		db.txCount.Add(1)
+		return fn(tx)
+	}, db.txConf...)
+	if err != nil {
+		var zero T
+		return zero, mapError(err)
+	}
+	return v.(T), nil
+}
+
+// single runs a statement expected to return at most one row; it returns
+// nil and no error when there is none.
+func single(ctx context.Context, tx neo4j.ManagedTransaction, stmt string, params map[string]any) (*neo4j.Record, error) {
+	res, err := tx.Run(ctx, stmt, params)
+	if err != nil {
+		return nil, err
+	}
+	if res.Next(ctx) {
+		rec := res.Record()
+		return rec, res.Err()
+	}
+	return nil, res.Err()
+}
+
+// collect runs a statement and returns all its rows.
+func collect(ctx context.Context, tx neo4j.ManagedTransaction, stmt string, params map[string]any) ([]*neo4j.Record, error) {
+	res, err := tx.Run(ctx, stmt, params)
+	if err != nil {
+		return nil, err
+	}
+	return res.Collect(ctx)
+}
+
+// mapError turns driver and server errors into membrane errors. It is the
+// one place that knows Neo4j's error codes; whatever it does not recognise
+// stays an internal error whose text never reaches a client.
+func mapError(err error) error {
+	if err == nil {
+		return nil
+	}
+	var me *membrane.Error
+	if errors.As(err, &me) {
+		return err
+	}
+	var ne *neo4j.Neo4jError
+	if errors.As(err, &ne) {
+		switch ne.Code {
+		case "Neo.ClientError.Schema.ConstraintValidationFailed":
+			return &membrane.Error{Code: membrane.ECONFLICT, Message: "a record with this id already exists"}
+		case "Neo.ClientError.Transaction.TransactionTimedOut",
+			"Neo.ClientError.Transaction.TransactionTimedOutClientConfiguration":
+			return fmt.Errorf("%w: %w", membrane.Errorf(membrane.EUNAVAILABLE, "the database timed out"), err)
+		}
+		if ne.Classification() == "TransientError" {
+			return fmt.Errorf("%w: %w", membrane.Errorf(membrane.EUNAVAILABLE, "the database is busy; retry"), err)
+		}
+		return fmt.Errorf("neo4j: %w", err)
+	}
+	if neo4j.IsConnectivityError(err) || errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%w: %w", membrane.Errorf(membrane.EUNAVAILABLE, "the database is unavailable"), err)
+	}
+	var uce *neo4j.UsageError
+	if errors.As(err, &uce) {
+		return fmt.Errorf("neo4j usage: %w", err)
+	}
+	return fmt.Errorf("neo4j: %w", err)
+}

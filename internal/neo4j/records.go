@@ -1,0 +1,290 @@
+package neo4j
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/membrane/membrane/cypher"
+	"github.com/membrane/membrane/internal/membrane"
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+)
+
+var _ membrane.RecordService = (*DB)(nil)
+
+// Statements with placeholders, filled once from fixed values at start-up.
+var (
+	recordFilter = cypher.Must("record_filter")
+	recordsCount = strings.ReplaceAll(cypher.Must("records_count"), "__FILTER__", recordFilter)
+	recordsPage  = pageStatements()
+)
+
+// pageStatements builds the keyset page statement for every order field and
+// direction. Field names come from this fixed map, never from a request.
+func pageStatements() map[membrane.RecordOrder]string {
+	fields := map[membrane.RecordOrderField]string{
+		membrane.OrderCreatedAt:  "createdAt",
+		membrane.OrderUpdatedAt:  "updatedAt",
+		membrane.OrderSalience:   "salience",
+		membrane.OrderConfidence: "confidence",
+	}
+	tmpl := strings.ReplaceAll(cypher.Must("records_page"), "__FILTER__", recordFilter)
+	out := map[membrane.RecordOrder]string{}
+	for f, prop := range fields {
+		for _, desc := range []bool{false, true} {
+			dir, cmp := "ASC", ">"
+			if desc {
+				dir, cmp = "DESC", "<"
+			}
+			out[membrane.RecordOrder{Field: f, Descending: desc}] = strings.NewReplacer(
+				"__FIELD__", prop, "__DIR__", dir, "__CMP__", cmp).Replace(tmpl)
+		}
+	}
+	return out
+}
+
+// CreateRecords writes records and their create audit entries in one
+// transaction with one UNWIND statement.
+func (db *DB) CreateRecords(ctx context.Context, recs []*membrane.Ingested) error {
+	rows := make([]map[string]any, len(recs))
+	for i, in := range recs {
+		props, err := recordProps(in.Record)
+		if err != nil {
+			return err
+		}
+		audit, err := auditProps(in.Audit)
+		if err != nil {
+			return err
+		}
+		rows[i] = map[string]any{"id": in.Record.ID, "label": in.Record.Type.Label(), "props": props, "audit": audit}
+	}
+	_, err := write(ctx, db, func(tx neo4j.ManagedTransaction) (struct{}, error) {
+		_, err := single(ctx, tx, cypher.Must("create_records"), map[string]any{"records": rows})
+		return struct{}{}, err
+	})
+	if err != nil {
+		return fmt.Errorf("create %d records: %w", len(recs), err)
+	}
+	return nil
+}
+
+// FindRecordByID returns the record with id, or ENOTFOUND.
+func (db *DB) FindRecordByID(ctx context.Context, id string) (*membrane.Record, error) {
+	return read(ctx, db, func(tx neo4j.ManagedTransaction) (*membrane.Record, error) {
+		return findRecord(ctx, tx, id)
+	})
+}
+
+func findRecord(ctx context.Context, tx neo4j.ManagedTransaction, id string) (*membrane.Record, error) {
+	row, err := single(ctx, tx, cypher.Must("record_by_id"), map[string]any{"id": id})
+	if err != nil {
+		return nil, err
+	}
+	if row == nil {
+		return nil, membrane.Errorf(membrane.ENOTFOUND, "record %q not found", id)
+	}
+	props, _ := row.Values[0].(map[string]any)
+	return recordFromProps(props)
+}
+
+// filterParams returns the parameters of record_filter.cypher; nil means
+// "do not filter on this".
+func filterParams(f membrane.RecordFilter) map[string]any {
+	p := map[string]any{
+		"types": nil, "scopes": nil, "levels": nil, "statuses": nil, "tags": nil,
+		"minSalience": nil, "maxSalience": nil, "createdAfter": nil, "createdBefore": nil,
+	}
+	if len(f.Types) > 0 {
+		p["types"] = stringsOf(f.Types)
+	}
+	if len(f.Scopes) > 0 {
+		p["scopes"] = f.Scopes
+	}
+	if len(f.Sensitivities) > 0 {
+		levels := make([]int64, len(f.Sensitivities))
+		for i, s := range f.Sensitivities {
+			levels[i] = int64(s.Level())
+		}
+		p["levels"] = levels
+	}
+	if len(f.Statuses) > 0 {
+		p["statuses"] = stringsOf(f.Statuses)
+	}
+	if len(f.Tags) > 0 {
+		p["tags"] = f.Tags
+	}
+	if f.MinSalience != nil {
+		p["minSalience"] = *f.MinSalience
+	}
+	if f.MaxSalience != nil {
+		p["maxSalience"] = *f.MaxSalience
+	}
+	if f.CreatedAfter != nil {
+		p["createdAfter"] = f.CreatedAfter.UTC()
+	}
+	if f.CreatedBefore != nil {
+		p["createdBefore"] = f.CreatedBefore.UTC()
+	}
+	return p
+}
+
+func stringsOf[T ~string](vs []T) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = string(v)
+	}
+	return out
+}
+
+// FindRecords returns one keyset page of records matching filter. It reads
+// one row past the page to learn whether another page follows.
+func (db *DB) FindRecords(ctx context.Context, f membrane.RecordFilter, order membrane.RecordOrder, page membrane.Page) (*membrane.RecordPage, error) {
+	stmt, ok := recordsPage[order]
+	if !ok {
+		return nil, membrane.Errorf(membrane.EINVALID, "cannot order by %q", order.Field)
+	}
+	params := filterParams(f)
+	params["afterKey"], params["afterId"] = nil, nil
+	if c := page.After; c != nil {
+		key, err := cursorKey(c, order.Field)
+		if err != nil {
+			return nil, err
+		}
+		params["afterKey"], params["afterId"] = key, c.ID
+	}
+	params["limit"] = int64(page.First + 1)
+	recs, err := read(ctx, db, func(tx neo4j.ManagedTransaction) ([]*membrane.Record, error) {
+		rows, err := collect(ctx, tx, stmt, params)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]*membrane.Record, 0, len(rows))
+		for _, row := range rows {
+			props, _ := row.Values[0].(map[string]any)
+			r, err := recordFromProps(props)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, r)
+		}
+		return out, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("find records: %w", err)
+	}
+	p := &membrane.RecordPage{}
+	if len(recs) > page.First {
+		recs = recs[:page.First]
+		p.PageInfo.HasNextPage = true
+	}
+	p.Records = recs
+	p.Cursors = make([]string, len(recs))
+	for i, r := range recs {
+		p.Cursors[i] = recordCursor(r, order.Field).Encode()
+	}
+	if n := len(recs); n > 0 {
+		p.PageInfo.StartCursor, p.PageInfo.EndCursor = &p.Cursors[0], &p.Cursors[n-1]
+	}
+	return p, nil
+}
+
+func recordCursor(r *membrane.Record, f membrane.RecordOrderField) membrane.Cursor {
+	c := membrane.Cursor{ID: r.ID, Field: string(f)}
+	switch f {
+	case membrane.OrderCreatedAt:
+		c.Key = r.CreatedAt.UTC().Format(time.RFC3339Nano)
+	case membrane.OrderUpdatedAt:
+		c.Key = r.UpdatedAt.UTC().Format(time.RFC3339Nano)
+	case membrane.OrderSalience:
+		c.Key = r.Salience
+	case membrane.OrderConfidence:
+		c.Key = r.Confidence
+	}
+	return c
+}
+
+// cursorKey turns a decoded cursor's key back into the Neo4j value to
+// compare with, rejecting cursors of another ordering.
+func cursorKey(c *membrane.Cursor, f membrane.RecordOrderField) (any, error) {
+	bad := membrane.Errorf(membrane.EINVALID, "after is a cursor of another ordering or query")
+	if c.Field != string(f) {
+		return nil, bad
+	}
+	if f.IsTime() {
+		s, ok := c.Key.(string)
+		if !ok {
+			return nil, bad
+		}
+		t, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			return nil, bad
+		}
+		return t, nil
+	}
+	n, ok := c.Key.(float64)
+	if !ok {
+		return nil, bad
+	}
+	return n, nil
+}
+
+// CountRecords counts the records matching filter.
+func (db *DB) CountRecords(ctx context.Context, f membrane.RecordFilter) (int64, error) {
+	n, err := read(ctx, db, func(tx neo4j.ManagedTransaction) (int64, error) {
+		row, err := single(ctx, tx, recordsCount, filterParams(f))
+		if err != nil || row == nil {
+			return 0, err
+		}
+		n, _ := row.Values[0].(int64)
+		return n, nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("count records: %w", err)
+	}
+	return n, nil
+}
+
+// RecordOutcome sets an episodic record's outcome and appends its audit
+// entry in one transaction. A concurrent change between the read and the
+// write makes the write match nothing, which is reported as ECONFLICT.
+func (db *DB) RecordOutcome(ctx context.Context, in membrane.IngestOutcome) (*membrane.Record, error) {
+	now := db.Now()
+	return write(ctx, db, func(tx neo4j.ManagedTransaction) (*membrane.Record, error) {
+		cur, err := findRecord(ctx, tx, in.TargetRecordID)
+		if err != nil {
+			return nil, err
+		}
+		next, audit, err := membrane.ApplyOutcome(cur, in, now)
+		if err != nil {
+			return nil, err
+		}
+		if err := updateRecord(ctx, tx, cur.Version, next, audit); err != nil {
+			return nil, err
+		}
+		return next, nil
+	})
+}
+
+// updateRecord writes next over a record last read at version expected, and
+// appends audit, in the caller's transaction.
+func updateRecord(ctx context.Context, tx neo4j.ManagedTransaction, expected int64, next *membrane.Record, audit *membrane.AuditEntry) error {
+	props, err := recordProps(next)
+	if err != nil {
+		return err
+	}
+	ap, err := auditProps(audit)
+	if err != nil {
+		return err
+	}
+	row, err := single(ctx, tx, cypher.Must("record_update"), map[string]any{
+		"id": next.ID, "expectedVersion": expected, "props": props, "audit": ap,
+	})
+	if err != nil {
+		return err
+	}
+	if row == nil {
+		return membrane.Errorf(membrane.ECONFLICT, "record %q changed concurrently; read it again and retry", next.ID)
+	}
+	return nil
+}

@@ -1,0 +1,85 @@
+// Command membrane serves the Membrane GraphQL API over a Neo4j store.
+// It only wires: configuration, the Neo4j store, the GraphQL handler.
+package main
+
+//go:generate go run github.com/99designs/gqlgen generate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/membrane/membrane/graph"
+	"github.com/membrane/membrane/internal/config"
+	"github.com/membrane/membrane/internal/neo4j"
+)
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "membrane:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	cfg, err := config.Load(args, os.Getenv)
+	if err != nil {
+		return err
+	}
+	var h slog.Handler = slog.NewTextHandler(os.Stderr, nil)
+	if cfg.LogFormat == "json" {
+		h = slog.NewJSONHandler(os.Stderr, nil)
+	}
+	log := slog.New(h)
+	policy, err := cfg.Policy()
+	if err != nil {
+		return err
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	startCtx, cancel := context.WithTimeout(ctx, cfg.StartupTimeout)
+	defer cancel()
+	log.Info("connecting to neo4j", "uri", cfg.Neo4j.URI, "database", cfg.Neo4j.Database)
+	db, err := neo4j.Open(startCtx, neo4j.Config{
+		URI: cfg.Neo4j.URI, User: cfg.Neo4j.User, Password: cfg.Neo4j.Password, Database: cfg.Neo4j.Database,
+		MaxPoolSize: cfg.Neo4j.MaxPoolSize, TxTimeout: cfg.Neo4j.TxTimeout,
+	})
+	if err != nil {
+		return err
+	}
+	defer db.Close(context.Background())
+	if err := db.Migrate(startCtx); err != nil {
+		return err
+	}
+
+	resolver := &graph.Resolver{Store: db, Policy: policy, Now: time.Now}
+	srv := &http.Server{
+		Addr:              cfg.Listen,
+		Handler:           graph.NewHandler(resolver, db, log),
+		ReadHeaderTimeout: 10 * time.Second,
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.ListenAndServe() }()
+	log.Info("membrane listening", "graphiql", "http://"+cfg.Listen+"/", "graphql", "http://"+cfg.Listen+"/graphql")
+
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	shutCtx, cancelShut := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancelShut()
+	if err := srv.Shutdown(shutCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
