@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Runs Membrane's whole test suite against a real Neo4j.
+#
+# When NEO4J_URI is unset it starts (or reuses) a local Neo4j for tests with
+# scripts/neo4j.sh: data in .neo4j/test, Bolt on 127.0.0.1:17687, no HTTP, so
+# it never touches the development database. Extra arguments go to go test
+# (e.g. scripts/test.sh -run TestIngest ./graph/).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+if [[ -z "${NEO4J_URI:-}" ]]; then
+  export NEO4J_HOME_DIR="${NEO4J_TEST_HOME_DIR:-$PWD/.neo4j/test}"
+  export NEO4J_BOLT_PORT="${NEO4J_TEST_BOLT_PORT:-17687}"
+  export NEO4J_HTTP_PORT=0
+  export NEO4J_HEAP="${NEO4J_TEST_HEAP:-1g}"
+  export NEO4J_PAGECACHE="${NEO4J_TEST_PAGECACHE:-512m}"
+  scripts/neo4j.sh start
+  export NEO4J_URI="bolt://127.0.0.1:${NEO4J_BOLT_PORT}"
+  # CI machines keep nothing between runs: stop the server we started.
+  if [[ "${CI:-}" == "true" ]]; then trap 'scripts/neo4j.sh stop || true' EXIT; fi
+fi
+
+echo "== gofmt"
+unformatted="$(gofmt -l $(git ls-files '*.go') 2>&1 || true)"
+if [[ -n "$unformatted" ]]; then echo "gofmt would change:"; echo "$unformatted"; exit 1; fi
+
+echo "== go vet"
+go vet ./...
+
+echo "== generated code is up to date"
+gen_files=(graph/generated.go graph/models_gen.go graph/schema.resolvers.go)
+before="$(sha256sum "${gen_files[@]}")"
+go generate ./...
+after="$(sha256sum "${gen_files[@]}")"
+if [[ "$before" != "$after" ]]; then
+  echo "go generate changed generated code; run it and commit the result:"
+  diff <(echo "$before") <(echo "$after") || true
+  exit 1
+fi
+
+echo "== go test (Neo4j at $NEO4J_URI)"
+if [[ $# -eq 0 ]]; then set -- ./...; fi
+go test -count=1 -timeout 20m "$@"
