@@ -19,3 +19,5 @@ CREATE INDEX audit_action IF NOT EXISTS FOR (a:AuditEntry) ON (a.action);
 // Full-text search over each record's searchable text (retrieval).
 CREATE FULLTEXT INDEX memory_search IF NOT EXISTS FOR (m:Memory) ON EACH [m.name, m.searchText]
   OPTIONS {indexConfig: {`fulltext.analyzer`: 'standard-no-stop-words'}};
+// Idempotency keys of mutations.
+CREATE CONSTRAINT idempotency_key IF NOT EXISTS FOR (k:IdempotencyKey) REQUIRE k.key IS UNIQUE;

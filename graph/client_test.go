@@ -38,7 +38,7 @@ type gqlResponse struct {
 func newClient(t testing.TB) *client {
 	t.Helper()
 	db := neo4jtest.DB(t)
-	r := &graph.Resolver{Store: db, Policy: membrane.DefaultPolicy(), Now: time.Now}
+	r := &graph.Resolver{Store: db, Revisions: db, Lineages: db, Policy: membrane.DefaultPolicy(), Now: time.Now}
 	srv := httptest.NewServer(graph.NewHandler(r, db, slog.New(slog.NewTextHandler(io.Discard, nil))))
 	t.Cleanup(srv.Close)
 	return &client{t: t, url: srv.URL, db: db}

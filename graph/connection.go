@@ -57,3 +57,17 @@ func (c *AuditConnection) Nodes() []*membrane.AuditEntry { return c.page.Entries
 
 // PageInfo returns the page's position.
 func (c *AuditConnection) PageInfo() *membrane.PageInfo { return &c.page.PageInfo }
+
+// RelationEdge is a neighbour of a record, with the edge that links them.
+type RelationEdge struct {
+	Cursor    string
+	Node      *membrane.Record
+	Relation  *membrane.Relation
+	Direction membrane.Direction
+}
+
+// RelationConnection is a page of a record's relations.
+type RelationConnection struct {
+	Edges    []*RelationEdge
+	PageInfo *membrane.PageInfo
+}

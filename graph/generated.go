@@ -133,14 +133,33 @@ type ComplexityRoot struct {
 		ReinforcementGain func(childComplexity int) int
 	}
 
+	Lineage struct {
+		Edges     func(childComplexity int) int
+		Nodes     func(childComplexity int) int
+		Truncated func(childComplexity int) int
+	}
+
+	LineageNode struct {
+		Depth  func(childComplexity int) int
+		Record func(childComplexity int) int
+	}
+
 	Mutation struct {
-		CreateRecord       func(childComplexity int, input membrane.RecordInput, actor *string) int
-		IngestBatch        func(childComplexity int, inputs []*membrane.RecordInput, actor *string) int
-		IngestEvent        func(childComplexity int, input membrane.IngestEvent) int
-		IngestObservation  func(childComplexity int, input membrane.IngestObservation) int
-		IngestOutcome      func(childComplexity int, input membrane.IngestOutcome) int
-		IngestToolOutput   func(childComplexity int, input membrane.IngestToolOutput) int
-		IngestWorkingState func(childComplexity int, input membrane.IngestWorkingState) int
+		AddRelation        func(childComplexity int, sourceID string, predicate membrane.Predicate, targetID string, weight *float64, actor string, rationale *string, idempotencyKey *string) int
+		Contest            func(childComplexity int, id string, contestingRef string, actor string, rationale *string, expectedVersion *int64, idempotencyKey *string) int
+		CreateRecord       func(childComplexity int, input membrane.RecordInput, actor *string, idempotencyKey *string) int
+		Fork               func(childComplexity int, sourceID string, newRecord membrane.RecordInput, actor string, rationale *string, expectedVersion *int64, idempotencyKey *string) int
+		IngestBatch        func(childComplexity int, inputs []*membrane.RecordInput, actor *string, idempotencyKey *string) int
+		IngestEvent        func(childComplexity int, input membrane.IngestEvent, idempotencyKey *string) int
+		IngestObservation  func(childComplexity int, input membrane.IngestObservation, idempotencyKey *string) int
+		IngestOutcome      func(childComplexity int, input membrane.IngestOutcome, idempotencyKey *string) int
+		IngestToolOutput   func(childComplexity int, input membrane.IngestToolOutput, idempotencyKey *string) int
+		IngestWorkingState func(childComplexity int, input membrane.IngestWorkingState, idempotencyKey *string) int
+		Merge              func(childComplexity int, ids []string, mergedRecord membrane.RecordInput, actor string, rationale *string, idempotencyKey *string) int
+		Penalize           func(childComplexity int, id string, amount float64, actor string, rationale *string, expectedVersion *int64, idempotencyKey *string) int
+		Reinforce          func(childComplexity int, id string, actor string, rationale *string, expectedVersion *int64, idempotencyKey *string) int
+		Retract            func(childComplexity int, id string, actor string, rationale *string, expectedVersion *int64, idempotencyKey *string) int
+		Supersede          func(childComplexity int, oldID string, newRecord membrane.RecordInput, actor string, rationale *string, expectedVersion *int64, idempotencyKey *string) int
 	}
 
 	PageInfo struct {
@@ -204,7 +223,8 @@ type ComplexityRoot struct {
 
 	Query struct {
 		AuditLog func(childComplexity int, filter *membrane.AuditFilter, first *int64, after *string) int
-		Record   func(childComplexity int, id string) int
+		Lineage  func(childComplexity int, id string, direction *membrane.Direction, predicates []membrane.Predicate, maxDepth *int64, limit *int64, asOf *time.Time) int
+		Record   func(childComplexity int, id string, asOf *time.Time) int
 		Records  func(childComplexity int, filter *membrane.RecordFilter, orderBy *RecordOrder, first *int64, after *string) int
 	}
 
@@ -216,21 +236,31 @@ type ComplexityRoot struct {
 	}
 
 	Record struct {
-		AuditLog    func(childComplexity int, first *int64, after *string) int
-		Confidence  func(childComplexity int) int
-		CreatedAt   func(childComplexity int) int
-		ID          func(childComplexity int) int
-		Lifecycle   func(childComplexity int) int
-		Payload     func(childComplexity int) int
-		Provenance  func(childComplexity int) int
-		Salience    func(childComplexity int) int
-		Scope       func(childComplexity int) int
-		Sensitivity func(childComplexity int) int
-		Status      func(childComplexity int) int
-		Tags        func(childComplexity int) int
-		Type        func(childComplexity int) int
-		UpdatedAt   func(childComplexity int) int
-		Version     func(childComplexity int) int
+		AuditLog        func(childComplexity int, first *int64, after *string) int
+		Confidence      func(childComplexity int) int
+		ContestEvidence func(childComplexity int) int
+		ContestedBy     func(childComplexity int) int
+		Contests        func(childComplexity int) int
+		CreatedAt       func(childComplexity int) int
+		Current         func(childComplexity int) int
+		Derivatives     func(childComplexity int) int
+		DerivedFrom     func(childComplexity int) int
+		History         func(childComplexity int) int
+		ID              func(childComplexity int) int
+		Lifecycle       func(childComplexity int) int
+		Payload         func(childComplexity int) int
+		Provenance      func(childComplexity int) int
+		Relations       func(childComplexity int, direction *membrane.Direction, predicates []membrane.Predicate, first *int64, after *string) int
+		Salience        func(childComplexity int) int
+		Scope           func(childComplexity int) int
+		Sensitivity     func(childComplexity int) int
+		Status          func(childComplexity int) int
+		SupersededBy    func(childComplexity int) int
+		Supersedes      func(childComplexity int) int
+		Tags            func(childComplexity int) int
+		Type            func(childComplexity int) int
+		UpdatedAt       func(childComplexity int) int
+		Version         func(childComplexity int) int
 	}
 
 	RecordConnection struct {
@@ -243,6 +273,27 @@ type ComplexityRoot struct {
 	RecordEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
+	}
+
+	Relation struct {
+		Actor     func(childComplexity int) int
+		CreatedAt func(childComplexity int) int
+		Predicate func(childComplexity int) int
+		SourceID  func(childComplexity int) int
+		TargetID  func(childComplexity int) int
+		Weight    func(childComplexity int) int
+	}
+
+	RelationConnection struct {
+		Edges    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	RelationEdge struct {
+		Cursor    func(childComplexity int) int
+		Direction func(childComplexity int) int
+		Node      func(childComplexity int) int
+		Relation  func(childComplexity int) int
 	}
 
 	SemanticPayload struct {
@@ -297,21 +348,40 @@ type ComplexityRoot struct {
 // region    ************************** generated!.gotpl **************************
 
 type MutationResolver interface {
-	IngestEvent(ctx context.Context, input membrane.IngestEvent) (*membrane.Record, error)
-	IngestToolOutput(ctx context.Context, input membrane.IngestToolOutput) (*membrane.Record, error)
-	IngestObservation(ctx context.Context, input membrane.IngestObservation) (*membrane.Record, error)
-	IngestOutcome(ctx context.Context, input membrane.IngestOutcome) (*membrane.Record, error)
-	IngestWorkingState(ctx context.Context, input membrane.IngestWorkingState) (*membrane.Record, error)
-	CreateRecord(ctx context.Context, input membrane.RecordInput, actor *string) (*membrane.Record, error)
-	IngestBatch(ctx context.Context, inputs []*membrane.RecordInput, actor *string) ([]*membrane.Record, error)
+	IngestEvent(ctx context.Context, input membrane.IngestEvent, idempotencyKey *string) (*membrane.Record, error)
+	IngestToolOutput(ctx context.Context, input membrane.IngestToolOutput, idempotencyKey *string) (*membrane.Record, error)
+	IngestObservation(ctx context.Context, input membrane.IngestObservation, idempotencyKey *string) (*membrane.Record, error)
+	IngestOutcome(ctx context.Context, input membrane.IngestOutcome, idempotencyKey *string) (*membrane.Record, error)
+	IngestWorkingState(ctx context.Context, input membrane.IngestWorkingState, idempotencyKey *string) (*membrane.Record, error)
+	CreateRecord(ctx context.Context, input membrane.RecordInput, actor *string, idempotencyKey *string) (*membrane.Record, error)
+	IngestBatch(ctx context.Context, inputs []*membrane.RecordInput, actor *string, idempotencyKey *string) ([]*membrane.Record, error)
+	Supersede(ctx context.Context, oldID string, newRecord membrane.RecordInput, actor string, rationale *string, expectedVersion *int64, idempotencyKey *string) (*membrane.Record, error)
+	Fork(ctx context.Context, sourceID string, newRecord membrane.RecordInput, actor string, rationale *string, expectedVersion *int64, idempotencyKey *string) (*membrane.Record, error)
+	Retract(ctx context.Context, id string, actor string, rationale *string, expectedVersion *int64, idempotencyKey *string) (*membrane.Record, error)
+	Merge(ctx context.Context, ids []string, mergedRecord membrane.RecordInput, actor string, rationale *string, idempotencyKey *string) (*membrane.Record, error)
+	Contest(ctx context.Context, id string, contestingRef string, actor string, rationale *string, expectedVersion *int64, idempotencyKey *string) (*membrane.Record, error)
+	Reinforce(ctx context.Context, id string, actor string, rationale *string, expectedVersion *int64, idempotencyKey *string) (*membrane.Record, error)
+	Penalize(ctx context.Context, id string, amount float64, actor string, rationale *string, expectedVersion *int64, idempotencyKey *string) (*membrane.Record, error)
+	AddRelation(ctx context.Context, sourceID string, predicate membrane.Predicate, targetID string, weight *float64, actor string, rationale *string, idempotencyKey *string) (*membrane.Relation, error)
 }
 type QueryResolver interface {
-	Record(ctx context.Context, id string) (*membrane.Record, error)
+	Record(ctx context.Context, id string, asOf *time.Time) (*membrane.Record, error)
 	Records(ctx context.Context, filter *membrane.RecordFilter, orderBy *RecordOrder, first *int64, after *string) (*RecordConnection, error)
 	AuditLog(ctx context.Context, filter *membrane.AuditFilter, first *int64, after *string) (*AuditConnection, error)
+	Lineage(ctx context.Context, id string, direction *membrane.Direction, predicates []membrane.Predicate, maxDepth *int64, limit *int64, asOf *time.Time) (*membrane.Lineage, error)
 }
 type RecordResolver interface {
 	AuditLog(ctx context.Context, objs []*membrane.Record, first *int64, after *string) ([]*AuditConnection, error)
+	Supersedes(ctx context.Context, objs []*membrane.Record) ([][]*membrane.Record, error)
+	SupersededBy(ctx context.Context, objs []*membrane.Record) ([]*membrane.Record, error)
+	DerivedFrom(ctx context.Context, objs []*membrane.Record) ([][]*membrane.Record, error)
+	Derivatives(ctx context.Context, objs []*membrane.Record) ([][]*membrane.Record, error)
+	ContestedBy(ctx context.Context, objs []*membrane.Record) ([][]*membrane.Record, error)
+	Contests(ctx context.Context, objs []*membrane.Record) ([][]*membrane.Record, error)
+
+	Relations(ctx context.Context, objs []*membrane.Record, direction *membrane.Direction, predicates []membrane.Predicate, first *int64, after *string) ([]*RelationConnection, error)
+	Current(ctx context.Context, objs []*membrane.Record) ([]*membrane.Record, error)
+	History(ctx context.Context, objs []*membrane.Record) ([][]*membrane.Record, error)
 }
 type RecordConnectionResolver interface {
 	TotalCount(ctx context.Context, obj *RecordConnection) (int64, error)
@@ -689,6 +759,60 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Lifecycle.ReinforcementGain(childComplexity), true
 
+	case "Lineage.edges":
+		if e.ComplexityRoot.Lineage.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Lineage.Edges(childComplexity), true
+	case "Lineage.nodes":
+		if e.ComplexityRoot.Lineage.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Lineage.Nodes(childComplexity), true
+	case "Lineage.truncated":
+		if e.ComplexityRoot.Lineage.Truncated == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Lineage.Truncated(childComplexity), true
+
+	case "LineageNode.depth":
+		if e.ComplexityRoot.LineageNode.Depth == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LineageNode.Depth(childComplexity), true
+	case "LineageNode.record":
+		if e.ComplexityRoot.LineageNode.Record == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LineageNode.Record(childComplexity), true
+
+	case "Mutation.addRelation":
+		if e.ComplexityRoot.Mutation.AddRelation == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_addRelation_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AddRelation(childComplexity, args["sourceId"].(string), args["predicate"].(membrane.Predicate), args["targetId"].(string), args["weight"].(*float64), args["actor"].(string), args["rationale"].(*string), args["idempotencyKey"].(*string)), true
+	case "Mutation.contest":
+		if e.ComplexityRoot.Mutation.Contest == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_contest_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.Contest(childComplexity, args["id"].(string), args["contestingRef"].(string), args["actor"].(string), args["rationale"].(*string), args["expectedVersion"].(*int64), args["idempotencyKey"].(*string)), true
 	case "Mutation.createRecord":
 		if e.ComplexityRoot.Mutation.CreateRecord == nil {
 			break
@@ -699,7 +823,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.CreateRecord(childComplexity, args["input"].(membrane.RecordInput), args["actor"].(*string)), true
+		return e.ComplexityRoot.Mutation.CreateRecord(childComplexity, args["input"].(membrane.RecordInput), args["actor"].(*string), args["idempotencyKey"].(*string)), true
+	case "Mutation.fork":
+		if e.ComplexityRoot.Mutation.Fork == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_fork_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.Fork(childComplexity, args["sourceId"].(string), args["newRecord"].(membrane.RecordInput), args["actor"].(string), args["rationale"].(*string), args["expectedVersion"].(*int64), args["idempotencyKey"].(*string)), true
 	case "Mutation.ingestBatch":
 		if e.ComplexityRoot.Mutation.IngestBatch == nil {
 			break
@@ -710,7 +845,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.IngestBatch(childComplexity, args["inputs"].([]*membrane.RecordInput), args["actor"].(*string)), true
+		return e.ComplexityRoot.Mutation.IngestBatch(childComplexity, args["inputs"].([]*membrane.RecordInput), args["actor"].(*string), args["idempotencyKey"].(*string)), true
 	case "Mutation.ingestEvent":
 		if e.ComplexityRoot.Mutation.IngestEvent == nil {
 			break
@@ -721,7 +856,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.IngestEvent(childComplexity, args["input"].(membrane.IngestEvent)), true
+		return e.ComplexityRoot.Mutation.IngestEvent(childComplexity, args["input"].(membrane.IngestEvent), args["idempotencyKey"].(*string)), true
 	case "Mutation.ingestObservation":
 		if e.ComplexityRoot.Mutation.IngestObservation == nil {
 			break
@@ -732,7 +867,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.IngestObservation(childComplexity, args["input"].(membrane.IngestObservation)), true
+		return e.ComplexityRoot.Mutation.IngestObservation(childComplexity, args["input"].(membrane.IngestObservation), args["idempotencyKey"].(*string)), true
 	case "Mutation.ingestOutcome":
 		if e.ComplexityRoot.Mutation.IngestOutcome == nil {
 			break
@@ -743,7 +878,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.IngestOutcome(childComplexity, args["input"].(membrane.IngestOutcome)), true
+		return e.ComplexityRoot.Mutation.IngestOutcome(childComplexity, args["input"].(membrane.IngestOutcome), args["idempotencyKey"].(*string)), true
 	case "Mutation.ingestToolOutput":
 		if e.ComplexityRoot.Mutation.IngestToolOutput == nil {
 			break
@@ -754,7 +889,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.IngestToolOutput(childComplexity, args["input"].(membrane.IngestToolOutput)), true
+		return e.ComplexityRoot.Mutation.IngestToolOutput(childComplexity, args["input"].(membrane.IngestToolOutput), args["idempotencyKey"].(*string)), true
 	case "Mutation.ingestWorkingState":
 		if e.ComplexityRoot.Mutation.IngestWorkingState == nil {
 			break
@@ -765,7 +900,62 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.IngestWorkingState(childComplexity, args["input"].(membrane.IngestWorkingState)), true
+		return e.ComplexityRoot.Mutation.IngestWorkingState(childComplexity, args["input"].(membrane.IngestWorkingState), args["idempotencyKey"].(*string)), true
+	case "Mutation.merge":
+		if e.ComplexityRoot.Mutation.Merge == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_merge_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.Merge(childComplexity, args["ids"].([]string), args["mergedRecord"].(membrane.RecordInput), args["actor"].(string), args["rationale"].(*string), args["idempotencyKey"].(*string)), true
+	case "Mutation.penalize":
+		if e.ComplexityRoot.Mutation.Penalize == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_penalize_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.Penalize(childComplexity, args["id"].(string), args["amount"].(float64), args["actor"].(string), args["rationale"].(*string), args["expectedVersion"].(*int64), args["idempotencyKey"].(*string)), true
+	case "Mutation.reinforce":
+		if e.ComplexityRoot.Mutation.Reinforce == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_reinforce_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.Reinforce(childComplexity, args["id"].(string), args["actor"].(string), args["rationale"].(*string), args["expectedVersion"].(*int64), args["idempotencyKey"].(*string)), true
+	case "Mutation.retract":
+		if e.ComplexityRoot.Mutation.Retract == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_retract_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.Retract(childComplexity, args["id"].(string), args["actor"].(string), args["rationale"].(*string), args["expectedVersion"].(*int64), args["idempotencyKey"].(*string)), true
+	case "Mutation.supersede":
+		if e.ComplexityRoot.Mutation.Supersede == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_supersede_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.Supersede(childComplexity, args["oldId"].(string), args["newRecord"].(membrane.RecordInput), args["actor"].(string), args["rationale"].(*string), args["expectedVersion"].(*int64), args["idempotencyKey"].(*string)), true
 
 	case "PageInfo.endCursor":
 		if e.ComplexityRoot.PageInfo.EndCursor == nil {
@@ -997,6 +1187,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Query.AuditLog(childComplexity, args["filter"].(*membrane.AuditFilter), args["first"].(*int64), args["after"].(*string)), true
 
+	case "Query.lineage":
+		if e.ComplexityRoot.Query.Lineage == nil {
+			break
+		}
+
+		args, err := ec.field_Query_lineage_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Lineage(childComplexity, args["id"].(string), args["direction"].(*membrane.Direction), args["predicates"].([]membrane.Predicate), args["maxDepth"].(*int64), args["limit"].(*int64), args["asOf"].(*time.Time)), true
 	case "Query.record":
 		if e.ComplexityRoot.Query.Record == nil {
 			break
@@ -1007,7 +1208,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Record(childComplexity, args["id"].(string)), true
+		return e.ComplexityRoot.Query.Record(childComplexity, args["id"].(string), args["asOf"].(*time.Time)), true
 	case "Query.records":
 		if e.ComplexityRoot.Query.Records == nil {
 			break
@@ -1062,12 +1263,54 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Record.Confidence(childComplexity), true
+	case "Record.contestEvidence":
+		if e.ComplexityRoot.Record.ContestEvidence == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Record.ContestEvidence(childComplexity), true
+	case "Record.contestedBy":
+		if e.ComplexityRoot.Record.ContestedBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Record.ContestedBy(childComplexity), true
+	case "Record.contests":
+		if e.ComplexityRoot.Record.Contests == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Record.Contests(childComplexity), true
 	case "Record.createdAt":
 		if e.ComplexityRoot.Record.CreatedAt == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Record.CreatedAt(childComplexity), true
+	case "Record.current":
+		if e.ComplexityRoot.Record.Current == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Record.Current(childComplexity), true
+	case "Record.derivatives":
+		if e.ComplexityRoot.Record.Derivatives == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Record.Derivatives(childComplexity), true
+	case "Record.derivedFrom":
+		if e.ComplexityRoot.Record.DerivedFrom == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Record.DerivedFrom(childComplexity), true
+	case "Record.history":
+		if e.ComplexityRoot.Record.History == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Record.History(childComplexity), true
 	case "Record.id":
 		if e.ComplexityRoot.Record.ID == nil {
 			break
@@ -1092,6 +1335,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Record.Provenance(childComplexity), true
+	case "Record.relations":
+		if e.ComplexityRoot.Record.Relations == nil {
+			break
+		}
+
+		args, err := ec.field_Record_relations_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Record.Relations(childComplexity, args["direction"].(*membrane.Direction), args["predicates"].([]membrane.Predicate), args["first"].(*int64), args["after"].(*string)), true
 	case "Record.salience":
 		if e.ComplexityRoot.Record.Salience == nil {
 			break
@@ -1116,6 +1370,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Record.Status(childComplexity), true
+	case "Record.supersededBy":
+		if e.ComplexityRoot.Record.SupersededBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Record.SupersededBy(childComplexity), true
+	case "Record.supersedes":
+		if e.ComplexityRoot.Record.Supersedes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Record.Supersedes(childComplexity), true
 	case "Record.tags":
 		if e.ComplexityRoot.Record.Tags == nil {
 			break
@@ -1178,6 +1444,81 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RecordEdge.Node(childComplexity), true
+
+	case "Relation.actor":
+		if e.ComplexityRoot.Relation.Actor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Relation.Actor(childComplexity), true
+	case "Relation.createdAt":
+		if e.ComplexityRoot.Relation.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Relation.CreatedAt(childComplexity), true
+	case "Relation.predicate":
+		if e.ComplexityRoot.Relation.Predicate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Relation.Predicate(childComplexity), true
+	case "Relation.sourceId":
+		if e.ComplexityRoot.Relation.SourceID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Relation.SourceID(childComplexity), true
+	case "Relation.targetId":
+		if e.ComplexityRoot.Relation.TargetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Relation.TargetID(childComplexity), true
+	case "Relation.weight":
+		if e.ComplexityRoot.Relation.Weight == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Relation.Weight(childComplexity), true
+
+	case "RelationConnection.edges":
+		if e.ComplexityRoot.RelationConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RelationConnection.Edges(childComplexity), true
+	case "RelationConnection.pageInfo":
+		if e.ComplexityRoot.RelationConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RelationConnection.PageInfo(childComplexity), true
+
+	case "RelationEdge.cursor":
+		if e.ComplexityRoot.RelationEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RelationEdge.Cursor(childComplexity), true
+	case "RelationEdge.direction":
+		if e.ComplexityRoot.RelationEdge.Direction == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RelationEdge.Direction(childComplexity), true
+	case "RelationEdge.node":
+		if e.ComplexityRoot.RelationEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RelationEdge.Node(childComplexity), true
+	case "RelationEdge.relation":
+		if e.ComplexityRoot.RelationEdge.Relation == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RelationEdge.Relation(childComplexity), true
 
 	case "SemanticPayload.evidence":
 		if e.ComplexityRoot.SemanticPayload.Evidence == nil {
@@ -1468,7 +1809,7 @@ func newExecutionContext(
 	}
 }
 
-//go:embed "schema.graphqls"
+//go:embed "revision.graphqls" "schema.graphqls"
 var sourcesFS embed.FS
 
 func sourceData(filename string) string {
@@ -1480,6 +1821,7 @@ func sourceData(filename string) string {
 }
 
 var sources = []*ast.Source{
+	{Name: "revision.graphqls", Input: sourceData("revision.graphqls"), BuiltIn: false},
 	{Name: "schema.graphqls", Input: sourceData("schema.graphqls"), BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -1614,6 +1956,28 @@ func (ec *executionContext) childFields_Lifecycle(ctx context.Context, field gra
 		return ec.fieldContext_Lifecycle_deletionPolicy(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Lifecycle", field.Name)
+}
+
+func (ec *executionContext) childFields_Lineage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "nodes":
+		return ec.fieldContext_Lineage_nodes(ctx, field)
+	case "edges":
+		return ec.fieldContext_Lineage_edges(ctx, field)
+	case "truncated":
+		return ec.fieldContext_Lineage_truncated(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Lineage", field.Name)
+}
+
+func (ec *executionContext) childFields_LineageNode(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "record":
+		return ec.fieldContext_LineageNode_record(ctx, field)
+	case "depth":
+		return ec.fieldContext_LineageNode_depth(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type LineageNode", field.Name)
 }
 
 func (ec *executionContext) childFields_PageInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -1756,6 +2120,26 @@ func (ec *executionContext) childFields_Record(ctx context.Context, field graphq
 		return ec.fieldContext_Record_payload(ctx, field)
 	case "auditLog":
 		return ec.fieldContext_Record_auditLog(ctx, field)
+	case "supersedes":
+		return ec.fieldContext_Record_supersedes(ctx, field)
+	case "supersededBy":
+		return ec.fieldContext_Record_supersededBy(ctx, field)
+	case "derivedFrom":
+		return ec.fieldContext_Record_derivedFrom(ctx, field)
+	case "derivatives":
+		return ec.fieldContext_Record_derivatives(ctx, field)
+	case "contestedBy":
+		return ec.fieldContext_Record_contestedBy(ctx, field)
+	case "contests":
+		return ec.fieldContext_Record_contests(ctx, field)
+	case "contestEvidence":
+		return ec.fieldContext_Record_contestEvidence(ctx, field)
+	case "relations":
+		return ec.fieldContext_Record_relations(ctx, field)
+	case "current":
+		return ec.fieldContext_Record_current(ctx, field)
+	case "history":
+		return ec.fieldContext_Record_history(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Record", field.Name)
 }
@@ -1782,6 +2166,48 @@ func (ec *executionContext) childFields_RecordEdge(ctx context.Context, field gr
 		return ec.fieldContext_RecordEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type RecordEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_Relation(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "predicate":
+		return ec.fieldContext_Relation_predicate(ctx, field)
+	case "sourceId":
+		return ec.fieldContext_Relation_sourceId(ctx, field)
+	case "targetId":
+		return ec.fieldContext_Relation_targetId(ctx, field)
+	case "weight":
+		return ec.fieldContext_Relation_weight(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Relation_createdAt(ctx, field)
+	case "actor":
+		return ec.fieldContext_Relation_actor(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Relation", field.Name)
+}
+
+func (ec *executionContext) childFields_RelationConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_RelationConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_RelationConnection_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RelationConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_RelationEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_RelationEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_RelationEdge_node(ctx, field)
+	case "relation":
+		return ec.fieldContext_RelationEdge_relation(ctx, field)
+	case "direction":
+		return ec.fieldContext_RelationEdge_direction(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RelationEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_TimelineEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -1956,6 +2382,122 @@ func (ec *executionContext) childFields___Type(ctx context.Context, field graphq
 
 // region    ***************************** args.gotpl *****************************
 
+func (ec *executionContext) field_Mutation_addRelation_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sourceId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sourceId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "predicate",
+		func(ctx context.Context, v any) (membrane.Predicate, error) {
+			return ec.unmarshalNRelationPredicate2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐPredicate(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["predicate"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "targetId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["targetId"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "weight",
+		func(ctx context.Context, v any) (*float64, error) {
+			return ec.unmarshalOFloat2ᚖfloat64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["weight"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "actor",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["actor"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "rationale",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["rationale"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "idempotencyKey",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["idempotencyKey"] = arg6
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_contest_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "contestingRef",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["contestingRef"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "actor",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["actor"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "rationale",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["rationale"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "expectedVersion",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["expectedVersion"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "idempotencyKey",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["idempotencyKey"] = arg5
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_createRecord_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -1975,6 +2517,68 @@ func (ec *executionContext) field_Mutation_createRecord_args(ctx context.Context
 		return nil, err
 	}
 	args["actor"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "idempotencyKey",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["idempotencyKey"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_fork_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sourceId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sourceId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "newRecord",
+		func(ctx context.Context, v any) (membrane.RecordInput, error) {
+			return ec.unmarshalNRecordInput2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐRecordInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["newRecord"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "actor",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["actor"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "rationale",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["rationale"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "expectedVersion",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["expectedVersion"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "idempotencyKey",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["idempotencyKey"] = arg5
 	return args, nil
 }
 
@@ -1997,6 +2601,14 @@ func (ec *executionContext) field_Mutation_ingestBatch_args(ctx context.Context,
 		return nil, err
 	}
 	args["actor"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "idempotencyKey",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["idempotencyKey"] = arg2
 	return args, nil
 }
 
@@ -2011,6 +2623,14 @@ func (ec *executionContext) field_Mutation_ingestEvent_args(ctx context.Context,
 		return nil, err
 	}
 	args["input"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "idempotencyKey",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["idempotencyKey"] = arg1
 	return args, nil
 }
 
@@ -2025,6 +2645,14 @@ func (ec *executionContext) field_Mutation_ingestObservation_args(ctx context.Co
 		return nil, err
 	}
 	args["input"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "idempotencyKey",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["idempotencyKey"] = arg1
 	return args, nil
 }
 
@@ -2039,6 +2667,14 @@ func (ec *executionContext) field_Mutation_ingestOutcome_args(ctx context.Contex
 		return nil, err
 	}
 	args["input"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "idempotencyKey",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["idempotencyKey"] = arg1
 	return args, nil
 }
 
@@ -2053,6 +2689,14 @@ func (ec *executionContext) field_Mutation_ingestToolOutput_args(ctx context.Con
 		return nil, err
 	}
 	args["input"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "idempotencyKey",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["idempotencyKey"] = arg1
 	return args, nil
 }
 
@@ -2067,6 +2711,260 @@ func (ec *executionContext) field_Mutation_ingestWorkingState_args(ctx context.C
 		return nil, err
 	}
 	args["input"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "idempotencyKey",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["idempotencyKey"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_merge_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "ids",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalNID2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["ids"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "mergedRecord",
+		func(ctx context.Context, v any) (membrane.RecordInput, error) {
+			return ec.unmarshalNRecordInput2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐRecordInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["mergedRecord"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "actor",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["actor"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "rationale",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["rationale"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "idempotencyKey",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["idempotencyKey"] = arg4
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_penalize_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "amount",
+		func(ctx context.Context, v any) (float64, error) {
+			return ec.unmarshalNFloat2float64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["amount"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "actor",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["actor"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "rationale",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["rationale"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "expectedVersion",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["expectedVersion"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "idempotencyKey",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["idempotencyKey"] = arg5
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_reinforce_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "actor",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["actor"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "rationale",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["rationale"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "expectedVersion",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["expectedVersion"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "idempotencyKey",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["idempotencyKey"] = arg4
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_retract_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "actor",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["actor"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "rationale",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["rationale"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "expectedVersion",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["expectedVersion"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "idempotencyKey",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["idempotencyKey"] = arg4
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_supersede_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "oldId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["oldId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "newRecord",
+		func(ctx context.Context, v any) (membrane.RecordInput, error) {
+			return ec.unmarshalNRecordInput2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐRecordInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["newRecord"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "actor",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["actor"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "rationale",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["rationale"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "expectedVersion",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["expectedVersion"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "idempotencyKey",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["idempotencyKey"] = arg5
 	return args, nil
 }
 
@@ -2114,6 +3012,60 @@ func (ec *executionContext) field_Query_auditLog_args(ctx context.Context, rawAr
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_lineage_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "direction",
+		func(ctx context.Context, v any) (*membrane.Direction, error) {
+			return ec.unmarshalOLineageDirection2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐDirection(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["direction"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "predicates",
+		func(ctx context.Context, v any) ([]membrane.Predicate, error) {
+			return ec.unmarshalORelationPredicate2ᚕgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐPredicateᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["predicates"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "maxDepth",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["maxDepth"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "asOf",
+		func(ctx context.Context, v any) (*time.Time, error) {
+			return ec.unmarshalODateTime2ᚖtimeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["asOf"] = arg5
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_record_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -2125,6 +3077,14 @@ func (ec *executionContext) field_Query_record_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "asOf",
+		func(ctx context.Context, v any) (*time.Time, error) {
+			return ec.unmarshalODateTime2ᚖtimeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["asOf"] = arg1
 	return args, nil
 }
 
@@ -2185,6 +3145,44 @@ func (ec *executionContext) field_Record_auditLog_args(ctx context.Context, rawA
 		return nil, err
 	}
 	args["after"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Record_relations_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "direction",
+		func(ctx context.Context, v any) (*membrane.Direction, error) {
+			return ec.unmarshalORelationDirection2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐDirection(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["direction"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "predicates",
+		func(ctx context.Context, v any) ([]membrane.Predicate, error) {
+			return ec.unmarshalORelationPredicate2ᚕgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐPredicateᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["predicates"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg3
 	return args, nil
 }
 
@@ -3667,6 +4665,148 @@ func (ec *executionContext) fieldContext_Lifecycle_deletionPolicy(_ context.Cont
 	return graphql.NewScalarFieldContext("Lifecycle", field, false, false, errors.New("field of type DeletionPolicy does not have child fields"))
 }
 
+func (ec *executionContext) _Lineage_nodes(ctx context.Context, field graphql.CollectedField, obj *membrane.Lineage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Lineage_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*membrane.LineageNode) graphql.Marshaler {
+			return ec.marshalNLineageNode2ᚕᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐLineageNodeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Lineage_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Lineage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LineageNode(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Lineage_edges(ctx context.Context, field graphql.CollectedField, obj *membrane.Lineage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Lineage_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*membrane.Relation) graphql.Marshaler {
+			return ec.marshalNRelation2ᚕᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐRelationᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Lineage_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Lineage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Relation(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Lineage_truncated(ctx context.Context, field graphql.CollectedField, obj *membrane.Lineage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Lineage_truncated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Truncated, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Lineage_truncated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Lineage", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _LineageNode_record(ctx context.Context, field graphql.CollectedField, obj *membrane.LineageNode) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LineageNode_record(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Record, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *membrane.Record) graphql.Marshaler {
+			return ec.marshalNRecord2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐRecord(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LineageNode_record(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "LineageNode",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Record(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _LineageNode_depth(ctx context.Context, field graphql.CollectedField, obj *membrane.LineageNode) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LineageNode_depth(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Depth, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LineageNode_depth(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LineageNode", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _Mutation_ingestEvent(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -3677,7 +4817,7 @@ func (ec *executionContext) _Mutation_ingestEvent(ctx context.Context, field gra
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().IngestEvent(ctx, fc.Args["input"].(membrane.IngestEvent))
+			return ec.Resolvers.Mutation().IngestEvent(ctx, fc.Args["input"].(membrane.IngestEvent), fc.Args["idempotencyKey"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *membrane.Record) graphql.Marshaler {
@@ -3721,7 +4861,7 @@ func (ec *executionContext) _Mutation_ingestToolOutput(ctx context.Context, fiel
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().IngestToolOutput(ctx, fc.Args["input"].(membrane.IngestToolOutput))
+			return ec.Resolvers.Mutation().IngestToolOutput(ctx, fc.Args["input"].(membrane.IngestToolOutput), fc.Args["idempotencyKey"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *membrane.Record) graphql.Marshaler {
@@ -3765,7 +4905,7 @@ func (ec *executionContext) _Mutation_ingestObservation(ctx context.Context, fie
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().IngestObservation(ctx, fc.Args["input"].(membrane.IngestObservation))
+			return ec.Resolvers.Mutation().IngestObservation(ctx, fc.Args["input"].(membrane.IngestObservation), fc.Args["idempotencyKey"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *membrane.Record) graphql.Marshaler {
@@ -3809,7 +4949,7 @@ func (ec *executionContext) _Mutation_ingestOutcome(ctx context.Context, field g
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().IngestOutcome(ctx, fc.Args["input"].(membrane.IngestOutcome))
+			return ec.Resolvers.Mutation().IngestOutcome(ctx, fc.Args["input"].(membrane.IngestOutcome), fc.Args["idempotencyKey"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *membrane.Record) graphql.Marshaler {
@@ -3853,7 +4993,7 @@ func (ec *executionContext) _Mutation_ingestWorkingState(ctx context.Context, fi
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().IngestWorkingState(ctx, fc.Args["input"].(membrane.IngestWorkingState))
+			return ec.Resolvers.Mutation().IngestWorkingState(ctx, fc.Args["input"].(membrane.IngestWorkingState), fc.Args["idempotencyKey"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *membrane.Record) graphql.Marshaler {
@@ -3897,7 +5037,7 @@ func (ec *executionContext) _Mutation_createRecord(ctx context.Context, field gr
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().CreateRecord(ctx, fc.Args["input"].(membrane.RecordInput), fc.Args["actor"].(*string))
+			return ec.Resolvers.Mutation().CreateRecord(ctx, fc.Args["input"].(membrane.RecordInput), fc.Args["actor"].(*string), fc.Args["idempotencyKey"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *membrane.Record) graphql.Marshaler {
@@ -3941,7 +5081,7 @@ func (ec *executionContext) _Mutation_ingestBatch(ctx context.Context, field gra
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().IngestBatch(ctx, fc.Args["inputs"].([]*membrane.RecordInput), fc.Args["actor"].(*string))
+			return ec.Resolvers.Mutation().IngestBatch(ctx, fc.Args["inputs"].([]*membrane.RecordInput), fc.Args["actor"].(*string), fc.Args["idempotencyKey"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*membrane.Record) graphql.Marshaler {
@@ -3969,6 +5109,358 @@ func (ec *executionContext) fieldContext_Mutation_ingestBatch(ctx context.Contex
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_ingestBatch_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_supersede(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_supersede(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().Supersede(ctx, fc.Args["oldId"].(string), fc.Args["newRecord"].(membrane.RecordInput), fc.Args["actor"].(string), fc.Args["rationale"].(*string), fc.Args["expectedVersion"].(*int64), fc.Args["idempotencyKey"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *membrane.Record) graphql.Marshaler {
+			return ec.marshalNRecord2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐRecord(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_supersede(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Record(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_supersede_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_fork(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_fork(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().Fork(ctx, fc.Args["sourceId"].(string), fc.Args["newRecord"].(membrane.RecordInput), fc.Args["actor"].(string), fc.Args["rationale"].(*string), fc.Args["expectedVersion"].(*int64), fc.Args["idempotencyKey"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *membrane.Record) graphql.Marshaler {
+			return ec.marshalNRecord2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐRecord(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_fork(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Record(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_fork_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_retract(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_retract(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().Retract(ctx, fc.Args["id"].(string), fc.Args["actor"].(string), fc.Args["rationale"].(*string), fc.Args["expectedVersion"].(*int64), fc.Args["idempotencyKey"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *membrane.Record) graphql.Marshaler {
+			return ec.marshalNRecord2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐRecord(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_retract(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Record(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_retract_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_merge(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_merge(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().Merge(ctx, fc.Args["ids"].([]string), fc.Args["mergedRecord"].(membrane.RecordInput), fc.Args["actor"].(string), fc.Args["rationale"].(*string), fc.Args["idempotencyKey"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *membrane.Record) graphql.Marshaler {
+			return ec.marshalNRecord2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐRecord(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_merge(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Record(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_merge_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_contest(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_contest(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().Contest(ctx, fc.Args["id"].(string), fc.Args["contestingRef"].(string), fc.Args["actor"].(string), fc.Args["rationale"].(*string), fc.Args["expectedVersion"].(*int64), fc.Args["idempotencyKey"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *membrane.Record) graphql.Marshaler {
+			return ec.marshalNRecord2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐRecord(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_contest(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Record(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_contest_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_reinforce(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_reinforce(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().Reinforce(ctx, fc.Args["id"].(string), fc.Args["actor"].(string), fc.Args["rationale"].(*string), fc.Args["expectedVersion"].(*int64), fc.Args["idempotencyKey"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *membrane.Record) graphql.Marshaler {
+			return ec.marshalNRecord2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐRecord(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_reinforce(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Record(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_reinforce_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_penalize(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_penalize(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().Penalize(ctx, fc.Args["id"].(string), fc.Args["amount"].(float64), fc.Args["actor"].(string), fc.Args["rationale"].(*string), fc.Args["expectedVersion"].(*int64), fc.Args["idempotencyKey"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *membrane.Record) graphql.Marshaler {
+			return ec.marshalNRecord2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐRecord(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_penalize(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Record(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_penalize_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_addRelation(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_addRelation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AddRelation(ctx, fc.Args["sourceId"].(string), fc.Args["predicate"].(membrane.Predicate), fc.Args["targetId"].(string), fc.Args["weight"].(*float64), fc.Args["actor"].(string), fc.Args["rationale"].(*string), fc.Args["idempotencyKey"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *membrane.Relation) graphql.Marshaler {
+			return ec.marshalNRelation2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐRelation(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_addRelation(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Relation(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_addRelation_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -4826,7 +6318,7 @@ func (ec *executionContext) _Query_record(ctx context.Context, field graphql.Col
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Record(ctx, fc.Args["id"].(string))
+			return ec.Resolvers.Query().Record(ctx, fc.Args["id"].(string), fc.Args["asOf"].(*time.Time))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *membrane.Record) graphql.Marshaler {
@@ -4942,6 +6434,50 @@ func (ec *executionContext) fieldContext_Query_auditLog(ctx context.Context, fie
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_auditLog_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_lineage(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_lineage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Lineage(ctx, fc.Args["id"].(string), fc.Args["direction"].(*membrane.Direction), fc.Args["predicates"].([]membrane.Predicate), fc.Args["maxDepth"].(*int64), fc.Args["limit"].(*int64), fc.Args["asOf"].(*time.Time))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *membrane.Lineage) graphql.Marshaler {
+			return ec.marshalNLineage2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐLineage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_lineage(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Lineage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_lineage_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -5523,6 +7059,536 @@ func (ec *executionContext) resolveBatch_Record_auditLog(ctx context.Context, fi
 	)
 }
 
+func (ec *executionContext) _Record_supersedes(ctx context.Context, field graphql.CollectedField, obj *membrane.Record) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Record_supersedes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.resolveBatch_Record_supersedes(ctx, field, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*membrane.Record) graphql.Marshaler {
+			return ec.marshalNRecord2ᚕᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐRecordᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Record_supersedes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Record",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Record(ctx, field)
+		},
+	}
+	return fc, nil
+}
+func (ec *executionContext) resolveBatch_Record_supersedes(ctx context.Context, field graphql.CollectedField, obj *membrane.Record) (any, error) {
+	resolver := ec.Resolvers.Record()
+	if batch, ok := graphql.BatchParentsFor[*membrane.Record](ctx, "Record"); ok {
+		result := batch.FieldResult(field, func() (any, error) {
+			return resolver.Supersedes(ctx, batch.Parents)
+		})
+		return graphql.ResolveBatchGroupResult[[]*membrane.Record](
+			ctx,
+			batch.Index,
+			len(batch.Parents),
+			result,
+			"Record.supersedes",
+			batch.IndexMap,
+		)
+	}
+	results, err := resolver.Supersedes(ctx, []*membrane.Record{obj})
+	return graphql.ResolveBatchSingleResult[[]*membrane.Record](
+		ctx,
+		results,
+		err,
+		"Record.supersedes",
+	)
+}
+
+func (ec *executionContext) _Record_supersededBy(ctx context.Context, field graphql.CollectedField, obj *membrane.Record) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Record_supersededBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.resolveBatch_Record_supersededBy(ctx, field, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *membrane.Record) graphql.Marshaler {
+			return ec.marshalORecord2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐRecord(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Record_supersededBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Record",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Record(ctx, field)
+		},
+	}
+	return fc, nil
+}
+func (ec *executionContext) resolveBatch_Record_supersededBy(ctx context.Context, field graphql.CollectedField, obj *membrane.Record) (any, error) {
+	resolver := ec.Resolvers.Record()
+	if batch, ok := graphql.BatchParentsFor[*membrane.Record](ctx, "Record"); ok {
+		result := batch.FieldResult(field, func() (any, error) {
+			return resolver.SupersededBy(ctx, batch.Parents)
+		})
+		return graphql.ResolveBatchGroupResult[*membrane.Record](
+			ctx,
+			batch.Index,
+			len(batch.Parents),
+			result,
+			"Record.supersededBy",
+			batch.IndexMap,
+		)
+	}
+	results, err := resolver.SupersededBy(ctx, []*membrane.Record{obj})
+	return graphql.ResolveBatchSingleResult[*membrane.Record](
+		ctx,
+		results,
+		err,
+		"Record.supersededBy",
+	)
+}
+
+func (ec *executionContext) _Record_derivedFrom(ctx context.Context, field graphql.CollectedField, obj *membrane.Record) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Record_derivedFrom(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.resolveBatch_Record_derivedFrom(ctx, field, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*membrane.Record) graphql.Marshaler {
+			return ec.marshalNRecord2ᚕᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐRecordᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Record_derivedFrom(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Record",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Record(ctx, field)
+		},
+	}
+	return fc, nil
+}
+func (ec *executionContext) resolveBatch_Record_derivedFrom(ctx context.Context, field graphql.CollectedField, obj *membrane.Record) (any, error) {
+	resolver := ec.Resolvers.Record()
+	if batch, ok := graphql.BatchParentsFor[*membrane.Record](ctx, "Record"); ok {
+		result := batch.FieldResult(field, func() (any, error) {
+			return resolver.DerivedFrom(ctx, batch.Parents)
+		})
+		return graphql.ResolveBatchGroupResult[[]*membrane.Record](
+			ctx,
+			batch.Index,
+			len(batch.Parents),
+			result,
+			"Record.derivedFrom",
+			batch.IndexMap,
+		)
+	}
+	results, err := resolver.DerivedFrom(ctx, []*membrane.Record{obj})
+	return graphql.ResolveBatchSingleResult[[]*membrane.Record](
+		ctx,
+		results,
+		err,
+		"Record.derivedFrom",
+	)
+}
+
+func (ec *executionContext) _Record_derivatives(ctx context.Context, field graphql.CollectedField, obj *membrane.Record) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Record_derivatives(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.resolveBatch_Record_derivatives(ctx, field, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*membrane.Record) graphql.Marshaler {
+			return ec.marshalNRecord2ᚕᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐRecordᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Record_derivatives(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Record",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Record(ctx, field)
+		},
+	}
+	return fc, nil
+}
+func (ec *executionContext) resolveBatch_Record_derivatives(ctx context.Context, field graphql.CollectedField, obj *membrane.Record) (any, error) {
+	resolver := ec.Resolvers.Record()
+	if batch, ok := graphql.BatchParentsFor[*membrane.Record](ctx, "Record"); ok {
+		result := batch.FieldResult(field, func() (any, error) {
+			return resolver.Derivatives(ctx, batch.Parents)
+		})
+		return graphql.ResolveBatchGroupResult[[]*membrane.Record](
+			ctx,
+			batch.Index,
+			len(batch.Parents),
+			result,
+			"Record.derivatives",
+			batch.IndexMap,
+		)
+	}
+	results, err := resolver.Derivatives(ctx, []*membrane.Record{obj})
+	return graphql.ResolveBatchSingleResult[[]*membrane.Record](
+		ctx,
+		results,
+		err,
+		"Record.derivatives",
+	)
+}
+
+func (ec *executionContext) _Record_contestedBy(ctx context.Context, field graphql.CollectedField, obj *membrane.Record) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Record_contestedBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.resolveBatch_Record_contestedBy(ctx, field, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*membrane.Record) graphql.Marshaler {
+			return ec.marshalNRecord2ᚕᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐRecordᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Record_contestedBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Record",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Record(ctx, field)
+		},
+	}
+	return fc, nil
+}
+func (ec *executionContext) resolveBatch_Record_contestedBy(ctx context.Context, field graphql.CollectedField, obj *membrane.Record) (any, error) {
+	resolver := ec.Resolvers.Record()
+	if batch, ok := graphql.BatchParentsFor[*membrane.Record](ctx, "Record"); ok {
+		result := batch.FieldResult(field, func() (any, error) {
+			return resolver.ContestedBy(ctx, batch.Parents)
+		})
+		return graphql.ResolveBatchGroupResult[[]*membrane.Record](
+			ctx,
+			batch.Index,
+			len(batch.Parents),
+			result,
+			"Record.contestedBy",
+			batch.IndexMap,
+		)
+	}
+	results, err := resolver.ContestedBy(ctx, []*membrane.Record{obj})
+	return graphql.ResolveBatchSingleResult[[]*membrane.Record](
+		ctx,
+		results,
+		err,
+		"Record.contestedBy",
+	)
+}
+
+func (ec *executionContext) _Record_contests(ctx context.Context, field graphql.CollectedField, obj *membrane.Record) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Record_contests(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.resolveBatch_Record_contests(ctx, field, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*membrane.Record) graphql.Marshaler {
+			return ec.marshalNRecord2ᚕᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐRecordᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Record_contests(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Record",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Record(ctx, field)
+		},
+	}
+	return fc, nil
+}
+func (ec *executionContext) resolveBatch_Record_contests(ctx context.Context, field graphql.CollectedField, obj *membrane.Record) (any, error) {
+	resolver := ec.Resolvers.Record()
+	if batch, ok := graphql.BatchParentsFor[*membrane.Record](ctx, "Record"); ok {
+		result := batch.FieldResult(field, func() (any, error) {
+			return resolver.Contests(ctx, batch.Parents)
+		})
+		return graphql.ResolveBatchGroupResult[[]*membrane.Record](
+			ctx,
+			batch.Index,
+			len(batch.Parents),
+			result,
+			"Record.contests",
+			batch.IndexMap,
+		)
+	}
+	results, err := resolver.Contests(ctx, []*membrane.Record{obj})
+	return graphql.ResolveBatchSingleResult[[]*membrane.Record](
+		ctx,
+		results,
+		err,
+		"Record.contests",
+	)
+}
+
+func (ec *executionContext) _Record_contestEvidence(ctx context.Context, field graphql.CollectedField, obj *membrane.Record) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Record_contestEvidence(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ContestEvidence, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Record_contestEvidence(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Record", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Record_relations(ctx context.Context, field graphql.CollectedField, obj *membrane.Record) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Record_relations(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.resolveBatch_Record_relations(ctx, field, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *RelationConnection) graphql.Marshaler {
+			return ec.marshalNRelationConnection2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋgraphᚐRelationConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Record_relations(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Record",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RelationConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Record_relations_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+func (ec *executionContext) resolveBatch_Record_relations(ctx context.Context, field graphql.CollectedField, obj *membrane.Record) (any, error) {
+	resolver := ec.Resolvers.Record()
+	fc := graphql.GetFieldContext(ctx)
+	if batch, ok := graphql.BatchParentsFor[*membrane.Record](ctx, "Record"); ok {
+		result := batch.FieldResult(field, func() (any, error) {
+			return resolver.Relations(ctx, batch.Parents, fc.Args["direction"].(*membrane.Direction), fc.Args["predicates"].([]membrane.Predicate), fc.Args["first"].(*int64), fc.Args["after"].(*string))
+		})
+		return graphql.ResolveBatchGroupResult[*RelationConnection](
+			ctx,
+			batch.Index,
+			len(batch.Parents),
+			result,
+			"Record.relations",
+			batch.IndexMap,
+		)
+	}
+	results, err := resolver.Relations(ctx, []*membrane.Record{obj}, fc.Args["direction"].(*membrane.Direction), fc.Args["predicates"].([]membrane.Predicate), fc.Args["first"].(*int64), fc.Args["after"].(*string))
+	return graphql.ResolveBatchSingleResult[*RelationConnection](
+		ctx,
+		results,
+		err,
+		"Record.relations",
+	)
+}
+
+func (ec *executionContext) _Record_current(ctx context.Context, field graphql.CollectedField, obj *membrane.Record) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Record_current(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.resolveBatch_Record_current(ctx, field, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *membrane.Record) graphql.Marshaler {
+			return ec.marshalNRecord2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐRecord(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Record_current(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Record",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Record(ctx, field)
+		},
+	}
+	return fc, nil
+}
+func (ec *executionContext) resolveBatch_Record_current(ctx context.Context, field graphql.CollectedField, obj *membrane.Record) (any, error) {
+	resolver := ec.Resolvers.Record()
+	if batch, ok := graphql.BatchParentsFor[*membrane.Record](ctx, "Record"); ok {
+		result := batch.FieldResult(field, func() (any, error) {
+			return resolver.Current(ctx, batch.Parents)
+		})
+		return graphql.ResolveBatchGroupResult[*membrane.Record](
+			ctx,
+			batch.Index,
+			len(batch.Parents),
+			result,
+			"Record.current",
+			batch.IndexMap,
+		)
+	}
+	results, err := resolver.Current(ctx, []*membrane.Record{obj})
+	return graphql.ResolveBatchSingleResult[*membrane.Record](
+		ctx,
+		results,
+		err,
+		"Record.current",
+	)
+}
+
+func (ec *executionContext) _Record_history(ctx context.Context, field graphql.CollectedField, obj *membrane.Record) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Record_history(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.resolveBatch_Record_history(ctx, field, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*membrane.Record) graphql.Marshaler {
+			return ec.marshalNRecord2ᚕᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐRecordᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Record_history(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Record",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Record(ctx, field)
+		},
+	}
+	return fc, nil
+}
+func (ec *executionContext) resolveBatch_Record_history(ctx context.Context, field graphql.CollectedField, obj *membrane.Record) (any, error) {
+	resolver := ec.Resolvers.Record()
+	if batch, ok := graphql.BatchParentsFor[*membrane.Record](ctx, "Record"); ok {
+		result := batch.FieldResult(field, func() (any, error) {
+			return resolver.History(ctx, batch.Parents)
+		})
+		return graphql.ResolveBatchGroupResult[[]*membrane.Record](
+			ctx,
+			batch.Index,
+			len(batch.Parents),
+			result,
+			"Record.history",
+			batch.IndexMap,
+		)
+	}
+	results, err := resolver.History(ctx, []*membrane.Record{obj})
+	return graphql.ResolveBatchSingleResult[[]*membrane.Record](
+		ctx,
+		results,
+		err,
+		"Record.history",
+	)
+}
+
 func (ec *executionContext) _RecordConnection_edges(ctx context.Context, field graphql.CollectedField, obj *RecordConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -5695,6 +7761,318 @@ func (ec *executionContext) fieldContext_RecordEdge_node(_ context.Context, fiel
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Relation_predicate(ctx context.Context, field graphql.CollectedField, obj *membrane.Relation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Relation_predicate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Predicate, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v membrane.Predicate) graphql.Marshaler {
+			return ec.marshalNRelationPredicate2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐPredicate(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Relation_predicate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Relation", field, false, false, errors.New("field of type RelationPredicate does not have child fields"))
+}
+
+func (ec *executionContext) _Relation_sourceId(ctx context.Context, field graphql.CollectedField, obj *membrane.Relation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Relation_sourceId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SourceID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Relation_sourceId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Relation", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Relation_targetId(ctx context.Context, field graphql.CollectedField, obj *membrane.Relation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Relation_targetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TargetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Relation_targetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Relation", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Relation_weight(ctx context.Context, field graphql.CollectedField, obj *membrane.Relation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Relation_weight(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Weight, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Relation_weight(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Relation", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _Relation_createdAt(ctx context.Context, field graphql.CollectedField, obj *membrane.Relation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Relation_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Relation_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Relation", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _Relation_actor(ctx context.Context, field graphql.CollectedField, obj *membrane.Relation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Relation_actor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Actor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Relation_actor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Relation", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RelationConnection_edges(ctx context.Context, field graphql.CollectedField, obj *RelationConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RelationConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*RelationEdge) graphql.Marshaler {
+			return ec.marshalNRelationEdge2ᚕᚖgithubᚗcomᚋmembraneᚋmembraneᚋgraphᚐRelationEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RelationConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RelationConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RelationEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RelationConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *RelationConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RelationConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *membrane.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RelationConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RelationConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RelationEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *RelationEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RelationEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RelationEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RelationEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RelationEdge_node(ctx context.Context, field graphql.CollectedField, obj *RelationEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RelationEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *membrane.Record) graphql.Marshaler {
+			return ec.marshalNRecord2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐRecord(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RelationEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RelationEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Record(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RelationEdge_relation(ctx context.Context, field graphql.CollectedField, obj *RelationEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RelationEdge_relation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Relation, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *membrane.Relation) graphql.Marshaler {
+			return ec.marshalNRelation2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐRelation(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RelationEdge_relation(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RelationEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Relation(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RelationEdge_direction(ctx context.Context, field graphql.CollectedField, obj *RelationEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RelationEdge_direction(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Direction, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v membrane.Direction) graphql.Marshaler {
+			return ec.marshalNRelationDirection2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐDirection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RelationEdge_direction(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RelationEdge", field, false, false, errors.New("field of type RelationDirection does not have child fields"))
 }
 
 func (ec *executionContext) _SemanticPayload_subject(ctx context.Context, field graphql.CollectedField, obj *membrane.SemanticPayload) (ret graphql.Marshaler) {
@@ -10182,6 +12560,97 @@ func (ec *executionContext) _Lifecycle(ctx context.Context, sel ast.SelectionSet
 	return out
 }
 
+var lineageImplementors = []string{"Lineage"}
+
+func (ec *executionContext) _Lineage(ctx context.Context, sel ast.SelectionSet, obj *membrane.Lineage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, lineageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Lineage")
+		case "nodes":
+			out.Values[i] = ec._Lineage_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "edges":
+			out.Values[i] = ec._Lineage_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "truncated":
+			out.Values[i] = ec._Lineage_truncated(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var lineageNodeImplementors = []string{"LineageNode"}
+
+func (ec *executionContext) _LineageNode(ctx context.Context, sel ast.SelectionSet, obj *membrane.LineageNode) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, lineageNodeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("LineageNode")
+		case "record":
+			out.Values[i] = ec._LineageNode_record(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "depth":
+			out.Values[i] = ec._LineageNode_depth(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var mutationImplementors = []string{"Mutation"}
 
 func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
@@ -10247,6 +12716,62 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "ingestBatch":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_ingestBatch(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "supersede":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_supersede(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "fork":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_fork(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "retract":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_retract(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "merge":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_merge(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "contest":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_contest(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reinforce":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_reinforce(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "penalize":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_penalize(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "addRelation":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_addRelation(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -10797,6 +13322,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "lineage":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_lineage(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___type(ctx, field)
@@ -11005,6 +13552,353 @@ func (ec *executionContext) _Record(ctx context.Context, sel ast.SelectionSet, o
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "supersedes":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Record_supersedes(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "supersededBy":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Record_supersededBy(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "derivedFrom":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Record_derivedFrom(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "derivatives":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Record_derivatives(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "contestedBy":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Record_contestedBy(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "contests":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Record_contests(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "contestEvidence":
+			out.Values[i] = ec._Record_contestEvidence(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "relations":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Record_relations(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "current":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Record_current(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "history":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Record_history(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -11131,6 +14025,165 @@ func (ec *executionContext) _RecordEdge(ctx context.Context, sel ast.SelectionSe
 			}
 		case "node":
 			out.Values[i] = ec._RecordEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var relationImplementors = []string{"Relation"}
+
+func (ec *executionContext) _Relation(ctx context.Context, sel ast.SelectionSet, obj *membrane.Relation) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, relationImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Relation")
+		case "predicate":
+			out.Values[i] = ec._Relation_predicate(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sourceId":
+			out.Values[i] = ec._Relation_sourceId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "targetId":
+			out.Values[i] = ec._Relation_targetId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "weight":
+			out.Values[i] = ec._Relation_weight(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._Relation_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "actor":
+			out.Values[i] = ec._Relation_actor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var relationConnectionImplementors = []string{"RelationConnection"}
+
+func (ec *executionContext) _RelationConnection(ctx context.Context, sel ast.SelectionSet, obj *RelationConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, relationConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RelationConnection")
+		case "edges":
+			out.Values[i] = ec._RelationConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._RelationConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var relationEdgeImplementors = []string{"RelationEdge"}
+
+func (ec *executionContext) _RelationEdge(ctx context.Context, sel ast.SelectionSet, obj *RelationEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, relationEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RelationEdge")
+		case "cursor":
+			out.Values[i] = ec._RelationEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._RelationEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "relation":
+			out.Values[i] = ec._RelationEdge_relation(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "direction":
+			out.Values[i] = ec._RelationEdge_direction(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -12247,6 +15300,35 @@ func (ec *executionContext) marshalNID2string(ctx context.Context, sel ast.Selec
 	return res
 }
 
+func (ec *executionContext) unmarshalNID2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNID2string(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNID2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNID2string(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) unmarshalNIngestEventInput2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐIngestEvent(ctx context.Context, v any) (membrane.IngestEvent, error) {
 	res, err := ec.unmarshalInputIngestEventInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -12272,6 +15354,22 @@ func (ec *executionContext) unmarshalNIngestWorkingStateInput2githubᚗcomᚋmem
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) unmarshalNInt2int(ctx context.Context, v any) (int, error) {
+	res, err := graphql.UnmarshalInt(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNInt2int(ctx context.Context, sel ast.SelectionSet, v int) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalInt(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
 func (ec *executionContext) unmarshalNInt2int64(ctx context.Context, v any) (int64, error) {
 	res, err := graphql.UnmarshalInt64(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -12290,6 +15388,42 @@ func (ec *executionContext) marshalNInt2int64(ctx context.Context, sel ast.Selec
 
 func (ec *executionContext) marshalNLifecycle2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐLifecycle(ctx context.Context, sel ast.SelectionSet, v membrane.Lifecycle) graphql.Marshaler {
 	return ec._Lifecycle(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNLineage2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐLineage(ctx context.Context, sel ast.SelectionSet, v *membrane.Lineage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Lineage(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNLineageNode2ᚕᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐLineageNodeᚄ(ctx context.Context, sel ast.SelectionSet, v []*membrane.LineageNode) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNLineageNode2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐLineageNode(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNLineageNode2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐLineageNode(ctx context.Context, sel ast.SelectionSet, v *membrane.LineageNode) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._LineageNode(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNMemoryType2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐMemoryType(ctx context.Context, v any) (membrane.MemoryType, error) {
@@ -12647,6 +15781,146 @@ var (
 		membrane.OrderUpdatedAt:  "UPDATED_AT",
 		membrane.OrderSalience:   "SALIENCE",
 		membrane.OrderConfidence: "CONFIDENCE",
+	}
+)
+
+func (ec *executionContext) marshalNRelation2ᚕᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐRelationᚄ(ctx context.Context, sel ast.SelectionSet, v []*membrane.Relation) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNRelation2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐRelation(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNRelation2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐRelation(ctx context.Context, sel ast.SelectionSet, v *membrane.Relation) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Relation(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNRelationConnection2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋgraphᚐRelationConnection(ctx context.Context, sel ast.SelectionSet, v *RelationConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RelationConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNRelationDirection2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐDirection(ctx context.Context, v any) (membrane.Direction, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalNRelationDirection2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐDirection[tmp]
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRelationDirection2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐDirection(ctx context.Context, sel ast.SelectionSet, v membrane.Direction) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(marshalNRelationDirection2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐDirection[v])
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+var (
+	unmarshalNRelationDirection2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐDirection = map[string]membrane.Direction{
+		"OUT":  membrane.DirOut,
+		"IN":   membrane.DirIn,
+		"BOTH": membrane.DirBoth,
+	}
+	marshalNRelationDirection2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐDirection = map[membrane.Direction]string{
+		membrane.DirOut:  "OUT",
+		membrane.DirIn:   "IN",
+		membrane.DirBoth: "BOTH",
+	}
+)
+
+func (ec *executionContext) marshalNRelationEdge2ᚕᚖgithubᚗcomᚋmembraneᚋmembraneᚋgraphᚐRelationEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*RelationEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNRelationEdge2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋgraphᚐRelationEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNRelationEdge2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋgraphᚐRelationEdge(ctx context.Context, sel ast.SelectionSet, v *RelationEdge) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RelationEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNRelationPredicate2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐPredicate(ctx context.Context, v any) (membrane.Predicate, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalNRelationPredicate2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐPredicate[tmp]
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRelationPredicate2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐPredicate(ctx context.Context, sel ast.SelectionSet, v membrane.Predicate) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(marshalNRelationPredicate2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐPredicate[v])
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+var (
+	unmarshalNRelationPredicate2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐPredicate = map[string]membrane.Predicate{
+		"SUPERSEDES":   membrane.PredSupersedes,
+		"DERIVED_FROM": membrane.PredDerivedFrom,
+		"CONTESTED_BY": membrane.PredContestedBy,
+		"SUPPORTS":     membrane.PredSupports,
+		"CONTRADICTS":  membrane.PredContradicts,
+		"DEPENDS_ON":   membrane.PredDependsOn,
+		"USES":         membrane.PredUses,
+		"MENTIONS":     membrane.PredMentions,
+		"ABOUT":        membrane.PredAbout,
+		"REFERENCES":   membrane.PredReferences,
+		"CAUSED_BY":    membrane.PredCausedBy,
+		"RELATED_TO":   membrane.PredRelatedTo,
+	}
+	marshalNRelationPredicate2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐPredicate = map[membrane.Predicate]string{
+		membrane.PredSupersedes:  "SUPERSEDES",
+		membrane.PredDerivedFrom: "DERIVED_FROM",
+		membrane.PredContestedBy: "CONTESTED_BY",
+		membrane.PredSupports:    "SUPPORTS",
+		membrane.PredContradicts: "CONTRADICTS",
+		membrane.PredDependsOn:   "DEPENDS_ON",
+		membrane.PredUses:        "USES",
+		membrane.PredMentions:    "MENTIONS",
+		membrane.PredAbout:       "ABOUT",
+		membrane.PredReferences:  "REFERENCES",
+		membrane.PredCausedBy:    "CAUSED_BY",
+		membrane.PredRelatedTo:   "RELATED_TO",
 	}
 )
 
@@ -13423,6 +16697,38 @@ func (ec *executionContext) unmarshalOLifecycleInput2ᚖgithubᚗcomᚋmembrane�
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) unmarshalOLineageDirection2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐDirection(ctx context.Context, v any) (*membrane.Direction, error) {
+	if v == nil {
+		return nil, nil
+	}
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalOLineageDirection2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐDirection[tmp]
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOLineageDirection2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐDirection(ctx context.Context, sel ast.SelectionSet, v *membrane.Direction) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalString(marshalOLineageDirection2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐDirection[*v])
+	return res
+}
+
+var (
+	unmarshalOLineageDirection2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐDirection = map[string]membrane.Direction{
+		"ANCESTORS":   membrane.DirOut,
+		"DESCENDANTS": membrane.DirIn,
+		"BOTH":        membrane.DirBoth,
+	}
+	marshalOLineageDirection2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐDirection = map[membrane.Direction]string{
+		membrane.DirOut:  "ANCESTORS",
+		membrane.DirIn:   "DESCENDANTS",
+		membrane.DirBoth: "BOTH",
+	}
+)
+
 func (ec *executionContext) unmarshalOMemoryType2ᚕgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐMemoryTypeᚄ(ctx context.Context, v any) ([]membrane.MemoryType, error) {
 	if v == nil {
 		return nil, nil
@@ -13605,6 +16911,13 @@ func (ec *executionContext) unmarshalORecipeStepInput2ᚕgithubᚗcomᚋmembrane
 	return res, nil
 }
 
+func (ec *executionContext) marshalORecord2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐRecord(ctx context.Context, sel ast.SelectionSet, v *membrane.Record) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Record(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalORecordFilter2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐRecordFilter(ctx context.Context, v any) (*membrane.RecordFilter, error) {
 	if v == nil {
 		return nil, nil
@@ -13619,6 +16932,74 @@ func (ec *executionContext) unmarshalORecordOrder2ᚖgithubᚗcomᚋmembraneᚋm
 	}
 	res, err := ec.unmarshalInputRecordOrder(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalORelationDirection2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐDirection(ctx context.Context, v any) (*membrane.Direction, error) {
+	if v == nil {
+		return nil, nil
+	}
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalORelationDirection2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐDirection[tmp]
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalORelationDirection2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐDirection(ctx context.Context, sel ast.SelectionSet, v *membrane.Direction) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalString(marshalORelationDirection2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐDirection[*v])
+	return res
+}
+
+var (
+	unmarshalORelationDirection2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐDirection = map[string]membrane.Direction{
+		"OUT":  membrane.DirOut,
+		"IN":   membrane.DirIn,
+		"BOTH": membrane.DirBoth,
+	}
+	marshalORelationDirection2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐDirection = map[membrane.Direction]string{
+		membrane.DirOut:  "OUT",
+		membrane.DirIn:   "IN",
+		membrane.DirBoth: "BOTH",
+	}
+)
+
+func (ec *executionContext) unmarshalORelationPredicate2ᚕgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐPredicateᚄ(ctx context.Context, v any) ([]membrane.Predicate, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]membrane.Predicate, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNRelationPredicate2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐPredicate(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalORelationPredicate2ᚕgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐPredicateᚄ(ctx context.Context, sel ast.SelectionSet, v []membrane.Predicate) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNRelationPredicate2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐPredicate(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalORevisionStatus2ᚕgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐRevisionStatusᚄ(ctx context.Context, v any) ([]membrane.RevisionStatus, error) {

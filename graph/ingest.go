@@ -9,23 +9,32 @@ import (
 )
 
 // ingest returns a function that stores one built record, so resolvers read
-// as r.ingest(ctx)(r.Policy.BuildX(input, now)).
-func (r *Resolver) ingest(ctx context.Context) func(*membrane.Ingested, error) (*membrane.Record, error) {
+// as r.ingest(ctx, op, input, key)(r.Policy.BuildX(input, now)).
+func (r *Resolver) ingest(ctx context.Context, op string, input any, key *string) func(*membrane.Ingested, error) (*membrane.Record, error) {
 	return func(in *membrane.Ingested, err error) (*membrane.Record, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := r.Store.CreateRecords(ctx, []*membrane.Ingested{in}); err != nil {
+		idem, err := membrane.NewIdempotency(key, op, input)
+		if err != nil {
 			return nil, err
 		}
-		return in.Record, nil
+		recs, err := r.Store.CreateRecords(ctx, idem, []*membrane.Ingested{in})
+		if err != nil {
+			return nil, err
+		}
+		return recs[0], nil
 	}
 }
 
 // createRecords builds and validates every input, then writes them all in
 // one transaction. Field errors of a batch are prefixed with the input's
 // index under field, so a client finds the bad record.
-func (r *Resolver) createRecords(ctx context.Context, inputs []*membrane.RecordInput, actor *string, field string) ([]*membrane.Record, error) {
+func (r *Resolver) createRecords(ctx context.Context, inputs []*membrane.RecordInput, actor, key *string, field string) ([]*membrane.Record, error) {
+	idem, err := membrane.NewIdempotency(key, "createRecords", map[string]any{"inputs": inputs, "actor": actor})
+	if err != nil {
+		return nil, err
+	}
 	who := "api"
 	if actor != nil && *actor != "" {
 		if len(*actor) > 256 {
@@ -50,14 +59,7 @@ func (r *Resolver) createRecords(ctx context.Context, inputs []*membrane.RecordI
 		seen[rec.ID] = i
 		batch[i] = &membrane.Ingested{Record: rec, Audit: membrane.NewAuditEntry(rec.ID, membrane.AuditCreate, who, "Created "+string(rec.Type)+" record", now)}
 	}
-	if err := r.Store.CreateRecords(ctx, batch); err != nil {
-		return nil, err
-	}
-	out := make([]*membrane.Record, len(batch))
-	for i, b := range batch {
-		out[i] = b.Record
-	}
-	return out, nil
+	return r.Store.CreateRecords(ctx, idem, batch)
 }
 
 func prefixFields(err error, prefix string) error {

@@ -251,7 +251,9 @@ func TestAuditLogQuery(t *testing.T) {
 		t.Fatalf("page 2 = %+v", next.AuditLog)
 	}
 	var byRecord struct {
-		AuditLog struct{ Nodes []struct{ RecordID, Action string } }
+		AuditLog struct {
+			Nodes []struct{ RecordID, Action string }
+		}
 	}
 	c.do(`query($r: ID) { auditLog(filter: {recordId: $r, action: CREATE}) { nodes { recordId action } } }`, map[string]any{"r": ids[1]}, &byRecord)
 	if len(byRecord.AuditLog.Nodes) != 1 || byRecord.AuditLog.Nodes[0].RecordID != ids[1] {

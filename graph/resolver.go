@@ -11,8 +11,10 @@ import (
 
 // Resolver is the root resolver; it holds the services resolvers call.
 type Resolver struct {
-	Store  membrane.RecordService
-	Policy membrane.Policy
+	Store     membrane.RecordService
+	Revisions membrane.RevisionService
+	Lineages  membrane.LineageService
+	Policy    membrane.Policy
 	// Now is the clock.
 	Now func() time.Time
 }

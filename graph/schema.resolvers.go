@@ -7,41 +7,49 @@ package graph
 
 import (
 	"context"
+	"time"
 
 	"github.com/membrane/membrane/internal/membrane"
 )
 
 // IngestEvent is the resolver for the ingestEvent field.
-func (r *mutationResolver) IngestEvent(ctx context.Context, input membrane.IngestEvent) (*membrane.Record, error) {
-	return r.ingest(ctx)(r.Policy.BuildEvent(input, r.Now()))
+func (r *mutationResolver) IngestEvent(ctx context.Context, input membrane.IngestEvent, idempotencyKey *string) (*membrane.Record, error) {
+	return r.ingest(ctx, "ingestEvent", input, idempotencyKey)(r.Policy.BuildEvent(input, r.Now()))
 }
 
 // IngestToolOutput is the resolver for the ingestToolOutput field.
-func (r *mutationResolver) IngestToolOutput(ctx context.Context, input membrane.IngestToolOutput) (*membrane.Record, error) {
-	return r.ingest(ctx)(r.Policy.BuildToolOutput(input, r.Now()))
+func (r *mutationResolver) IngestToolOutput(ctx context.Context, input membrane.IngestToolOutput, idempotencyKey *string) (*membrane.Record, error) {
+	return r.ingest(ctx, "ingestToolOutput", input, idempotencyKey)(r.Policy.BuildToolOutput(input, r.Now()))
 }
 
 // IngestObservation is the resolver for the ingestObservation field.
-func (r *mutationResolver) IngestObservation(ctx context.Context, input membrane.IngestObservation) (*membrane.Record, error) {
-	return r.ingest(ctx)(r.Policy.BuildObservation(input, r.Now()))
+func (r *mutationResolver) IngestObservation(ctx context.Context, input membrane.IngestObservation, idempotencyKey *string) (*membrane.Record, error) {
+	return r.ingest(ctx, "ingestObservation", input, idempotencyKey)(r.Policy.BuildObservation(input, r.Now()))
 }
 
 // IngestOutcome is the resolver for the ingestOutcome field.
-func (r *mutationResolver) IngestOutcome(ctx context.Context, input membrane.IngestOutcome) (*membrane.Record, error) {
+func (r *mutationResolver) IngestOutcome(ctx context.Context, input membrane.IngestOutcome, idempotencyKey *string) (*membrane.Record, error) {
 	if err := membrane.ValidateOutcome(input); err != nil {
 		return nil, err
 	}
-	return r.Store.RecordOutcome(ctx, input)
+	idem, err := membrane.NewIdempotency(idempotencyKey, "ingestOutcome", input)
+	if err != nil {
+		return nil, err
+	}
+	now := r.Now()
+	return r.Revisions.Revise(ctx, idem, []string{input.TargetRecordID}, nil, func(locked, _ map[string]*membrane.Record) (*membrane.Change, error) {
+		return membrane.RecordOutcome(locked[input.TargetRecordID], input, now)
+	})
 }
 
 // IngestWorkingState is the resolver for the ingestWorkingState field.
-func (r *mutationResolver) IngestWorkingState(ctx context.Context, input membrane.IngestWorkingState) (*membrane.Record, error) {
-	return r.ingest(ctx)(r.Policy.BuildWorkingState(input, r.Now()))
+func (r *mutationResolver) IngestWorkingState(ctx context.Context, input membrane.IngestWorkingState, idempotencyKey *string) (*membrane.Record, error) {
+	return r.ingest(ctx, "ingestWorkingState", input, idempotencyKey)(r.Policy.BuildWorkingState(input, r.Now()))
 }
 
 // CreateRecord is the resolver for the createRecord field.
-func (r *mutationResolver) CreateRecord(ctx context.Context, input membrane.RecordInput, actor *string) (*membrane.Record, error) {
-	recs, err := r.createRecords(ctx, []*membrane.RecordInput{&input}, actor, "")
+func (r *mutationResolver) CreateRecord(ctx context.Context, input membrane.RecordInput, actor *string, idempotencyKey *string) (*membrane.Record, error) {
+	recs, err := r.createRecords(ctx, []*membrane.RecordInput{&input}, actor, idempotencyKey, "")
 	if err != nil {
 		return nil, err
 	}
@@ -49,15 +57,23 @@ func (r *mutationResolver) CreateRecord(ctx context.Context, input membrane.Reco
 }
 
 // IngestBatch is the resolver for the ingestBatch field.
-func (r *mutationResolver) IngestBatch(ctx context.Context, inputs []*membrane.RecordInput, actor *string) ([]*membrane.Record, error) {
+func (r *mutationResolver) IngestBatch(ctx context.Context, inputs []*membrane.RecordInput, actor *string, idempotencyKey *string) ([]*membrane.Record, error) {
 	if len(inputs) > membrane.MaxBatch {
 		return nil, membrane.Errorf(membrane.EINVALID, "too many records: %d (max %d)", len(inputs), membrane.MaxBatch)
 	}
-	return r.createRecords(ctx, inputs, actor, "inputs")
+	return r.createRecords(ctx, inputs, actor, idempotencyKey, "inputs")
 }
 
 // Record is the resolver for the record field.
-func (r *queryResolver) Record(ctx context.Context, id string) (*membrane.Record, error) {
+func (r *queryResolver) Record(ctx context.Context, id string, asOf *time.Time) (*membrane.Record, error) {
+	if asOf != nil {
+		rec, err := r.Lineages.FindRecordAsOf(ctx, id, *asOf)
+		if err != nil {
+			return nil, err
+		}
+		rec.AsOf = asOf
+		return rec, nil
+	}
 	return r.Store.FindRecordByID(ctx, id)
 }
 

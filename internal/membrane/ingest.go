@@ -157,4 +157,13 @@ func ApplyOutcome(r *Record, in IngestOutcome, now time.Time) (*Record, *AuditEn
 	return &next, a, nil
 }
 
+// RecordOutcome plans setting the outcome of episodic record r.
+func RecordOutcome(r *Record, in IngestOutcome, now time.Time) (*Change, error) {
+	n, a, err := ApplyOutcome(r, in, now)
+	if err != nil {
+		return nil, err
+	}
+	return &Change{Updates: []*Record{n}, Audits: []*AuditEntry{a}, Result: n}, nil
+}
+
 func ptr[T any](v T) *T { return &v }

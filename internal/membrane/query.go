@@ -185,17 +185,15 @@ type AuditPage struct {
 // package; every method runs in one transaction.
 type RecordService interface {
 	// CreateRecords writes records and their create audit entries in one
-	// transaction. Returns ECONFLICT if an id exists already.
-	CreateRecords(ctx context.Context, recs []*Ingested) error
+	// transaction. Returns ECONFLICT if an id exists already. With idem, a
+	// repeated request returns the records the first one created.
+	CreateRecords(ctx context.Context, idem *Idempotency, recs []*Ingested) ([]*Record, error)
 	// FindRecordByID returns ENOTFOUND if no record has the id.
 	FindRecordByID(ctx context.Context, id string) (*Record, error)
 	// FindRecords returns a keyset page of records matching filter.
 	FindRecords(ctx context.Context, filter RecordFilter, order RecordOrder, page Page) (*RecordPage, error)
 	// CountRecords counts the records matching filter.
 	CountRecords(ctx context.Context, filter RecordFilter) (int64, error)
-	// RecordOutcome applies an outcome to an episodic record with its audit
-	// entry, in one transaction.
-	RecordOutcome(ctx context.Context, in IngestOutcome) (*Record, error)
 	// FindAuditEntries returns a page of audit entries, oldest first.
 	FindAuditEntries(ctx context.Context, filter AuditFilter, page Page) (*AuditPage, error)
 	// AuditPagesForRecords returns one page of audit entries (oldest first)

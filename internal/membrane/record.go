@@ -197,6 +197,12 @@ type Record struct {
 	Lifecycle  Lifecycle
 	Provenance Provenance
 	Payload    Payload
+	// ContestEvidence lists external references (URLs, tickets) that contest
+	// this record; contesting records are linked by CONTESTED_BY edges.
+	ContestEvidence []string
+	// AsOf is set on records read as of a past instant; reads of their
+	// relations and history are answered as of the same instant. Not stored.
+	AsOf *time.Time
 	// Version starts at 1 and grows by one with every change of the record;
 	// revisions may pass it as expectedVersion for optimistic concurrency.
 	Version int64

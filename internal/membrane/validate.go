@@ -326,3 +326,7 @@ func validatePayload(p Payload, v *validator) {
 		v.add("payload", "exceeds maximum payload size of %d bytes", MaxPayloadBytes)
 	}
 }
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+func ftoa(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }

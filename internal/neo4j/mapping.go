@@ -24,10 +24,6 @@ func recordProps(r *membrane.Record) (map[string]any, error) {
 	for _, s := range r.Provenance.Sources {
 		refs = append(refs, s.Ref)
 	}
-	tags := r.Tags
-	if tags == nil {
-		tags = []string{}
-	}
 	p := map[string]any{
 		"id":                  r.ID,
 		"type":                string(r.Type),
@@ -36,7 +32,7 @@ func recordProps(r *membrane.Record) (map[string]any, error) {
 		"confidence":          r.Confidence,
 		"salience":            r.Salience,
 		"scope":               r.Scope,
-		"tags":                tags,
+		"tags":                nonNil(r.Tags),
 		"createdAt":           r.CreatedAt.UTC(),
 		"updatedAt":           r.UpdatedAt.UTC(),
 		"status":              string(r.Status),
@@ -53,6 +49,7 @@ func recordProps(r *membrane.Record) (map[string]any, error) {
 		"provenanceSources":   string(sources),
 		"sourceRefs":          refs,
 		"payload":             string(payload),
+		"contestEvidence":     nonNil(r.ContestEvidence),
 		"name":                membrane.DisplayName(r),
 		"searchText":          membrane.SearchText(r.Payload),
 	}
@@ -65,17 +62,18 @@ func recordProps(r *membrane.Record) (map[string]any, error) {
 // recordFromProps rebuilds a record from its node properties.
 func recordFromProps(p map[string]any) (*membrane.Record, error) {
 	r := &membrane.Record{
-		ID:          str(p["id"]),
-		Type:        membrane.MemoryType(str(p["type"])),
-		Sensitivity: membrane.Sensitivity(str(p["sensitivity"])),
-		Confidence:  float(p["confidence"]),
-		Salience:    float(p["salience"]),
-		Scope:       str(p["scope"]),
-		Tags:        strs(p["tags"]),
-		CreatedAt:   tm(p["createdAt"]),
-		UpdatedAt:   tm(p["updatedAt"]),
-		Status:      membrane.RevisionStatus(str(p["status"])),
-		Version:     integer(p["version"]),
+		ID:              str(p["id"]),
+		Type:            membrane.MemoryType(str(p["type"])),
+		Sensitivity:     membrane.Sensitivity(str(p["sensitivity"])),
+		Confidence:      float(p["confidence"]),
+		Salience:        float(p["salience"]),
+		Scope:           str(p["scope"]),
+		Tags:            strs(p["tags"]),
+		CreatedAt:       tm(p["createdAt"]),
+		UpdatedAt:       tm(p["updatedAt"]),
+		Status:          membrane.RevisionStatus(str(p["status"])),
+		Version:         integer(p["version"]),
+		ContestEvidence: strs(p["contestEvidence"]),
 		Lifecycle: membrane.Lifecycle{
 			Curve:             membrane.DecayCurve(str(p["decayCurve"])),
 			HalfLifeSeconds:   integer(p["halfLifeSeconds"]),
@@ -115,6 +113,14 @@ func auditProps(a *membrane.AuditEntry) (map[string]any, error) {
 		"rationale": a.Rationale,
 	}
 	if a.Previous != nil {
+		// Status and salience before the change are also plain properties:
+		// time-travel reads (asOf) undo changes with them in Cypher.
+		if s, ok := a.Previous["status"]; ok {
+			p["prevStatus"] = s
+		}
+		if s, ok := a.Previous["salience"]; ok {
+			p["prevSalience"] = s
+		}
 		b, err := json.Marshal(a.Previous)
 		if err != nil {
 			return nil, fmt.Errorf("encode audit previous: %w", err)
@@ -179,4 +185,11 @@ func strs(v any) []string {
 		out = append(out, str(e))
 	}
 	return out
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }

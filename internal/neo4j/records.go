@@ -45,28 +45,35 @@ func pageStatements() map[membrane.RecordOrder]string {
 }
 
 // CreateRecords writes records and their create audit entries in one
-// transaction with one UNWIND statement.
-func (db *DB) CreateRecords(ctx context.Context, recs []*membrane.Ingested) error {
+// transaction with one UNWIND statement. With idem, a repeated request
+// returns the records the first one created.
+func (db *DB) CreateRecords(ctx context.Context, idem *membrane.Idempotency, recs []*membrane.Ingested) ([]*membrane.Record, error) {
 	rows := make([]map[string]any, len(recs))
 	for i, in := range recs {
 		props, err := recordProps(in.Record)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		audit, err := auditProps(in.Audit)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		rows[i] = map[string]any{"id": in.Record.ID, "label": in.Record.Type.Label(), "props": props, "audit": audit}
 	}
-	_, err := write(ctx, db, func(tx neo4j.ManagedTransaction) (struct{}, error) {
-		_, err := single(ctx, tx, cypher.Must("create_records"), map[string]any{"records": rows})
-		return struct{}{}, err
+	out, err := db.idempotent(ctx, idem, func(tx neo4j.ManagedTransaction) ([]*membrane.Record, error) {
+		if _, err := single(ctx, tx, cypher.Must("create_records"), map[string]any{"records": rows}); err != nil {
+			return nil, err
+		}
+		created := make([]*membrane.Record, len(recs))
+		for i, in := range recs {
+			created[i] = in.Record
+		}
+		return created, nil
 	})
 	if err != nil {
-		return fmt.Errorf("create %d records: %w", len(recs), err)
+		return nil, fmt.Errorf("create %d records: %w", len(recs), err)
 	}
-	return nil
+	return out, nil
 }
 
 // FindRecordByID returns the record with id, or ENOTFOUND.
@@ -243,48 +250,4 @@ func (db *DB) CountRecords(ctx context.Context, f membrane.RecordFilter) (int64,
 		return 0, fmt.Errorf("count records: %w", err)
 	}
 	return n, nil
-}
-
-// RecordOutcome sets an episodic record's outcome and appends its audit
-// entry in one transaction. A concurrent change between the read and the
-// write makes the write match nothing, which is reported as ECONFLICT.
-func (db *DB) RecordOutcome(ctx context.Context, in membrane.IngestOutcome) (*membrane.Record, error) {
-	now := db.Now()
-	return write(ctx, db, func(tx neo4j.ManagedTransaction) (*membrane.Record, error) {
-		cur, err := findRecord(ctx, tx, in.TargetRecordID)
-		if err != nil {
-			return nil, err
-		}
-		next, audit, err := membrane.ApplyOutcome(cur, in, now)
-		if err != nil {
-			return nil, err
-		}
-		if err := updateRecord(ctx, tx, cur.Version, next, audit); err != nil {
-			return nil, err
-		}
-		return next, nil
-	})
-}
-
-// updateRecord writes next over a record last read at version expected, and
-// appends audit, in the caller's transaction.
-func updateRecord(ctx context.Context, tx neo4j.ManagedTransaction, expected int64, next *membrane.Record, audit *membrane.AuditEntry) error {
-	props, err := recordProps(next)
-	if err != nil {
-		return err
-	}
-	ap, err := auditProps(audit)
-	if err != nil {
-		return err
-	}
-	row, err := single(ctx, tx, cypher.Must("record_update"), map[string]any{
-		"id": next.ID, "expectedVersion": expected, "props": props, "audit": ap,
-	})
-	if err != nil {
-		return err
-	}
-	if row == nil {
-		return membrane.Errorf(membrane.ECONFLICT, "record %q changed concurrently; read it again and retry", next.ID)
-	}
-	return nil
 }

@@ -1,0 +1,28 @@
+// Apply one planned revision (internal/membrane.Change): new records, next
+// states of locked records, edges and audit entries, all in the caller's
+// transaction. Relationship types come from the fixed predicate vocabulary.
+CALL {
+  UNWIND $creates AS c
+  CREATE (m:Memory {id: c.id})
+  SET m += c.props
+  SET m:$(c.label)
+}
+CALL {
+  UNWIND $updates AS u
+  MATCH (m:Memory {id: u.id})
+  SET m += u.props
+}
+CALL {
+  UNWIND $edges AS e
+  MATCH (a:Memory {id: e.from}), (b:Memory {id: e.to})
+  MERGE (a)-[r:$(e.type)]->(b)
+  SET r += e.props
+}
+CALL {
+  UNWIND $audits AS a
+  MATCH (m:Memory {id: a.recordId})
+  CREATE (x:AuditEntry)
+  SET x = a.props
+  CREATE (m)-[:HAS_AUDIT]->(x)
+}
+RETURN true AS ok

@@ -1,0 +1,31 @@
+// Lineage of one record: every record reachable over edges of $types in
+// the direction __ARROW__ within __MAXDEPTH__ hops, each with its depth
+// (shortest distance), and the edges among them. __ARROW__ and
+// __MAXDEPTH__ come from a fixed set of arrows and a validated integer.
+MATCH (root:Memory {id: $id})
+WHERE $asOf IS NULL OR root.createdAt <= $asOf
+CALL (root) {
+  MATCH p = ANY SHORTEST (root)(()__ARROW__(x:Memory) WHERE $asOf IS NULL OR (r.createdAt <= $asOf AND x.createdAt <= $asOf)){1,__MAXDEPTH__}(n:Memory)
+  WITH n, length(p) AS depth
+  ORDER BY depth, n.id
+  LIMIT $limit
+  RETURN collect({m: n, depth: depth}) AS found
+}
+WITH root, [{m: root, depth: 0}] + found AS found
+WITH found, [f IN found | f.m] AS ms
+CALL (ms) {
+  UNWIND ms AS a
+  MATCH (a)-[r:$any($types)]->(b:Memory)
+  WHERE b IN ms AND ($asOf IS NULL OR r.createdAt <= $asOf)
+  WITH a, b, r
+  LIMIT $edgeLimit
+  RETURN collect({from: a.id, to: b.id, type: type(r), weight: r.weight, createdAt: r.createdAt, actor: r.actor}) AS edges
+}
+UNWIND found AS f
+WITH f.m AS m, f.depth AS depth, edges
+CALL (m) {
+  __AS_OF__
+}
+WITH v, depth, edges
+ORDER BY depth, v.id
+RETURN collect({node: v, depth: depth}) AS nodes, edges

@@ -1,0 +1,412 @@
+package membrane
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"math"
+	"slices"
+	"strings"
+	"time"
+)
+
+// RevisionMeta is what every revision takes besides its own arguments.
+type RevisionMeta struct {
+	Actor     string
+	Rationale string
+	// ExpectedVersion, when set, must equal the target's current version
+	// (optimistic concurrency); otherwise the revision fails with ECONFLICT.
+	ExpectedVersion *int64
+}
+
+func (m RevisionMeta) validate(v *validator) {
+	v.str("actor", m.Actor, true)
+	if len(m.Actor) > 256 {
+		v.add("actor", "exceeds 256 bytes")
+	}
+	v.str("rationale", m.Rationale, false)
+}
+
+// Change is what one revision writes, planned from the records it read. The
+// store applies a Change in one transaction: all of it or nothing.
+type Change struct {
+	// Creates are new records.
+	Creates []*Record
+	// Updates are the next states of records that were read (and locked).
+	Updates []*Record
+	// Touched are ids of records that get only an audit entry.
+	Touched []string
+	Edges   []Relation
+	Audits  []*AuditEntry
+	// Result is the record the operation returns.
+	Result *Record
+}
+
+// checkTarget applies the guards every revision shares.
+func checkTarget(r *Record, op string, meta *RevisionMeta) error {
+	if r.Type == TypeEpisodic {
+		return Errorf(EPRECONDITION, "episodic records are immutable: cannot %s record %s", op, r.ID)
+	}
+	if r.Status == StatusRetracted {
+		return Errorf(ECONFLICT, "record %s is retracted (superseded, merged or retracted already): cannot %s it", r.ID, op)
+	}
+	if meta != nil && meta.ExpectedVersion != nil && *meta.ExpectedVersion != r.Version {
+		return Errorf(ECONFLICT, "record %s is at version %d, not the expected %d", r.ID, r.Version, *meta.ExpectedVersion)
+	}
+	return nil
+}
+
+// buildDerived builds the new record of a supersede, fork or merge.
+func (p Policy) buildDerived(in RecordInput, wantType MemoryType, now time.Time) (*Record, error) {
+	v := &validator{prefix: "newRecord."}
+	if in.Type != wantType {
+		v.add("type", "must be %s, the type of the record it revises", wantType)
+		return nil, v.err()
+	}
+	if in.Type == TypeSemantic {
+		hasEvidence := in.Payload.Semantic != nil && len(in.Payload.Semantic.Evidence) > 0
+		hasSources := in.Provenance != nil && len(in.Provenance.Sources) > 0
+		if !hasEvidence && !hasSources {
+			v.add("payload.semantic.evidence", "a new semantic record needs evidence or provenance sources")
+			return nil, v.err()
+		}
+	}
+	r, err := p.BuildRecord(in, now)
+	if err != nil {
+		return nil, prefixed(err, "newRecord.")
+	}
+	return r, nil
+}
+
+func prefixed(err error, prefix string) error {
+	fields := ErrorFields(err)
+	if fields == nil {
+		return err
+	}
+	out := make([]FieldError, len(fields))
+	for i, f := range fields {
+		out[i] = FieldError{Field: prefix + f.Field, Message: f.Message}
+	}
+	return &Error{Code: ErrorCode(err), Message: "invalid input: " + out[0].Field + ": " + out[0].Message, Fields: out}
+}
+
+// next returns a copy of r for modification at now, one version on.
+func next(r *Record, now time.Time) *Record {
+	n := *r
+	n.Tags = slices.Clone(r.Tags)
+	n.UpdatedAt = now
+	n.Version = r.Version + 1
+	return &n
+}
+
+// audit returns an audit entry for r recording the previous values of the
+// fields that differ between prev and cur.
+func audit(prev, cur *Record, action AuditAction, meta RevisionMeta, rationale string, now time.Time) *AuditEntry {
+	a := NewAuditEntry(cur.ID, action, meta.Actor, rationale, now)
+	p := map[string]any{}
+	if prev.Status != cur.Status {
+		p["status"] = string(prev.Status)
+	}
+	if prev.Salience != cur.Salience {
+		p["salience"] = prev.Salience
+	}
+	if !prev.Lifecycle.LastReinforcedAt.Equal(cur.Lifecycle.LastReinforcedAt) {
+		p["lastReinforcedAt"] = prev.Lifecycle.LastReinforcedAt.UTC().Format(time.RFC3339Nano)
+	}
+	if prev.Version != cur.Version {
+		p["version"] = prev.Version
+	}
+	if len(p) > 0 {
+		a.Previous = p
+	}
+	return a
+}
+
+func why(meta RevisionMeta, what string) string {
+	if meta.Rationale == "" {
+		return what
+	}
+	return what + ": " + meta.Rationale
+}
+
+func retire(old *Record, now time.Time) *Record {
+	n := next(old, now)
+	n.Status = StatusRetracted
+	n.Salience = 0
+	return n
+}
+
+// Supersede replaces old with a new record: old is retracted with salience
+// 0 and the new record SUPERSEDES it.
+func (p Policy) Supersede(old *Record, in RecordInput, meta RevisionMeta, now time.Time) (*Change, error) {
+	if err := validateMeta(meta); err != nil {
+		return nil, err
+	}
+	if err := checkTarget(old, "supersede", &meta); err != nil {
+		return nil, err
+	}
+	nr, err := p.buildDerived(in, old.Type, now)
+	if err != nil {
+		return nil, err
+	}
+	nr.Provenance.Sources = append(nr.Provenance.Sources, ProvenanceSource{Kind: ProvenanceEvent, Ref: old.ID, CreatedBy: meta.Actor, Timestamp: &now})
+	on := retire(old, now)
+	return &Change{
+		Creates: []*Record{nr},
+		Updates: []*Record{on},
+		Edges:   []Relation{{Predicate: PredSupersedes, SourceID: nr.ID, TargetID: old.ID, Weight: 1, CreatedAt: now, Actor: meta.Actor}},
+		Audits: []*AuditEntry{
+			audit(old, on, AuditSupersede, meta, why(meta, "superseded by "+nr.ID), now),
+			NewAuditEntry(nr.ID, AuditCreate, meta.Actor, why(meta, "supersedes "+old.ID), now),
+		},
+		Result: nr,
+	}, nil
+}
+
+// Fork derives a new record from src, which stays active.
+func (p Policy) Fork(src *Record, in RecordInput, meta RevisionMeta, now time.Time) (*Change, error) {
+	if err := validateMeta(meta); err != nil {
+		return nil, err
+	}
+	if err := checkTarget(src, "fork", &meta); err != nil {
+		return nil, err
+	}
+	nr, err := p.buildDerived(in, src.Type, now)
+	if err != nil {
+		return nil, err
+	}
+	return &Change{
+		Creates: []*Record{nr},
+		Touched: []string{src.ID},
+		Edges:   []Relation{{Predicate: PredDerivedFrom, SourceID: nr.ID, TargetID: src.ID, Weight: 1, CreatedAt: now, Actor: meta.Actor}},
+		Audits: []*AuditEntry{
+			NewAuditEntry(src.ID, AuditFork, meta.Actor, why(meta, "forked to "+nr.ID), now),
+			NewAuditEntry(nr.ID, AuditCreate, meta.Actor, why(meta, "forked from "+src.ID), now),
+		},
+		Result: nr,
+	}, nil
+}
+
+// Retract withdraws r: status retracted, salience 0. The record and its
+// history stay.
+func Retract(r *Record, meta RevisionMeta, now time.Time) (*Change, error) {
+	if err := validateMeta(meta); err != nil {
+		return nil, err
+	}
+	if err := checkTarget(r, "retract", &meta); err != nil {
+		return nil, err
+	}
+	n := retire(r, now)
+	return &Change{
+		Updates: []*Record{n},
+		Audits:  []*AuditEntry{audit(r, n, AuditRetract, meta, why(meta, "retracted"), now)},
+		Result:  n,
+	}, nil
+}
+
+// ValidateMergeIDs rejects an empty list, duplicates and oversize lists
+// before anything is read.
+func ValidateMergeIDs(ids []string) error {
+	v := &validator{}
+	if len(ids) < 2 {
+		v.add("ids", "merge needs at least two records")
+	}
+	if len(ids) > 100 {
+		v.add("ids", "merge takes at most 100 records")
+	}
+	seen := map[string]bool{}
+	for i, id := range ids {
+		if seen[id] {
+			v.add("ids["+itoa(i)+"]", "duplicate id %q", id)
+		}
+		seen[id] = true
+	}
+	return v.err()
+}
+
+// Merge retracts every source and creates one record DERIVED_FROM each.
+func (p Policy) Merge(sources []*Record, in RecordInput, meta RevisionMeta, now time.Time) (*Change, error) {
+	if err := validateMeta(meta); err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(sources))
+	for i, s := range sources {
+		ids[i] = s.ID
+	}
+	if err := ValidateMergeIDs(ids); err != nil {
+		return nil, err
+	}
+	for _, s := range sources {
+		if err := checkTarget(s, "merge", nil); err != nil {
+			return nil, err
+		}
+		if s.Type != sources[0].Type {
+			return nil, Errorf(EINVALID, "cannot merge records of different types (%s and %s)", sources[0].Type, s.Type)
+		}
+	}
+	nr, err := p.buildDerived(in, sources[0].Type, now)
+	if err != nil {
+		return nil, err
+	}
+	c := &Change{Creates: []*Record{nr}, Result: nr}
+	c.Audits = append(c.Audits, NewAuditEntry(nr.ID, AuditCreate, meta.Actor, why(meta, "merged from "+strings.Join(ids, ", ")), now))
+	for _, s := range sources {
+		n := retire(s, now)
+		c.Updates = append(c.Updates, n)
+		c.Edges = append(c.Edges, Relation{Predicate: PredDerivedFrom, SourceID: nr.ID, TargetID: s.ID, Weight: 1, CreatedAt: now, Actor: meta.Actor})
+		c.Audits = append(c.Audits, audit(s, n, AuditMerge, meta, why(meta, "merged into "+nr.ID), now))
+	}
+	return c, nil
+}
+
+// Contest marks r contested. When the contesting reference is a record
+// (contester non-nil), r gets a CONTESTED_BY edge to it; otherwise the
+// reference (a URL, a ticket) is kept as evidence on r.
+func Contest(r *Record, ref string, contester *Record, meta RevisionMeta, now time.Time) (*Change, error) {
+	v := &validator{}
+	meta.validate(v)
+	v.str("contestingRef", ref, true)
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	if err := checkTarget(r, "contest", &meta); err != nil {
+		return nil, err
+	}
+	if contester != nil && contester.ID == r.ID {
+		return nil, Errorf(EINVALID, "a record cannot contest itself")
+	}
+	n := next(r, now)
+	n.Status = StatusContested
+	c := &Change{Updates: []*Record{n}, Result: n}
+	what := "contested by " + ref
+	if contester != nil {
+		c.Edges = []Relation{{Predicate: PredContestedBy, SourceID: r.ID, TargetID: contester.ID, Weight: 1, CreatedAt: now, Actor: meta.Actor}}
+		c.Touched = []string{contester.ID}
+		c.Audits = append(c.Audits, NewAuditEntry(contester.ID, AuditContest, meta.Actor, why(meta, "contests "+r.ID), now))
+	} else {
+		n.ContestEvidence = append(slices.Clone(r.ContestEvidence), ref)
+		what = "contested by external reference " + ref
+	}
+	c.Audits = append([]*AuditEntry{audit(r, n, AuditContest, meta, why(meta, what), now)}, c.Audits...)
+	return c, nil
+}
+
+// Reinforce adds the record's reinforcement gain to its salience as of now
+// (capped at 1, never lowering a salience already above 1) and restarts
+// decay from now.
+func Reinforce(r *Record, meta RevisionMeta, now time.Time) (*Change, error) {
+	if err := validateMeta(meta); err != nil {
+		return nil, err
+	}
+	if err := checkTarget(r, "reinforce", &meta); err != nil {
+		return nil, err
+	}
+	eff := EffectiveSalience(r.Salience, r.Lifecycle, r.CreatedAt, now)
+	n := next(r, now)
+	n.Salience = math.Max(eff, math.Min(eff+r.Lifecycle.ReinforcementGain, 1))
+	n.Lifecycle.LastReinforcedAt = now
+	return &Change{Updates: []*Record{n}, Result: n,
+		Audits: []*AuditEntry{audit(r, n, AuditReinforce, meta, why(meta, "reinforced"), now)}}, nil
+}
+
+// Penalize subtracts amount from the record's salience as of now, floored
+// at its minimum salience; decay continues from the new value.
+func Penalize(r *Record, amount float64, meta RevisionMeta, now time.Time) (*Change, error) {
+	v := &validator{}
+	meta.validate(v)
+	if math.IsNaN(amount) || math.IsInf(amount, 0) || amount < 0 {
+		v.add("amount", "amount must be non-negative and finite")
+	}
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	if err := checkTarget(r, "penalize", &meta); err != nil {
+		return nil, err
+	}
+	eff := EffectiveSalience(r.Salience, r.Lifecycle, r.CreatedAt, now)
+	n := next(r, now)
+	n.Salience = math.Max(eff-amount, math.Min(r.Lifecycle.MinSalience, eff))
+	n.Lifecycle.LastReinforcedAt = now
+	return &Change{Updates: []*Record{n}, Result: n,
+		Audits: []*AuditEntry{audit(r, n, AuditPenalize, meta, why(meta, "penalized by "+ftoa(amount)), now)}}, nil
+}
+
+// Relate adds an edge from src to tgt with a predicate of the non-lineage
+// vocabulary. Relating twice with the same predicate updates the weight.
+func Relate(src, tgt *Record, pred Predicate, weight *float64, meta RevisionMeta, now time.Time) (*Change, error) {
+	v := &validator{}
+	meta.validate(v)
+	if !pred.Valid() {
+		v.add("predicate", "unknown predicate %q", pred)
+	} else if pred.IsLineage() {
+		v.add("predicate", "%s edges are written by the revision operations, not addRelation", pred)
+	}
+	w := 1.0
+	if weight != nil {
+		w = *weight
+		v.unit("weight", w)
+	}
+	if src.ID == tgt.ID {
+		v.add("targetId", "a record cannot relate to itself")
+	}
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	if src.Status == StatusRetracted || tgt.Status == StatusRetracted {
+		return nil, Errorf(ECONFLICT, "cannot relate a retracted record")
+	}
+	rel := Relation{Predicate: pred, SourceID: src.ID, TargetID: tgt.ID, Weight: w, CreatedAt: now, Actor: meta.Actor}
+	return &Change{
+		Touched: []string{src.ID},
+		Edges:   []Relation{rel},
+		Audits:  []*AuditEntry{NewAuditEntry(src.ID, AuditRelate, meta.Actor, why(meta, string(pred)+" "+tgt.ID), now)},
+		Result:  src,
+	}, nil
+}
+
+func validateMeta(meta RevisionMeta) error {
+	v := &validator{}
+	meta.validate(v)
+	return v.err()
+}
+
+// Fingerprint identifies a request for idempotency: the same key with a
+// different fingerprint is a client bug, reported as ECONFLICT.
+func Fingerprint(op string, args any) string {
+	b, _ := json.Marshal(args) // args are decoded GraphQL input: always encodable
+	h := sha256.Sum256(append([]byte(op+"\x00"), b...))
+	return hex.EncodeToString(h[:])
+}
+
+// PlanFunc plans a revision from the records read for it: locked holds the
+// records read under a write lock (all present), read those read without
+// one (possibly missing).
+type PlanFunc func(locked, read map[string]*Record) (*Change, error)
+
+// Idempotency identifies a mutation that may be retried.
+type Idempotency struct {
+	Key         string
+	Fingerprint string
+	Operation   string
+}
+
+// NewIdempotency validates a client's key; nil key means none.
+func NewIdempotency(key *string, op string, args any) (*Idempotency, error) {
+	if key == nil {
+		return nil, nil
+	}
+	if *key == "" || len(*key) > 256 {
+		return nil, &Error{Code: EINVALID, Message: "idempotencyKey must be 1 to 256 bytes",
+			Fields: []FieldError{{Field: "idempotencyKey", Message: "must be 1 to 256 bytes"}}}
+	}
+	return &Idempotency{Key: *key, Fingerprint: Fingerprint(op, args), Operation: op}, nil
+}
+
+// RevisionService applies revisions. Implemented by the neo4j package.
+type RevisionService interface {
+	// Revise runs plan over the records lock (all must exist: ENOTFOUND
+	// otherwise) and readIDs (optional) in one write transaction and applies
+	// its Change. With idem, a repeated request returns the first result.
+	Revise(ctx context.Context, idem *Idempotency, lock, readIDs []string, plan PlanFunc) (*Record, error)
+}

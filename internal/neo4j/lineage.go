@@ -1,0 +1,207 @@
+package neo4j
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/membrane/membrane/cypher"
+	"github.com/membrane/membrane/internal/membrane"
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+)
+
+var _ membrane.LineageService = (*DB)(nil)
+
+var (
+	asOfFragment   = cypher.Must("as_of")
+	recordAsOf     = strings.ReplaceAll(cypher.Must("record_as_of"), "__AS_OF__", asOfFragment)
+	neighborsStmt  = strings.ReplaceAll(cypher.Must("neighbors"), "__AS_OF__", asOfFragment)
+	supersedeChain = strings.ReplaceAll(cypher.Must("supersede_chain"), "__AS_OF__", asOfFragment)
+	lineageTmpl    = strings.ReplaceAll(cypher.Must("lineage"), "__AS_OF__", asOfFragment)
+)
+
+// lineageArrows are the only texts __ARROW__ takes.
+var lineageArrows = map[membrane.Direction]string{
+	membrane.DirOut:  "-[r:$any($types)]->",
+	membrane.DirIn:   "<-[r:$any($types)]-",
+	membrane.DirBoth: "-[r:$any($types)]-",
+}
+
+func timeParam(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return t.UTC()
+}
+
+func relTypes(preds []membrane.Predicate) []string {
+	out := make([]string, len(preds))
+	for i, p := range preds {
+		out[i] = p.RelType()
+	}
+	return out
+}
+
+// FindRecordAsOf returns a record as it was at asOf.
+func (db *DB) FindRecordAsOf(ctx context.Context, id string, asOf time.Time) (*membrane.Record, error) {
+	return read(ctx, db, func(tx neo4j.ManagedTransaction) (*membrane.Record, error) {
+		row, err := single(ctx, tx, recordAsOf, map[string]any{"id": id, "asOf": asOf.UTC()})
+		if err != nil {
+			return nil, err
+		}
+		if row == nil {
+			return nil, membrane.Errorf(membrane.ENOTFOUND, "record %q did not exist at %s", id, asOf.UTC().Format(time.RFC3339))
+		}
+		props, _ := row.Values[0].(map[string]any)
+		return recordFromProps(props)
+	})
+}
+
+func relationFrom(recordID string, m map[string]any, other string) (*membrane.Relation, bool) {
+	out := m["outgoing"] == true
+	rel := &membrane.Relation{
+		Predicate: membrane.PredicateOfRelType(str(m["type"])),
+		Weight:    float(m["weight"]),
+		CreatedAt: tm(m["createdAt"]),
+		Actor:     str(m["actor"]),
+	}
+	if out {
+		rel.SourceID, rel.TargetID = recordID, other
+	} else {
+		rel.SourceID, rel.TargetID = other, recordID
+	}
+	return rel, out
+}
+
+// Neighbors returns the related records of each id in one round trip.
+func (db *DB) Neighbors(ctx context.Context, ids []string, q membrane.NeighborQuery) (map[string][]*membrane.Neighbor, error) {
+	var afterAt, afterID any
+	if c := q.Page.After; c != nil {
+		s, _ := c.Key.(string)
+		t, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil || c.Field != "relation" {
+			return nil, membrane.Errorf(membrane.EINVALID, "after is not a relations cursor")
+		}
+		afterAt, afterID = t, c.ID
+	}
+	params := map[string]any{
+		"ids": ids, "types": relTypes(q.Predicates),
+		"out": q.Direction != membrane.DirIn, "in": q.Direction != membrane.DirOut,
+		"asOf": timeParam(q.AsOf), "afterAt": afterAt, "afterId": afterID, "limit": int64(q.Page.First + 1),
+	}
+	out, err := read(ctx, db, func(tx neo4j.ManagedTransaction) (map[string][]*membrane.Neighbor, error) {
+		rows, err := collect(ctx, tx, neighborsStmt, params)
+		if err != nil {
+			return nil, err
+		}
+		out := make(map[string][]*membrane.Neighbor, len(ids))
+		for _, row := range rows {
+			rid, _ := row.Values[0].(string)
+			relProps, _ := row.Values[1].(map[string]any)
+			nodeProps, _ := row.Values[2].(map[string]any)
+			rec, err := recordFromProps(nodeProps)
+			if err != nil {
+				return nil, err
+			}
+			rel, outgoing := relationFrom(rid, relProps, rec.ID)
+			cursor := membrane.Cursor{Key: rel.CreatedAt.Format(time.RFC3339Nano), ID: rec.ID, Field: "relation"}.Encode()
+			out[rid] = append(out[rid], &membrane.Neighbor{Relation: rel, Record: rec, Outgoing: outgoing, Cursor: cursor})
+		}
+		return out, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("neighbors of %d records: %w", len(ids), err)
+	}
+	return out, nil
+}
+
+// SupersedeChains returns each record's supersede chain, oldest first.
+func (db *DB) SupersedeChains(ctx context.Context, ids []string, asOf *time.Time) (map[string][]*membrane.Record, error) {
+	params := map[string]any{"ids": ids, "asOf": timeParam(asOf), "limit": int64(membrane.MaxChain)}
+	out, err := read(ctx, db, func(tx neo4j.ManagedTransaction) (map[string][]*membrane.Record, error) {
+		rows, err := collect(ctx, tx, supersedeChain, params)
+		if err != nil {
+			return nil, err
+		}
+		out := make(map[string][]*membrane.Record, len(ids))
+		for _, row := range rows {
+			rid, _ := row.Values[0].(string)
+			chain, _ := row.Values[1].([]any)
+			for _, c := range chain {
+				props, _ := c.(map[string]any)
+				r, err := recordFromProps(props)
+				if err != nil {
+					return nil, err
+				}
+				out[rid] = append(out[rid], r)
+			}
+		}
+		return out, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("supersede chains of %d records: %w", len(ids), err)
+	}
+	return out, nil
+}
+
+// Lineage returns the bounded lineage graph of a record in one round trip.
+func (db *DB) Lineage(ctx context.Context, id string, q membrane.LineageQuery) (*membrane.Lineage, error) {
+	arrow, ok := lineageArrows[q.Direction]
+	if !ok || q.MaxDepth < 1 || q.MaxDepth > membrane.MaxLineageDepth {
+		return nil, membrane.Errorf(membrane.EINVALID, "invalid lineage query")
+	}
+	stmt := strings.NewReplacer("__ARROW__", arrow, "__MAXDEPTH__", strconv.Itoa(q.MaxDepth)).Replace(lineageTmpl)
+	params := map[string]any{"id": id, "types": relTypes(q.Predicates), "asOf": timeParam(q.AsOf), "limit": int64(q.Limit + 1), "edgeLimit": int64(8 * (q.Limit + 1))}
+	lin, err := read(ctx, db, func(tx neo4j.ManagedTransaction) (*membrane.Lineage, error) {
+		row, err := single(ctx, tx, stmt, params)
+		if err != nil {
+			return nil, err
+		}
+		if row == nil {
+			return nil, membrane.Errorf(membrane.ENOTFOUND, "record %q not found", id)
+		}
+		lin := &membrane.Lineage{}
+		nodes, _ := row.Values[0].([]any)
+		for _, n := range nodes {
+			m, _ := n.(map[string]any)
+			props, _ := m["node"].(map[string]any)
+			rec, err := recordFromProps(props)
+			if err != nil {
+				return nil, err
+			}
+			lin.Nodes = append(lin.Nodes, &membrane.LineageNode{Record: rec, Depth: int(integer(m["depth"]))})
+		}
+		edges, _ := row.Values[1].([]any)
+		for _, e := range edges {
+			m, _ := e.(map[string]any)
+			lin.Edges = append(lin.Edges, &membrane.Relation{
+				Predicate: membrane.PredicateOfRelType(str(m["type"])), SourceID: str(m["from"]), TargetID: str(m["to"]),
+				Weight: float(m["weight"]), CreatedAt: tm(m["createdAt"]), Actor: str(m["actor"]),
+			})
+		}
+		return lin, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("lineage of %s: %w", id, err)
+	}
+	// The root plus up to Limit others were asked for; one more means the
+	// limit cut the traversal.
+	if len(lin.Nodes) > q.Limit+1 {
+		lin.Nodes = lin.Nodes[:q.Limit+1]
+		lin.Truncated = true
+		keep := map[string]bool{}
+		for _, n := range lin.Nodes {
+			keep[n.Record.ID] = true
+		}
+		edges := lin.Edges[:0]
+		for _, e := range lin.Edges {
+			if keep[e.SourceID] && keep[e.TargetID] {
+				edges = append(edges, e)
+			}
+		}
+		lin.Edges = edges
+	}
+	return lin, nil
+}

@@ -1,0 +1,179 @@
+package neo4j
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/membrane/membrane/cypher"
+	"github.com/membrane/membrane/internal/membrane"
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+)
+
+var _ membrane.RevisionService = (*DB)(nil)
+
+// Revise runs one revision as one write transaction: it reads the records
+// in lock under a write lock (all must exist) and those in read without
+// one (they may be missing), calls plan with them, and applies the planned
+// change. Of two revisions racing on a record, the second to take the lock
+// plans against the first's result.
+func (db *DB) Revise(ctx context.Context, idem *membrane.Idempotency, lock, readIDs []string, plan membrane.PlanFunc) (*membrane.Record, error) {
+	recs, err := db.idempotent(ctx, idem, func(tx neo4j.ManagedTransaction) ([]*membrane.Record, error) {
+		locked, err := recordsByID(ctx, tx, cypher.Must("lock_records"), lock)
+		if err != nil {
+			return nil, err
+		}
+		for _, id := range lock {
+			if locked[id] == nil {
+				return nil, membrane.Errorf(membrane.ENOTFOUND, "record %q not found", id)
+			}
+		}
+		read := map[string]*membrane.Record{}
+		if len(readIDs) > 0 {
+			if read, err = recordsByID(ctx, tx, cypher.Must("records_by_ids"), readIDs); err != nil {
+				return nil, err
+			}
+		}
+		change, err := plan(locked, read)
+		if err != nil {
+			return nil, err
+		}
+		if err := applyChange(ctx, tx, change); err != nil {
+			return nil, err
+		}
+		return []*membrane.Record{change.Result}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return recs[0], nil
+}
+
+func recordsByID(ctx context.Context, tx neo4j.ManagedTransaction, stmt string, ids []string) (map[string]*membrane.Record, error) {
+	rows, err := collect(ctx, tx, stmt, map[string]any{"ids": ids})
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]*membrane.Record, len(rows))
+	for _, row := range rows {
+		props, _ := row.Values[0].(map[string]any)
+		r, err := recordFromProps(props)
+		if err != nil {
+			return nil, err
+		}
+		out[r.ID] = r
+	}
+	return out, nil
+}
+
+func applyChange(ctx context.Context, tx neo4j.ManagedTransaction, c *membrane.Change) error {
+	creates := make([]map[string]any, len(c.Creates))
+	for i, r := range c.Creates {
+		props, err := recordProps(r)
+		if err != nil {
+			return err
+		}
+		creates[i] = map[string]any{"id": r.ID, "label": r.Type.Label(), "props": props}
+	}
+	updates := make([]map[string]any, len(c.Updates))
+	for i, r := range c.Updates {
+		props, err := recordProps(r)
+		if err != nil {
+			return err
+		}
+		updates[i] = map[string]any{"id": r.ID, "props": props}
+	}
+	edges := make([]map[string]any, len(c.Edges))
+	for i, e := range c.Edges {
+		if !e.Predicate.Valid() {
+			return fmt.Errorf("apply change: predicate %q outside the vocabulary", e.Predicate)
+		}
+		edges[i] = map[string]any{"from": e.SourceID, "to": e.TargetID, "type": e.Predicate.RelType(),
+			"props": map[string]any{"weight": e.Weight, "createdAt": e.CreatedAt.UTC(), "actor": e.Actor}}
+	}
+	audits := make([]map[string]any, len(c.Audits))
+	for i, a := range c.Audits {
+		props, err := auditProps(a)
+		if err != nil {
+			return err
+		}
+		audits[i] = map[string]any{"recordId": a.RecordID, "props": props}
+	}
+	_, err := single(ctx, tx, cypher.Must("apply_change"), map[string]any{
+		"creates": creates, "updates": updates, "edges": edges, "audits": audits,
+	})
+	return err
+}
+
+// idempotent runs fn in a write transaction. With a key, a key already
+// stored replays its results instead (or is ECONFLICT when it was stored
+// for a different request), and a fresh result is stored under the key in
+// the same transaction.
+func (db *DB) idempotent(ctx context.Context, idem *membrane.Idempotency, fn func(neo4j.ManagedTransaction) ([]*membrane.Record, error)) ([]*membrane.Record, error) {
+	run := func(tx neo4j.ManagedTransaction) ([]*membrane.Record, error) {
+		if idem != nil {
+			if recs, found, err := replay(ctx, tx, idem); found || err != nil {
+				return recs, err
+			}
+		}
+		recs, err := fn(tx)
+		if err != nil || idem == nil {
+			return recs, err
+		}
+		ids := make([]string, len(recs))
+		for i, r := range recs {
+			ids[i] = r.ID
+		}
+		_, err = single(ctx, tx, cypher.Must("idempotency_store"), map[string]any{
+			"key": idem.Key, "fingerprint": idem.Fingerprint, "operation": idem.Operation, "resultIds": ids, "now": db.Now().UTC(),
+		})
+		return recs, err
+	}
+	recs, err := write(ctx, db, run)
+	if err != nil && idem != nil && membrane.ErrorCode(err) == membrane.ECONFLICT {
+		// A request with the same key may have committed while this one
+		// ran (and lost a race to it): answer with its result.
+		replayed, found, rerr := readReplay(ctx, db, idem)
+		if rerr == nil && found {
+			return replayed, nil
+		}
+	}
+	return recs, err
+}
+
+func readReplay(ctx context.Context, db *DB, idem *membrane.Idempotency) ([]*membrane.Record, bool, error) {
+	type result struct {
+		recs  []*membrane.Record
+		found bool
+	}
+	r, err := read(ctx, db, func(tx neo4j.ManagedTransaction) (result, error) {
+		recs, found, err := replay(ctx, tx, idem)
+		return result{recs, found}, err
+	})
+	return r.recs, r.found, err
+}
+
+// replay returns the stored results of idem's key, if it has any.
+func replay(ctx context.Context, tx neo4j.ManagedTransaction, idem *membrane.Idempotency) ([]*membrane.Record, bool, error) {
+	row, err := single(ctx, tx, cypher.Must("idempotency_lookup"), map[string]any{"key": idem.Key})
+	if err != nil || row == nil {
+		return nil, false, err
+	}
+	if fp, _ := row.Values[0].(string); fp != idem.Fingerprint {
+		return nil, true, membrane.Errorf(membrane.ECONFLICT, "idempotency key %q was already used for a different request", idem.Key)
+	}
+	ids := strs(row.Values[1])
+	byID, err := recordsByID(ctx, tx, cypher.Must("records_by_ids"), ids)
+	if err != nil {
+		return nil, true, err
+	}
+	out := make([]*membrane.Record, 0, len(ids))
+	for _, id := range ids {
+		if r := byID[id]; r != nil {
+			out = append(out, r)
+		}
+	}
+	if len(out) != len(ids) {
+		return nil, true, membrane.Errorf(membrane.ECONFLICT, "idempotency key %q names records that no longer exist", idem.Key)
+	}
+	return out, true, nil
+}
