@@ -350,3 +350,21 @@ func TestNewPage(t *testing.T) {
 		}
 	}
 }
+
+func TestPenalizeAmount(t *testing.T) {
+	p := membrane.DefaultPolicy()
+	r, err := p.BuildRecord(semanticInput(), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta := membrane.RevisionMeta{Actor: "a"}
+	for _, amount := range []float64{-0.1, math.NaN(), math.Inf(1)} {
+		if _, err := membrane.Penalize(r, amount, meta, now); membrane.ErrorCode(err) != membrane.EINVALID {
+			t.Fatalf("Penalize(%v) err = %v, want %s", amount, err, membrane.EINVALID)
+		}
+	}
+	c, err := membrane.Penalize(r, 0, meta, now)
+	if err != nil || c.Result.Salience != 1 {
+		t.Fatalf("Penalize(0) = %+v, %v", c, err)
+	}
+}
