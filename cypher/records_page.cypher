@@ -4,6 +4,7 @@
 MATCH (m:Memory)
 WHERE m.__FIELD__ IS NOT NULL
   AND __FILTER__
+  AND __STATE_FILTER__
   AND ($afterKey IS NULL
        OR m.__FIELD__ __CMP__ $afterKey
        OR (m.__FIELD__ = $afterKey AND m.id __CMP__ $afterId))

@@ -225,7 +225,7 @@ type ComplexityRoot struct {
 		AuditLog func(childComplexity int, filter *membrane.AuditFilter, first *int64, after *string) int
 		Lineage  func(childComplexity int, id string, direction *membrane.Direction, predicates []membrane.Predicate, maxDepth *int64, limit *int64, asOf *time.Time) int
 		Record   func(childComplexity int, id string, asOf *time.Time) int
-		Records  func(childComplexity int, filter *membrane.RecordFilter, orderBy *RecordOrder, first *int64, after *string) int
+		Records  func(childComplexity int, filter *membrane.RecordFilter, orderBy *RecordOrder, first *int64, after *string, asOf *time.Time) int
 	}
 
 	RecipeStep struct {
@@ -366,7 +366,7 @@ type MutationResolver interface {
 }
 type QueryResolver interface {
 	Record(ctx context.Context, id string, asOf *time.Time) (*membrane.Record, error)
-	Records(ctx context.Context, filter *membrane.RecordFilter, orderBy *RecordOrder, first *int64, after *string) (*RecordConnection, error)
+	Records(ctx context.Context, filter *membrane.RecordFilter, orderBy *RecordOrder, first *int64, after *string, asOf *time.Time) (*RecordConnection, error)
 	AuditLog(ctx context.Context, filter *membrane.AuditFilter, first *int64, after *string) (*AuditConnection, error)
 	Lineage(ctx context.Context, id string, direction *membrane.Direction, predicates []membrane.Predicate, maxDepth *int64, limit *int64, asOf *time.Time) (*membrane.Lineage, error)
 }
@@ -1219,7 +1219,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Records(childComplexity, args["filter"].(*membrane.RecordFilter), args["orderBy"].(*RecordOrder), args["first"].(*int64), args["after"].(*string)), true
+		return e.ComplexityRoot.Query.Records(childComplexity, args["filter"].(*membrane.RecordFilter), args["orderBy"].(*RecordOrder), args["first"].(*int64), args["after"].(*string), args["asOf"].(*time.Time)), true
 
 	case "RecipeStep.argsSchema":
 		if e.ComplexityRoot.RecipeStep.ArgsSchema == nil {
@@ -3123,6 +3123,14 @@ func (ec *executionContext) field_Query_records_args(ctx context.Context, rawArg
 		return nil, err
 	}
 	args["after"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "asOf",
+		func(ctx context.Context, v any) (*time.Time, error) {
+			return ec.unmarshalODateTime2ᚖtimeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["asOf"] = arg4
 	return args, nil
 }
 
@@ -6362,7 +6370,7 @@ func (ec *executionContext) _Query_records(ctx context.Context, field graphql.Co
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Records(ctx, fc.Args["filter"].(*membrane.RecordFilter), fc.Args["orderBy"].(*RecordOrder), fc.Args["first"].(*int64), fc.Args["after"].(*string))
+			return ec.Resolvers.Query().Records(ctx, fc.Args["filter"].(*membrane.RecordFilter), fc.Args["orderBy"].(*RecordOrder), fc.Args["first"].(*int64), fc.Args["after"].(*string), fc.Args["asOf"].(*time.Time))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *RecordConnection) graphql.Marshaler {

@@ -637,6 +637,29 @@ func TestLineageAndTimeTravel(t *testing.T) {
 			t.Fatalf("v2 was active then: %+v", r.Record)
 		}
 		c.fail(membrane.ENOTFOUND, q, map[string]any{"id": v3, "at": tAfterFirst})
+
+		var list struct {
+			Records struct {
+				Nodes []struct {
+					ID, Status string
+					Salience   float64
+				}
+				TotalCount int
+			}
+		}
+		rq := `query($s: [String!], $st: [RevisionStatus!], $at: DateTime) { records(filter: {scopes: $s, statuses: $st}, asOf: $at, first: 50) { nodes { id status salience } totalCount } }`
+		c.do(rq, map[string]any{"s": []any{scope}, "st": []any{"ACTIVE"}, "at": tAfterFirst}, &list)
+		if len(list.Records.Nodes) != 1 || list.Records.Nodes[0].ID != v2 || list.Records.TotalCount != 1 {
+			t.Fatalf("active records as of after the first supersede = %+v", list.Records)
+		}
+		c.do(rq, map[string]any{"s": []any{scope}, "st": []any{"ACTIVE"}, "at": tBeforeRevisions}, &list)
+		if len(list.Records.Nodes) != 1 || list.Records.Nodes[0].ID != v1 || list.Records.Nodes[0].Salience != 1 {
+			t.Fatalf("active records before the revisions = %+v", list.Records)
+		}
+		c.do(rq, map[string]any{"s": []any{scope}, "st": []any{"RETRACTED"}, "at": tAfterFirst}, &list)
+		if len(list.Records.Nodes) != 1 || list.Records.Nodes[0].ID != v1 || list.Records.Nodes[0].Salience != 0 {
+			t.Fatalf("retracted records as of after the first supersede = %+v", list.Records)
+		}
 		var l lin
 		c.do(lq, map[string]any{"id": v1, "d": "DESCENDANTS", "asOf": tAfterFirst}, &l)
 		got := map[string]string{}

@@ -78,11 +78,12 @@ func (r *queryResolver) Record(ctx context.Context, id string, asOf *time.Time) 
 }
 
 // Records is the resolver for the records field.
-func (r *queryResolver) Records(ctx context.Context, filter *membrane.RecordFilter, orderBy *RecordOrder, first *int64, after *string) (*RecordConnection, error) {
+func (r *queryResolver) Records(ctx context.Context, filter *membrane.RecordFilter, orderBy *RecordOrder, first *int64, after *string, asOf *time.Time) (*RecordConnection, error) {
 	var f membrane.RecordFilter
 	if filter != nil {
 		f = *filter
 	}
+	f.AsOf = asOf
 	if err := f.Validate(); err != nil {
 		return nil, err
 	}

@@ -20,6 +20,10 @@ type RecordFilter struct {
 	Statuses      []RevisionStatus
 	CreatedAfter  *time.Time
 	CreatedBefore *time.Time
+	// AsOf, when set, asks for records as they were at that instant: those
+	// created since are left out, and status and salience are matched (and
+	// returned) as they were then.
+	AsOf *time.Time
 }
 
 // Validate checks the filter's ranges and enums.

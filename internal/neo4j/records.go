@@ -15,21 +15,34 @@ var _ membrane.RecordService = (*DB)(nil)
 
 // Statements with placeholders, filled once from fixed values at start-up.
 var (
-	recordFilter = cypher.Must("record_filter")
-	recordsCount = strings.ReplaceAll(cypher.Must("records_count"), "__FILTER__", recordFilter)
-	recordsPage  = pageStatements()
+	recordFilter   = cypher.Must("record_filter")
+	recordsCount   = filled("records_count", "m")
+	recordsCountAt = filled("records_count_as_of", "v")
+	recordsPage    = pageStatements("records_page", "m")
+	recordsPageAt  = pageStatements("records_page_as_of", "v")
 )
+
+// filled returns a records statement with its filter fragments in place;
+// state filters (status, salience) apply to v, the record as of the
+// instant asked about, or m, the record as it is.
+func filled(name, v string) string {
+	return strings.NewReplacer(
+		"__FILTER__", recordFilter,
+		"__STATE_FILTER__", strings.ReplaceAll(cypher.Must("record_state_filter"), "__V__", v),
+		"__AS_OF__", asOfFragment,
+	).Replace(cypher.Must(name))
+}
 
 // pageStatements builds the keyset page statement for every order field and
 // direction. Field names come from this fixed map, never from a request.
-func pageStatements() map[membrane.RecordOrder]string {
+func pageStatements(name, v string) map[membrane.RecordOrder]string {
 	fields := map[membrane.RecordOrderField]string{
 		membrane.OrderCreatedAt:  "createdAt",
 		membrane.OrderUpdatedAt:  "updatedAt",
 		membrane.OrderSalience:   "salience",
 		membrane.OrderConfidence: "confidence",
 	}
-	tmpl := strings.ReplaceAll(cypher.Must("records_page"), "__FILTER__", recordFilter)
+	tmpl := filled(name, v)
 	out := map[membrane.RecordOrder]string{}
 	for f, prop := range fields {
 		for _, desc := range []bool{false, true} {
@@ -100,7 +113,10 @@ func findRecord(ctx context.Context, tx neo4j.ManagedTransaction, id string) (*m
 func filterParams(f membrane.RecordFilter) map[string]any {
 	p := map[string]any{
 		"types": nil, "scopes": nil, "levels": nil, "statuses": nil, "tags": nil,
-		"minSalience": nil, "maxSalience": nil, "createdAfter": nil, "createdBefore": nil,
+		"minSalience": nil, "maxSalience": nil, "createdAfter": nil, "createdBefore": nil, "asOf": nil,
+	}
+	if f.AsOf != nil {
+		p["asOf"] = f.AsOf.UTC()
 	}
 	if len(f.Types) > 0 {
 		p["types"] = stringsOf(f.Types)
@@ -147,7 +163,11 @@ func stringsOf[T ~string](vs []T) []string {
 // FindRecords returns one keyset page of records matching filter. It reads
 // one row past the page to learn whether another page follows.
 func (db *DB) FindRecords(ctx context.Context, f membrane.RecordFilter, order membrane.RecordOrder, page membrane.Page) (*membrane.RecordPage, error) {
-	stmt, ok := recordsPage[order]
+	pages := recordsPage
+	if f.AsOf != nil {
+		pages = recordsPageAt
+	}
+	stmt, ok := pages[order]
 	if !ok {
 		return nil, membrane.Errorf(membrane.EINVALID, "cannot order by %q", order.Field)
 	}
@@ -173,6 +193,7 @@ func (db *DB) FindRecords(ctx context.Context, f membrane.RecordFilter, order me
 			if err != nil {
 				return nil, err
 			}
+			r.AsOf = f.AsOf
 			out = append(out, r)
 		}
 		return out, nil
@@ -239,7 +260,11 @@ func cursorKey(c *membrane.Cursor, f membrane.RecordOrderField) (any, error) {
 // CountRecords counts the records matching filter.
 func (db *DB) CountRecords(ctx context.Context, f membrane.RecordFilter) (int64, error) {
 	n, err := read(ctx, db, func(tx neo4j.ManagedTransaction) (int64, error) {
-		row, err := single(ctx, tx, recordsCount, filterParams(f))
+		stmt := recordsCount
+		if f.AsOf != nil {
+			stmt = recordsCountAt
+		}
+		row, err := single(ctx, tx, stmt, filterParams(f))
 		if err != nil || row == nil {
 			return 0, err
 		}
