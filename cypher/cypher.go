@@ -45,3 +45,16 @@ func Statements(name string) []string {
 	}
 	return out
 }
+
+// Analyst returns the queries in analyst/ (for Neo4j Browser) by file name.
+func Analyst() map[string]string {
+	entries, err := files.ReadDir("analyst")
+	if err != nil {
+		panic(fmt.Sprintf("cypher: analyst queries: %v", err))
+	}
+	out := make(map[string]string, len(entries))
+	for _, e := range entries {
+		out[e.Name()] = Must("analyst/" + strings.TrimSuffix(e.Name(), ".cypher"))
+	}
+	return out
+}

@@ -202,3 +202,14 @@ func mapError(err error) error {
 	}
 	return fmt.Errorf("neo4j: %w", err)
 }
+
+// RunReadOnly runs a read-only statement and discards its rows: for ad-hoc
+// statements such as the analyst queries, which take their text from
+// cypher/analyst, never from a request.
+func (db *DB) RunReadOnly(ctx context.Context, stmt string, params map[string]any) error {
+	_, err := read(ctx, db, func(tx neo4j.ManagedTransaction) (struct{}, error) {
+		_, err := collect(ctx, tx, stmt, params)
+		return struct{}{}, err
+	})
+	return err
+}
