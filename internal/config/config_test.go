@@ -1,0 +1,67 @@
+package config_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/membrane/membrane/internal/config"
+)
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestLoadPrecedence(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "membrane.yaml")
+	yaml := "listen: 0.0.0.0:9000\nneo4j:\n  uri: bolt://file:7687\n  database: filedb\n  tx_timeout: 5s\ndefault_sensitivity: medium\n"
+	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name       string
+		args       []string
+		env        map[string]string
+		wantListen string
+		wantURI    string
+		wantDB     string
+		wantSens   string
+	}{
+		{"defaults", nil, nil, "127.0.0.1:8080", "bolt://127.0.0.1:7687", "neo4j", "low"},
+		{"file", []string{"-config", file}, nil, "0.0.0.0:9000", "bolt://file:7687", "filedb", "medium"},
+		{"env over file", []string{"-config", file}, map[string]string{"NEO4J_URI": "neo4j://env:7687", "MEMBRANE_DEFAULT_SENSITIVITY": "high"}, "0.0.0.0:9000", "neo4j://env:7687", "filedb", "high"},
+		{"flags over env", []string{"-neo4j-uri", "bolt://flag:1", "-listen", ":1"}, map[string]string{"NEO4J_URI": "neo4j://env:7687"}, ":1", "bolt://flag:1", "neo4j", "low"},
+		{"config path from env", nil, map[string]string{"MEMBRANE_CONFIG": file}, "0.0.0.0:9000", "bolt://file:7687", "filedb", "medium"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := config.Load(tt.args, env(tt.env))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Listen != tt.wantListen || c.Neo4j.URI != tt.wantURI || c.Neo4j.Database != tt.wantDB || c.DefaultSensitivity != tt.wantSens {
+				t.Fatalf("got %+v", c)
+			}
+		})
+	}
+	c, _ := config.Load([]string{"-config", file}, env(nil))
+	if c.Neo4j.TxTimeout != 5*time.Second {
+		t.Fatalf("tx timeout = %v", c.Neo4j.TxTimeout)
+	}
+}
+
+func TestLoadRejectsBadValues(t *testing.T) {
+	for name, e := range map[string]map[string]string{
+		"sensitivity":        {"MEMBRANE_DEFAULT_SENSITIVITY": "secret"},
+		"reinforcement gain": {"MEMBRANE_REINFORCEMENT_GAIN": "2"},
+		"gain not a number":  {"MEMBRANE_REINFORCEMENT_GAIN": "much"},
+		"log format":         {"MEMBRANE_LOG_FORMAT": "xml"},
+		"missing file":       {"MEMBRANE_CONFIG": "/does/not/exist.yaml"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if _, err := config.Load(nil, env(e)); err == nil {
+				t.Fatal("want an error")
+			}
+		})
+	}
+}
