@@ -2,7 +2,6 @@ package graph
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 
 	"github.com/membrane/membrane/internal/membrane"
@@ -49,7 +48,7 @@ func (r *Resolver) createRecords(ctx context.Context, inputs []*membrane.RecordI
 		rec, err := r.Policy.BuildRecord(*in, now)
 		if err != nil {
 			if field != "" {
-				return nil, prefixFields(err, field+"["+strconv.Itoa(i)+"].")
+				return nil, membrane.PrefixFields(err, field+"["+strconv.Itoa(i)+"].")
 			}
 			return nil, err
 		}
@@ -60,16 +59,4 @@ func (r *Resolver) createRecords(ctx context.Context, inputs []*membrane.RecordI
 		batch[i] = &membrane.Ingested{Record: rec, Audit: membrane.NewAuditEntry(rec.ID, membrane.AuditCreate, who, "Created "+string(rec.Type)+" record", now)}
 	}
 	return r.Store.CreateRecords(ctx, idem, batch)
-}
-
-func prefixFields(err error, prefix string) error {
-	fields := membrane.ErrorFields(err)
-	if fields == nil {
-		return err
-	}
-	out := make([]membrane.FieldError, len(fields))
-	for i, f := range fields {
-		out[i] = membrane.FieldError{Field: prefix + f.Field, Message: f.Message}
-	}
-	return &membrane.Error{Code: membrane.ErrorCode(err), Message: fmt.Sprintf("invalid input: %s%s: %s", prefix, out[0].Field[len(prefix):], out[0].Message), Fields: out}
 }

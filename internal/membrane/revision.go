@@ -74,12 +74,14 @@ func (p Policy) buildDerived(in RecordInput, wantType MemoryType, now time.Time)
 	}
 	r, err := p.BuildRecord(in, now)
 	if err != nil {
-		return nil, prefixed(err, "newRecord.")
+		return nil, PrefixFields(err, "newRecord.")
 	}
 	return r, nil
 }
 
-func prefixed(err error, prefix string) error {
+// PrefixFields returns err with prefix put before each of its field names,
+// for errors of a nested input (newRecord., inputs[3].).
+func PrefixFields(err error, prefix string) error {
 	fields := ErrorFields(err)
 	if fields == nil {
 		return err
