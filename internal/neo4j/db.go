@@ -116,28 +116,29 @@ func (db *DB) session(ctx context.Context, mode neo4j.AccessMode) neo4j.SessionW
 
 // read runs fn in a managed read transaction (retried on transient errors).
 func read[T any](ctx context.Context, db *DB, fn func(neo4j.ManagedTransaction) (T, error)) (T, error) {
-	s := db.session(ctx, neo4j.AccessModeRead)
-	defer s.Close(ctx)
-	v, err := s.ExecuteRead(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
-		db.txCount.Add(1)
-		return fn(tx)
-	}, db.txConf...)
-	if err != nil {
-		var zero T
-		return zero, mapError(err)
-	}
-	return v.(T), nil
+	return execute(ctx, db, neo4j.AccessModeRead, fn)
 }
 
 // write runs fn in a managed write transaction (retried on transient
 // errors): everything fn writes commits together or not at all.
 func write[T any](ctx context.Context, db *DB, fn func(neo4j.ManagedTransaction) (T, error)) (T, error) {
-	s := db.session(ctx, neo4j.AccessModeWrite)
+	return execute(ctx, db, neo4j.AccessModeWrite, fn)
+}
+
+func execute[T any](ctx context.Context, db *DB, mode neo4j.AccessMode, fn func(neo4j.ManagedTransaction) (T, error)) (T, error) {
+	s := db.session(ctx, mode)
 	defer s.Close(ctx)
-	v, err := s.ExecuteWrite(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
+	work := func(tx neo4j.ManagedTransaction) (any, error) {
 		db.txCount.Add(1)
 		return fn(tx)
-	}, db.txConf...)
+	}
+	var v any
+	var err error
+	if mode == neo4j.AccessModeRead {
+		v, err = s.ExecuteRead(ctx, work, db.txConf...)
+	} else {
+		v, err = s.ExecuteWrite(ctx, work, db.txConf...)
+	}
 	if err != nil {
 		var zero T
 		return zero, mapError(err)
