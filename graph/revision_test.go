@@ -365,6 +365,12 @@ func TestAddRelation(t *testing.T) {
 	if want := map[string]float64{"ABOUT:" + a: 0.9, "MENTIONS:" + ep: 1}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("relations = %v, want %v", got, want)
 	}
+	for _, id := range []string{a, b} {
+		r := c.get(id)
+		if last := r.AuditLog.Nodes[len(r.AuditLog.Nodes)-1]; last.Action != "RELATE" || last.Actor != "agent-1" {
+			t.Fatalf("audit of %s = %+v", id, last)
+		}
+	}
 	c.do(`query($id: ID!) { record(id: $id) { relations(direction: IN) { edges { direction node { id } relation { predicate weight } } } } }`, map[string]any{"id": a}, &rels)
 	if len(rels.Record.Relations.Edges) != 0 {
 		t.Fatalf("incoming edges of a = %+v", rels.Record.Relations.Edges)

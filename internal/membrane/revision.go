@@ -360,10 +360,13 @@ func Relate(src, tgt *Record, pred Predicate, weight *float64, meta RevisionMeta
 	}
 	rel := Relation{Predicate: pred, SourceID: src.ID, TargetID: tgt.ID, Weight: w, CreatedAt: now, Actor: meta.Actor}
 	return &Change{
-		Touched: []string{src.ID},
+		Touched: []string{src.ID, tgt.ID},
 		Edges:   []Relation{rel},
-		Audits:  []*AuditEntry{NewAuditEntry(src.ID, AuditRelate, meta.Actor, why(meta, string(pred)+" "+tgt.ID), now)},
-		Result:  src,
+		Audits: []*AuditEntry{
+			NewAuditEntry(src.ID, AuditRelate, meta.Actor, why(meta, string(pred)+" "+tgt.ID), now),
+			NewAuditEntry(tgt.ID, AuditRelate, meta.Actor, why(meta, tgt.ID+" is the target of "+string(pred)+" from "+src.ID), now),
+		},
+		Result: src,
 	}, nil
 }
 
