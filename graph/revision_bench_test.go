@@ -1,0 +1,378 @@
+package graph_test
+
+// Benchmarks of revisions and lineage reads through the real GraphQL HTTP
+// API over the real Neo4j (see docs/BENCHMARKS-revisions.md):
+//
+//	NEO4J_URI=bolt://127.0.0.1:17687 go test ./graph/ -run '^$' \
+//	  -bench 'SupersedeParallel|LineageDepth100|History' -benchtime 3s -count 2
+//
+// Identifiers here carry a rev prefix so that they cannot clash with other
+// benchmark files of the package.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/membrane/membrane/internal/membrane"
+	"github.com/membrane/membrane/internal/neo4jtest"
+	neo4jdrv "github.com/neo4j/neo4j-go-driver/v5/neo4j"
+)
+
+// revHTTP keeps an idle connection per concurrent client, so that the
+// benchmarks measure requests rather than TCP handshakes (the default
+// transport keeps only two per host).
+var revHTTP = func() *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConns = 64
+	tr.MaxIdleConnsPerHost = 64
+	return &http.Client{Transport: tr}
+}()
+
+// revBody marshals a GraphQL request, outside the timed code.
+func revBody(b *testing.B, query string, vars map[string]any) []byte {
+	b.Helper()
+	out, err := json.Marshal(map[string]any{"query": query, "variables": vars})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return out
+}
+
+// revPost sends a prepared request to url and decodes its data into out.
+// Any GraphQL error, non-200 status or undecodable response is an error; it
+// never fails the benchmark itself, so worker goroutines can use it.
+func revPost(url string, req []byte, out any) error {
+	resp, err := revHTTP.Post(url+"/graphql", "application/json", bytes.NewReader(req))
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	var r gqlResponse
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return fmt.Errorf("status %d, undecodable response %.300q: %w", resp.StatusCode, raw, err)
+	}
+	if len(r.Errors) > 0 {
+		return fmt.Errorf("status %d, GraphQL errors: %+v", resp.StatusCode, r.Errors)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("status %d: %.300q", resp.StatusCode, raw)
+	}
+	if out != nil {
+		if err := json.Unmarshal(r.Data, out); err != nil {
+			return fmt.Errorf("decode data %.300q: %w", r.Data, err)
+		}
+	}
+	return nil
+}
+
+// revReportLatency reports the 50th and 99th percentiles (nearest rank) of
+// per-operation durations, in milliseconds.
+func revReportLatency(b *testing.B, d []time.Duration) {
+	b.Helper()
+	if len(d) == 0 {
+		return
+	}
+	s := slices.Clone(d)
+	slices.Sort(s)
+	pct := func(p float64) float64 {
+		i := int(p*float64(len(s))+0.999999) - 1
+		i = max(0, min(i, len(s)-1))
+		return float64(s[i]) / float64(time.Millisecond)
+	}
+	b.ReportMetric(pct(0.50), "p50-ms")
+	b.ReportMetric(pct(0.99), "p99-ms")
+}
+
+// revScope returns a fresh scope for the records of one benchmark run and
+// deletes those records (and only those) when the run ends, so that
+// repeated runs do not grow the shared test database.
+func revScope(b *testing.B) string {
+	b.Helper()
+	scope := neo4jtest.Scope(b)
+	b.Cleanup(func() { revDeleteScope(b, scope) })
+	return scope
+}
+
+// revDeleteScope removes the records of scope, their audit entries and
+// edges. The store has no delete, so this talks to Neo4j directly.
+func revDeleteScope(b *testing.B, scope string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	auth := neo4jdrv.NoAuth()
+	if u := os.Getenv("NEO4J_USER"); u != "" {
+		auth = neo4jdrv.BasicAuth(u, os.Getenv("NEO4J_PASSWORD"), "")
+	}
+	drv, err := neo4jdrv.NewDriverWithContext(os.Getenv("NEO4J_URI"), auth)
+	if err != nil {
+		b.Errorf("cleanup of %s: %v", scope, err)
+		return
+	}
+	defer drv.Close(ctx)
+	db := os.Getenv("NEO4J_DATABASE")
+	if db == "" {
+		db = "neo4j"
+	}
+	s := drv.NewSession(ctx, neo4jdrv.SessionConfig{DatabaseName: db})
+	defer s.Close(ctx)
+	for _, stmt := range []string{
+		`MATCH (m:Memory {scope: $scope})-[:HAS_AUDIT]->(a:AuditEntry)
+		 CALL (a) { DETACH DELETE a } IN TRANSACTIONS OF 5000 ROWS`,
+		`MATCH (m:Memory {scope: $scope})
+		 CALL (m) { DETACH DELETE m } IN TRANSACTIONS OF 5000 ROWS`,
+	} {
+		res, err := s.Run(ctx, stmt, map[string]any{"scope": scope})
+		if err == nil {
+			_, err = res.Consume(ctx)
+		}
+		if err != nil {
+			b.Errorf("cleanup of %s: %v", scope, err)
+			return
+		}
+	}
+}
+
+// revSeedFacts creates n active semantic records in scope with ingestBatch
+// and returns their ids.
+func revSeedFacts(b *testing.B, c *client, scope string, n int) []string {
+	b.Helper()
+	const chunk = 2000
+	ids := make([]string, 0, n)
+	for len(ids) < n {
+		in := make([]any, min(chunk, n-len(ids)))
+		for i := range in {
+			in[i] = factInput(scope, fmt.Sprint("pool-", len(ids)+i))
+		}
+		var out struct{ IngestBatch []struct{ ID string } }
+		c.do(`mutation($in: [RecordInput!]!) { ingestBatch(inputs: $in, actor: "bench") { id } }`, map[string]any{"in": in}, &out)
+		if len(out.IngestBatch) != len(in) {
+			b.Fatalf("ingestBatch created %d records, want %d", len(out.IngestBatch), len(in))
+		}
+		for _, r := range out.IngestBatch {
+			ids = append(ids, r.ID)
+		}
+	}
+	return ids
+}
+
+// BenchmarkSupersedeParallel supersedes fresh records from c concurrent
+// clients. Every operation supersedes a distinct active record of a pool
+// created before the timer starts (client w takes records w, w+c, w+2c…),
+// so no two operations conflict. It reports supersedes per second and the
+// latency of one supersede.
+func BenchmarkSupersedeParallel(b *testing.B) {
+	for _, clients := range []int{1, 8} {
+		b.Run(fmt.Sprintf("c=%d", clients), func(b *testing.B) {
+			c := newClient(b)
+			scope := revScope(b)
+			pool := revSeedFacts(b, c, scope, b.N)
+			reqs := make([][]byte, len(pool))
+			for i, old := range pool {
+				reqs[i] = revBody(b, supersedeQ, map[string]any{"old": old, "in": factInput(scope, fmt.Sprint("next-", i))})
+			}
+			durs := make([]time.Duration, len(pool))
+			errs := make([]error, clients)
+			var wg sync.WaitGroup
+
+			b.ResetTimer()
+			for w := range clients {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := w; i < len(pool); i += clients {
+						var out struct {
+							Supersede struct {
+								ID, Status string
+								Version    int
+							}
+						}
+						start := time.Now()
+						err := revPost(c.url, reqs[i], &out)
+						durs[i] = time.Since(start)
+						if err == nil && (out.Supersede.ID == "" || out.Supersede.ID == pool[i] || out.Supersede.Status != "ACTIVE" || out.Supersede.Version != 1) {
+							err = fmt.Errorf("supersede of %s returned %+v", pool[i], out.Supersede)
+						}
+						if err != nil {
+							errs[w] = fmt.Errorf("client %d, record %d: %w", w, i, err)
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			b.StopTimer()
+
+			if err := revFirstErr(errs); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
+			revReportLatency(b, durs)
+			// Every pool record was retired and has exactly one successor.
+			ctx := context.Background()
+			active, err := c.db.CountRecords(ctx, membrane.RecordFilter{Scopes: []string{scope}, Statuses: []membrane.RevisionStatus{membrane.StatusActive}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			retracted, err := c.db.CountRecords(ctx, membrane.RecordFilter{Scopes: []string{scope}, Statuses: []membrane.RevisionStatus{membrane.StatusRetracted}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if active != int64(b.N) || retracted != int64(b.N) {
+				b.Fatalf("after %d supersedes: %d active, %d retracted records, want %d of each", b.N, active, retracted, b.N)
+			}
+		})
+	}
+}
+
+// revFirstErr returns the first non-nil error.
+func revFirstErr(errs []error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// revChain is a supersede chain of 101 records, oldest first: ids[i+1]
+// superseded ids[i]. It is built once per test binary and shared by
+// BenchmarkLineageDepth100 and BenchmarkHistory.
+var revChain struct {
+	once sync.Once
+	ids  []string
+	err  error
+}
+
+const revChainLen = 101
+
+func revChainIDs(b *testing.B, c *client) []string {
+	b.Helper()
+	revChain.once.Do(func() {
+		scope := neo4jtest.Scope(b)
+		var created struct{ CreateRecord struct{ ID string } }
+		if err := revPost(c.url, revBody(b, `mutation($in: RecordInput!) { createRecord(input: $in, actor: "bench") { id } }`,
+			map[string]any{"in": factInput(scope, "v0")}), &created); err != nil {
+			revChain.err = err
+			return
+		}
+		ids := []string{created.CreateRecord.ID}
+		for i := 1; i < revChainLen; i++ {
+			var out struct{ Supersede struct{ ID string } }
+			if err := revPost(c.url, revBody(b, supersedeQ, map[string]any{"old": ids[i-1], "in": factInput(scope, fmt.Sprint("v", i))}), &out); err != nil {
+				revChain.err = fmt.Errorf("supersede %d of the chain: %w", i, err)
+				return
+			}
+			ids = append(ids, out.Supersede.ID)
+		}
+		revChain.ids = ids
+	})
+	if revChain.err != nil {
+		b.Fatal(revChain.err)
+	}
+	return revChain.ids
+}
+
+const revLineageQ = `query($id: ID!) { lineage(id: $id, direction: ANCESTORS, maxDepth: 100, limit: 200) {
+  nodes { depth record { id status } } edges { predicate sourceId targetId } } }`
+
+// BenchmarkLineageDepth100 reads the whole ancestry of the head of a
+// 100-supersede chain: 101 nodes and 100 edges per query.
+func BenchmarkLineageDepth100(b *testing.B) {
+	c := newClient(b)
+	chain := revChainIDs(b, c)
+	head := chain[len(chain)-1]
+	req := revBody(b, revLineageQ, map[string]any{"id": head})
+	// The record at depth d is chain[100-d]; each edge is chain[i+1] SUPERSEDES chain[i].
+	wantEdges := map[string]bool{}
+	for i := 0; i+1 < len(chain); i++ {
+		wantEdges[chain[i+1]+">"+chain[i]] = true
+	}
+	var durs []time.Duration
+	for b.Loop() {
+		var out struct {
+			Lineage struct {
+				Nodes []struct {
+					Depth  int
+					Record struct{ ID, Status string }
+				}
+				Edges []struct{ Predicate, SourceID, TargetID string }
+			}
+		}
+		start := time.Now()
+		err := revPost(c.url, req, &out)
+		durs = append(durs, time.Since(start))
+		if err != nil {
+			b.Fatal(err)
+		}
+		l := out.Lineage
+		if len(l.Nodes) != revChainLen || len(l.Edges) != revChainLen-1 {
+			b.Fatalf("lineage has %d nodes and %d edges, want %d and %d", len(l.Nodes), len(l.Edges), revChainLen, revChainLen-1)
+		}
+		for _, n := range l.Nodes {
+			wantStatus := "RETRACTED"
+			if n.Depth == 0 {
+				wantStatus = "ACTIVE"
+			}
+			if n.Depth < 0 || n.Depth >= revChainLen || n.Record.ID != chain[revChainLen-1-n.Depth] || n.Record.Status != wantStatus {
+				b.Fatalf("lineage node %+v is not chain[%d] (%s)", n, revChainLen-1-n.Depth, wantStatus)
+			}
+		}
+		seen := map[string]bool{}
+		for _, e := range l.Edges {
+			k := e.SourceID + ">" + e.TargetID
+			if e.Predicate != "SUPERSEDES" || !wantEdges[k] || seen[k] {
+				b.Fatalf("unexpected lineage edge %+v", e)
+			}
+			seen[k] = true
+		}
+	}
+	revReportLatency(b, durs)
+}
+
+const revHistoryQ = `query($id: ID!) { record(id: $id) { history { id } current { id } } }`
+
+// BenchmarkHistory reads the history (all 101 records, oldest first) and
+// the current head of a 100-supersede chain from its middle record.
+func BenchmarkHistory(b *testing.B) {
+	c := newClient(b)
+	chain := revChainIDs(b, c)
+	middle, head := chain[len(chain)/2], chain[len(chain)-1]
+	req := revBody(b, revHistoryQ, map[string]any{"id": middle})
+	var durs []time.Duration
+	for b.Loop() {
+		var out struct {
+			Record struct {
+				History []struct{ ID string }
+				Current struct{ ID string }
+			}
+		}
+		start := time.Now()
+		err := revPost(c.url, req, &out)
+		durs = append(durs, time.Since(start))
+		if err != nil {
+			b.Fatal(err)
+		}
+		r := out.Record
+		if len(r.History) != revChainLen || r.Current.ID != head {
+			b.Fatalf("history has %d entries and current %s, want %d and %s", len(r.History), r.Current.ID, revChainLen, head)
+		}
+		for i, h := range r.History {
+			if h.ID != chain[i] {
+				b.Fatalf("history[%d] = %s, want %s", i, h.ID, chain[i])
+			}
+		}
+	}
+	revReportLatency(b, durs)
+}
