@@ -3,6 +3,8 @@ package neo4j
 import (
 	"context"
 	"fmt"
+	"reflect"
+	"time"
 
 	"github.com/membrane/membrane/cypher"
 	"github.com/membrane/membrane/internal/membrane"
@@ -37,7 +39,7 @@ func (db *DB) Revise(ctx context.Context, idem *membrane.Idempotency, lock, read
 		if err != nil {
 			return nil, err
 		}
-		if err := applyChange(ctx, tx, change); err != nil {
+		if err := applyChange(ctx, tx, locked, change); err != nil {
 			return nil, err
 		}
 		return []*membrane.Record{change.Result}, nil
@@ -65,7 +67,10 @@ func recordsByID(ctx context.Context, tx neo4j.ManagedTransaction, stmt string, 
 	return out, nil
 }
 
-func applyChange(ctx context.Context, tx neo4j.ManagedTransaction, c *membrane.Change) error {
+// applyChange writes a planned change. Updated records get only the
+// properties that changed from what was read (before): rewriting the rest
+// would cost index maintenance, the full-text index above all.
+func applyChange(ctx context.Context, tx neo4j.ManagedTransaction, before map[string]*membrane.Record, c *membrane.Change) error {
 	creates := make([]map[string]any, len(c.Creates))
 	for i, r := range c.Creates {
 		props, err := recordProps(r)
@@ -79,6 +84,11 @@ func applyChange(ctx context.Context, tx neo4j.ManagedTransaction, c *membrane.C
 		props, err := recordProps(r)
 		if err != nil {
 			return err
+		}
+		if old := before[r.ID]; old != nil {
+			if props, err = changedProps(old, props); err != nil {
+				return err
+			}
 		}
 		updates[i] = map[string]any{"id": r.ID, "props": props}
 	}
@@ -176,4 +186,24 @@ func replay(ctx context.Context, tx neo4j.ManagedTransaction, idem *membrane.Ide
 		return nil, true, membrane.Errorf(membrane.ECONFLICT, "idempotency key %q names records that no longer exist", idem.Key)
 	}
 	return out, true, nil
+}
+
+// changedProps returns the entries of next that differ from old's properties.
+func changedProps(old *membrane.Record, next map[string]any) (map[string]any, error) {
+	prev, err := recordProps(old)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]any, len(next))
+	for k, v := range next {
+		if t, ok := v.(time.Time); ok {
+			if p, ok := prev[k].(time.Time); ok && p.Equal(t) {
+				continue
+			}
+		} else if reflect.DeepEqual(prev[k], v) {
+			continue
+		}
+		out[k] = v
+	}
+	return out, nil
 }
