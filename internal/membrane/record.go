@@ -200,6 +200,9 @@ type Record struct {
 	// ContestEvidence lists external references (URLs, tickets) that contest
 	// this record; contesting records are linked by CONTESTED_BY edges.
 	ContestEvidence []string
+	// Redacted records carry only the fields a request one sensitivity
+	// level below may see (see Redact). Not stored.
+	Redacted bool
 	// AsOf is set on records read as of a past instant; reads of their
 	// relations and history are answered as of the same instant. Not stored.
 	AsOf *time.Time
