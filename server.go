@@ -8,19 +8,32 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/membrane/membrane/graph"
 	"github.com/membrane/membrane/internal/config"
+	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4j"
 )
 
 func main() {
+	if len(os.Args) == 2 && os.Args[1] == "hash-key" {
+		// Print the SHA-256 to configure for a key read from stdin.
+		key, err := io.ReadAll(os.Stdin)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "membrane:", err)
+			os.Exit(1)
+		}
+		fmt.Println(membrane.HashKey(strings.TrimSpace(string(key))))
+		return
+	}
 	if err := run(os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, "membrane:", err)
 		os.Exit(1)
@@ -40,6 +53,14 @@ func run(args []string) error {
 	policy, err := cfg.Policy()
 	if err != nil {
 		return err
+	}
+	keys, err := cfg.Keyring()
+	if err != nil {
+		return err
+	}
+	if keys.Open() {
+		log.Warn("NO API KEYS CONFIGURED: running in open development mode; every request is an admin " +
+			"that sees every record. Configure api_keys (or MEMBRANE_API_KEYS / MEMBRANE_API_KEYS_FILE) before exposing this server.")
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -63,7 +84,7 @@ func run(args []string) error {
 	resolver := &graph.Resolver{Store: db, Revisions: db, Lineages: db, Policy: policy, Now: time.Now}
 	srv := &http.Server{
 		Addr:              cfg.Listen,
-		Handler:           graph.NewHandler(resolver, db, log),
+		Handler:           graph.NewHandler(resolver, db, keys, log),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	errc := make(chan error, 1)

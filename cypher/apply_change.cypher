@@ -22,7 +22,7 @@ CALL {
   UNWIND $audits AS a
   MATCH (m:Memory {id: a.recordId})
   CREATE (x:AuditEntry)
-  SET x = a.props
+  SET x = a.props, x.scope = m.scope, x.sensitivityLevel = m.sensitivityLevel
   CREATE (m)-[:HAS_AUDIT]->(x)
 }
 RETURN true AS ok

@@ -3,7 +3,8 @@
 UNWIND $ids AS rid
 CALL (rid) {
   MATCH (a:AuditEntry {recordId: rid})
-  WHERE $afterAt IS NULL OR a.at > $afterAt OR (a.at = $afterAt AND a.id > $afterId)
+  WHERE a.sensitivityLevel <= $ceiling AND ($allScopes OR a.scope = '' OR a.scope IN $trustScopes)
+    AND ($afterAt IS NULL OR a.at > $afterAt OR (a.at = $afterAt AND a.id > $afterId))
   RETURN a
   ORDER BY a.at, a.id
   LIMIT $limit

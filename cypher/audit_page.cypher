@@ -1,7 +1,11 @@
 // Audit entries across records, oldest first, keyset on (at, id). ORDER BY
 // names the node a, so properties are built only for the rows returned.
+// Trust gate: audit entries carry their record's scope and sensitivity
+// (copied when written, so tombstones of deleted records stay gated) and
+// are shown only for records seen in full.
 MATCH (a:AuditEntry)
-WHERE ($recordId IS NULL OR a.recordId = $recordId)
+WHERE a.sensitivityLevel <= $ceiling AND ($allScopes OR a.scope = '' OR a.scope IN $trustScopes)
+  AND ($recordId IS NULL OR a.recordId = $recordId)
   AND ($actor IS NULL OR a.actor = $actor)
   AND ($action IS NULL OR a.action = $action)
   AND ($since IS NULL OR a.at >= $since)

@@ -6,6 +6,6 @@ CREATE (m:Memory {id: r.id})
 SET m += r.props
 SET m:$(r.label)
 CREATE (a:AuditEntry)
-SET a = r.audit
+SET a = r.audit, a.scope = m.scope, a.sensitivityLevel = m.sensitivityLevel
 CREATE (m)-[:HAS_AUDIT]->(a)
 RETURN count(*) AS created

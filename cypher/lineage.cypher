@@ -2,10 +2,17 @@
 // the direction __ARROW__ within __MAXDEPTH__ hops, each with its depth
 // (shortest distance), and the edges among them. __ARROW__ and
 // __MAXDEPTH__ come from a fixed set of arrows and a validated integer.
+// Trust gate: the traversal only expands from records seen in full (a),
+// may reach records seen redacted (x), and never reaches invisible ones, so
+// it cannot reveal their ids, edges or predicates.
 MATCH (root:Memory {id: $id})
-WHERE $asOf IS NULL OR root.createdAt <= $asOf
+WHERE ($asOf IS NULL OR root.createdAt <= $asOf)
+  AND root.sensitivityLevel <= $ceiling + 1 AND ($allScopes OR root.scope = '' OR root.scope IN $trustScopes)
 CALL (root) {
-  MATCH p = ANY SHORTEST (root)(()__ARROW__(x:Memory) WHERE $asOf IS NULL OR (r.createdAt <= $asOf AND x.createdAt <= $asOf)){1,__MAXDEPTH__}(n:Memory)
+  MATCH p = ANY SHORTEST (root)((a)__ARROW__(x:Memory)
+      WHERE ($asOf IS NULL OR (r.createdAt <= $asOf AND x.createdAt <= $asOf))
+        AND a.sensitivityLevel <= $ceiling AND ($allScopes OR a.scope = '' OR a.scope IN $trustScopes)
+        AND x.sensitivityLevel <= $ceiling + 1 AND ($allScopes OR x.scope = '' OR x.scope IN $trustScopes)){1,__MAXDEPTH__}(n:Memory)
   WITH n, length(p) AS depth
   ORDER BY depth, n.id
   LIMIT $limit
@@ -17,6 +24,9 @@ CALL (ms) {
   UNWIND ms AS a
   MATCH (a)-[r:$any($types)]->(b:Memory)
   WHERE b IN ms AND ($asOf IS NULL OR r.createdAt <= $asOf)
+    // A redacted record has no relations of its own: an edge is shown only
+    // when one of its ends is seen in full.
+    AND (a.sensitivityLevel <= $ceiling OR b.sensitivityLevel <= $ceiling)
   WITH a, b, r
   LIMIT $edgeLimit
   RETURN collect({from: a.id, to: b.id, type: type(r), weight: r.weight, createdAt: r.createdAt, actor: r.actor}) AS edges

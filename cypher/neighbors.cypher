@@ -3,8 +3,11 @@
 // supersededBy, derivedFrom, derivatives, contestedBy, contests and
 // relations). Keyset on (edge createdAt, neighbour id); at most $limit + 1
 // per record. Edges and neighbours created after $asOf are left out.
+// Trust gate: only records seen in full have relations; a neighbour may be
+// seen redacted, an invisible one is left out with its edge.
 UNWIND $ids AS rid
 MATCH (m:Memory {id: rid})
+WHERE m.sensitivityLevel <= $ceiling AND ($allScopes OR m.scope = '' OR m.scope IN $trustScopes)
 CALL (m) {
   MATCH (m)-[r:$any($types)]->(n:Memory)
   WHERE $out
@@ -15,7 +18,8 @@ CALL (m) {
   RETURN r, n, false AS outgoing
 }
 WITH rid, r, n, outgoing
-WHERE ($asOf IS NULL OR (r.createdAt <= $asOf AND n.createdAt <= $asOf))
+WHERE n.sensitivityLevel <= $ceiling + 1 AND ($allScopes OR n.scope = '' OR n.scope IN $trustScopes)
+  AND ($asOf IS NULL OR (r.createdAt <= $asOf AND n.createdAt <= $asOf))
   AND ($afterAt IS NULL OR r.createdAt > $afterAt OR (r.createdAt = $afterAt AND n.id > $afterId))
 WITH rid, r, n, outgoing
 ORDER BY r.createdAt, n.id

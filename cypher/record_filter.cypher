@@ -1,4 +1,6 @@
-($types IS NULL OR m.type IN $types)
+// Trust gate first: invisible records are never matched, nor counted.
+m.sensitivityLevel <= $ceiling + 1 AND ($allScopes OR m.scope = '' OR m.scope IN $trustScopes)
+AND ($types IS NULL OR m.type IN $types)
 AND ($scopes IS NULL OR m.scope IN $scopes)
 AND ($levels IS NULL OR m.sensitivityLevel IN $levels)
 AND ($tags IS NULL OR all(t IN $tags WHERE t IN m.tags))

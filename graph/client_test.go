@@ -16,11 +16,15 @@ import (
 	"github.com/membrane/membrane/internal/neo4jtest"
 )
 
-// client posts GraphQL requests to a real server over a real Neo4j.
+// client posts GraphQL requests to a real server over a real Neo4j, with
+// the API key of one principal.
 type client struct {
-	t   testing.TB
-	url string
-	db  *neo4j.DB
+	t     testing.TB
+	url   string
+	db    *neo4j.DB
+	key   string
+	actor string
+	keys  map[string]string // actor -> key of every principal of the server
 }
 
 type gqlError struct {
@@ -35,13 +39,35 @@ type gqlResponse struct {
 	status int
 }
 
-func newClient(t testing.TB) *client {
+// newClient starts a server whose keys authenticate a fresh admin principal
+// (the client's) plus any others given, and returns the admin's client.
+func newClient(t testing.TB, others ...membrane.Principal) *client {
 	t.Helper()
 	db := neo4jtest.DB(t)
+	admin := membrane.Principal{Actor: "tester-" + membrane.NewID(), Role: membrane.RoleAdmin,
+		MaxSensitivity: membrane.SensitivityHyper, Scopes: []string{membrane.AllScopes}}
+	keys := map[string]string{}
+	var ring []membrane.APIKey
+	for _, p := range append([]membrane.Principal{admin}, others...) {
+		secret := "key-" + membrane.NewID()
+		k, err := membrane.NewAPIKey(membrane.HashKey(secret), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ring = append(ring, k)
+		keys[p.Actor] = secret
+	}
 	r := &graph.Resolver{Store: db, Revisions: db, Lineages: db, Policy: membrane.DefaultPolicy(), Now: time.Now}
-	srv := httptest.NewServer(graph.NewHandler(r, db, slog.New(slog.NewTextHandler(io.Discard, nil))))
+	srv := httptest.NewServer(graph.NewHandler(r, db, membrane.NewKeyring(ring), slog.New(slog.NewTextHandler(io.Discard, nil))))
 	t.Cleanup(srv.Close)
-	return &client{t: t, url: srv.URL, db: db}
+	return &client{t: t, url: srv.URL, db: db, key: keys[admin.Actor], actor: admin.Actor, keys: keys}
+}
+
+// as returns a client of the same server acting as another principal.
+func (c *client) as(actor string) *client {
+	d := *c
+	d.key, d.actor = c.keys[actor], actor
+	return &d
 }
 
 // raw sends a request and returns the decoded response.
@@ -51,7 +77,15 @@ func (c *client) raw(query string, vars map[string]any) gqlResponse {
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	resp, err := http.Post(c.url+"/graphql", "application/json", bytes.NewReader(body))
+	req, err := http.NewRequest(http.MethodPost, c.url+"/graphql", bytes.NewReader(body))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if c.key != "" {
+		req.Header.Set("Authorization", "Bearer "+c.key)
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -95,7 +129,8 @@ func (c *client) fail(code, query string, vars map[string]any) []gqlError {
 // count returns how many records carry scope, straight from the store.
 func (c *client) count(scope string) int64 {
 	c.t.Helper()
-	n, err := c.db.CountRecords(c.t.Context(), membrane.RecordFilter{Scopes: []string{scope}})
+	ctx := membrane.NewContextWithTrust(c.t.Context(), membrane.SystemTrust("test"))
+	n, err := c.db.CountRecords(ctx, membrane.RecordFilter{Scopes: []string{scope}})
 	if err != nil {
 		c.t.Fatal(err)
 	}

@@ -52,13 +52,14 @@ type ComplexityRoot struct {
 	}
 
 	AuditEntry struct {
-		Action    func(childComplexity int) int
-		Actor     func(childComplexity int) int
-		ID        func(childComplexity int) int
-		Previous  func(childComplexity int) int
-		Rationale func(childComplexity int) int
-		RecordID  func(childComplexity int) int
-		Timestamp func(childComplexity int) int
+		Action      func(childComplexity int) int
+		Actor       func(childComplexity int) int
+		ActorDetail func(childComplexity int) int
+		ID          func(childComplexity int) int
+		Previous    func(childComplexity int) int
+		Rationale   func(childComplexity int) int
+		RecordID    func(childComplexity int) int
+		Timestamp   func(childComplexity int) int
 	}
 
 	CompetencePayload struct {
@@ -145,21 +146,21 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
-		AddRelation        func(childComplexity int, sourceID string, predicate membrane.Predicate, targetID string, weight *float64, actor string, rationale *string, idempotencyKey *string) int
-		Contest            func(childComplexity int, id string, contestingRef string, actor string, rationale *string, expectedVersion *int64, idempotencyKey *string) int
+		AddRelation        func(childComplexity int, sourceID string, predicate membrane.Predicate, targetID string, weight *float64, actor *string, rationale *string, idempotencyKey *string) int
+		Contest            func(childComplexity int, id string, contestingRef string, actor *string, rationale *string, expectedVersion *int64, idempotencyKey *string) int
 		CreateRecord       func(childComplexity int, input membrane.RecordInput, actor *string, idempotencyKey *string) int
-		Fork               func(childComplexity int, sourceID string, newRecord membrane.RecordInput, actor string, rationale *string, expectedVersion *int64, idempotencyKey *string) int
+		Fork               func(childComplexity int, sourceID string, newRecord membrane.RecordInput, actor *string, rationale *string, expectedVersion *int64, idempotencyKey *string) int
 		IngestBatch        func(childComplexity int, inputs []*membrane.RecordInput, actor *string, idempotencyKey *string) int
 		IngestEvent        func(childComplexity int, input membrane.IngestEvent, idempotencyKey *string) int
 		IngestObservation  func(childComplexity int, input membrane.IngestObservation, idempotencyKey *string) int
 		IngestOutcome      func(childComplexity int, input membrane.IngestOutcome, idempotencyKey *string) int
 		IngestToolOutput   func(childComplexity int, input membrane.IngestToolOutput, idempotencyKey *string) int
 		IngestWorkingState func(childComplexity int, input membrane.IngestWorkingState, idempotencyKey *string) int
-		Merge              func(childComplexity int, ids []string, mergedRecord membrane.RecordInput, actor string, rationale *string, idempotencyKey *string) int
-		Penalize           func(childComplexity int, id string, amount float64, actor string, rationale *string, expectedVersion *int64, idempotencyKey *string) int
-		Reinforce          func(childComplexity int, id string, actor string, rationale *string, expectedVersion *int64, idempotencyKey *string) int
-		Retract            func(childComplexity int, id string, actor string, rationale *string, expectedVersion *int64, idempotencyKey *string) int
-		Supersede          func(childComplexity int, oldID string, newRecord membrane.RecordInput, actor string, rationale *string, expectedVersion *int64, idempotencyKey *string) int
+		Merge              func(childComplexity int, ids []string, mergedRecord membrane.RecordInput, actor *string, rationale *string, idempotencyKey *string) int
+		Penalize           func(childComplexity int, id string, amount float64, actor *string, rationale *string, expectedVersion *int64, idempotencyKey *string) int
+		Reinforce          func(childComplexity int, id string, actor *string, rationale *string, expectedVersion *int64, idempotencyKey *string) int
+		Retract            func(childComplexity int, id string, actor *string, rationale *string, expectedVersion *int64, idempotencyKey *string) int
+		Supersede          func(childComplexity int, oldID string, newRecord membrane.RecordInput, actor *string, rationale *string, expectedVersion *int64, idempotencyKey *string) int
 	}
 
 	PageInfo struct {
@@ -250,6 +251,7 @@ type ComplexityRoot struct {
 		Lifecycle       func(childComplexity int) int
 		Payload         func(childComplexity int) int
 		Provenance      func(childComplexity int) int
+		Redacted        func(childComplexity int) int
 		Relations       func(childComplexity int, direction *membrane.Direction, predicates []membrane.Predicate, first *int64, after *string) int
 		Salience        func(childComplexity int) int
 		Scope           func(childComplexity int) int
@@ -355,14 +357,14 @@ type MutationResolver interface {
 	IngestWorkingState(ctx context.Context, input membrane.IngestWorkingState, idempotencyKey *string) (*membrane.Record, error)
 	CreateRecord(ctx context.Context, input membrane.RecordInput, actor *string, idempotencyKey *string) (*membrane.Record, error)
 	IngestBatch(ctx context.Context, inputs []*membrane.RecordInput, actor *string, idempotencyKey *string) ([]*membrane.Record, error)
-	Supersede(ctx context.Context, oldID string, newRecord membrane.RecordInput, actor string, rationale *string, expectedVersion *int64, idempotencyKey *string) (*membrane.Record, error)
-	Fork(ctx context.Context, sourceID string, newRecord membrane.RecordInput, actor string, rationale *string, expectedVersion *int64, idempotencyKey *string) (*membrane.Record, error)
-	Retract(ctx context.Context, id string, actor string, rationale *string, expectedVersion *int64, idempotencyKey *string) (*membrane.Record, error)
-	Merge(ctx context.Context, ids []string, mergedRecord membrane.RecordInput, actor string, rationale *string, idempotencyKey *string) (*membrane.Record, error)
-	Contest(ctx context.Context, id string, contestingRef string, actor string, rationale *string, expectedVersion *int64, idempotencyKey *string) (*membrane.Record, error)
-	Reinforce(ctx context.Context, id string, actor string, rationale *string, expectedVersion *int64, idempotencyKey *string) (*membrane.Record, error)
-	Penalize(ctx context.Context, id string, amount float64, actor string, rationale *string, expectedVersion *int64, idempotencyKey *string) (*membrane.Record, error)
-	AddRelation(ctx context.Context, sourceID string, predicate membrane.Predicate, targetID string, weight *float64, actor string, rationale *string, idempotencyKey *string) (*membrane.Relation, error)
+	Supersede(ctx context.Context, oldID string, newRecord membrane.RecordInput, actor *string, rationale *string, expectedVersion *int64, idempotencyKey *string) (*membrane.Record, error)
+	Fork(ctx context.Context, sourceID string, newRecord membrane.RecordInput, actor *string, rationale *string, expectedVersion *int64, idempotencyKey *string) (*membrane.Record, error)
+	Retract(ctx context.Context, id string, actor *string, rationale *string, expectedVersion *int64, idempotencyKey *string) (*membrane.Record, error)
+	Merge(ctx context.Context, ids []string, mergedRecord membrane.RecordInput, actor *string, rationale *string, idempotencyKey *string) (*membrane.Record, error)
+	Contest(ctx context.Context, id string, contestingRef string, actor *string, rationale *string, expectedVersion *int64, idempotencyKey *string) (*membrane.Record, error)
+	Reinforce(ctx context.Context, id string, actor *string, rationale *string, expectedVersion *int64, idempotencyKey *string) (*membrane.Record, error)
+	Penalize(ctx context.Context, id string, amount float64, actor *string, rationale *string, expectedVersion *int64, idempotencyKey *string) (*membrane.Record, error)
+	AddRelation(ctx context.Context, sourceID string, predicate membrane.Predicate, targetID string, weight *float64, actor *string, rationale *string, idempotencyKey *string) (*membrane.Relation, error)
 }
 type QueryResolver interface {
 	Record(ctx context.Context, id string, asOf *time.Time) (*membrane.Record, error)
@@ -449,6 +451,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AuditEntry.Actor(childComplexity), true
+	case "AuditEntry.actorDetail":
+		if e.ComplexityRoot.AuditEntry.ActorDetail == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEntry.ActorDetail(childComplexity), true
 	case "AuditEntry.id":
 		if e.ComplexityRoot.AuditEntry.ID == nil {
 			break
@@ -801,7 +809,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.AddRelation(childComplexity, args["sourceId"].(string), args["predicate"].(membrane.Predicate), args["targetId"].(string), args["weight"].(*float64), args["actor"].(string), args["rationale"].(*string), args["idempotencyKey"].(*string)), true
+		return e.ComplexityRoot.Mutation.AddRelation(childComplexity, args["sourceId"].(string), args["predicate"].(membrane.Predicate), args["targetId"].(string), args["weight"].(*float64), args["actor"].(*string), args["rationale"].(*string), args["idempotencyKey"].(*string)), true
 	case "Mutation.contest":
 		if e.ComplexityRoot.Mutation.Contest == nil {
 			break
@@ -812,7 +820,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.Contest(childComplexity, args["id"].(string), args["contestingRef"].(string), args["actor"].(string), args["rationale"].(*string), args["expectedVersion"].(*int64), args["idempotencyKey"].(*string)), true
+		return e.ComplexityRoot.Mutation.Contest(childComplexity, args["id"].(string), args["contestingRef"].(string), args["actor"].(*string), args["rationale"].(*string), args["expectedVersion"].(*int64), args["idempotencyKey"].(*string)), true
 	case "Mutation.createRecord":
 		if e.ComplexityRoot.Mutation.CreateRecord == nil {
 			break
@@ -834,7 +842,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.Fork(childComplexity, args["sourceId"].(string), args["newRecord"].(membrane.RecordInput), args["actor"].(string), args["rationale"].(*string), args["expectedVersion"].(*int64), args["idempotencyKey"].(*string)), true
+		return e.ComplexityRoot.Mutation.Fork(childComplexity, args["sourceId"].(string), args["newRecord"].(membrane.RecordInput), args["actor"].(*string), args["rationale"].(*string), args["expectedVersion"].(*int64), args["idempotencyKey"].(*string)), true
 	case "Mutation.ingestBatch":
 		if e.ComplexityRoot.Mutation.IngestBatch == nil {
 			break
@@ -911,7 +919,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.Merge(childComplexity, args["ids"].([]string), args["mergedRecord"].(membrane.RecordInput), args["actor"].(string), args["rationale"].(*string), args["idempotencyKey"].(*string)), true
+		return e.ComplexityRoot.Mutation.Merge(childComplexity, args["ids"].([]string), args["mergedRecord"].(membrane.RecordInput), args["actor"].(*string), args["rationale"].(*string), args["idempotencyKey"].(*string)), true
 	case "Mutation.penalize":
 		if e.ComplexityRoot.Mutation.Penalize == nil {
 			break
@@ -922,7 +930,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.Penalize(childComplexity, args["id"].(string), args["amount"].(float64), args["actor"].(string), args["rationale"].(*string), args["expectedVersion"].(*int64), args["idempotencyKey"].(*string)), true
+		return e.ComplexityRoot.Mutation.Penalize(childComplexity, args["id"].(string), args["amount"].(float64), args["actor"].(*string), args["rationale"].(*string), args["expectedVersion"].(*int64), args["idempotencyKey"].(*string)), true
 	case "Mutation.reinforce":
 		if e.ComplexityRoot.Mutation.Reinforce == nil {
 			break
@@ -933,7 +941,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.Reinforce(childComplexity, args["id"].(string), args["actor"].(string), args["rationale"].(*string), args["expectedVersion"].(*int64), args["idempotencyKey"].(*string)), true
+		return e.ComplexityRoot.Mutation.Reinforce(childComplexity, args["id"].(string), args["actor"].(*string), args["rationale"].(*string), args["expectedVersion"].(*int64), args["idempotencyKey"].(*string)), true
 	case "Mutation.retract":
 		if e.ComplexityRoot.Mutation.Retract == nil {
 			break
@@ -944,7 +952,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.Retract(childComplexity, args["id"].(string), args["actor"].(string), args["rationale"].(*string), args["expectedVersion"].(*int64), args["idempotencyKey"].(*string)), true
+		return e.ComplexityRoot.Mutation.Retract(childComplexity, args["id"].(string), args["actor"].(*string), args["rationale"].(*string), args["expectedVersion"].(*int64), args["idempotencyKey"].(*string)), true
 	case "Mutation.supersede":
 		if e.ComplexityRoot.Mutation.Supersede == nil {
 			break
@@ -955,7 +963,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.Supersede(childComplexity, args["oldId"].(string), args["newRecord"].(membrane.RecordInput), args["actor"].(string), args["rationale"].(*string), args["expectedVersion"].(*int64), args["idempotencyKey"].(*string)), true
+		return e.ComplexityRoot.Mutation.Supersede(childComplexity, args["oldId"].(string), args["newRecord"].(membrane.RecordInput), args["actor"].(*string), args["rationale"].(*string), args["expectedVersion"].(*int64), args["idempotencyKey"].(*string)), true
 
 	case "PageInfo.endCursor":
 		if e.ComplexityRoot.PageInfo.EndCursor == nil {
@@ -1335,6 +1343,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Record.Provenance(childComplexity), true
+	case "Record.redacted":
+		if e.ComplexityRoot.Record.Redacted == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Record.Redacted(childComplexity), true
 	case "Record.relations":
 		if e.ComplexityRoot.Record.Relations == nil {
 			break
@@ -1862,6 +1876,8 @@ func (ec *executionContext) childFields_AuditEntry(ctx context.Context, field gr
 		return ec.fieldContext_AuditEntry_action(ctx, field)
 	case "actor":
 		return ec.fieldContext_AuditEntry_actor(ctx, field)
+	case "actorDetail":
+		return ec.fieldContext_AuditEntry_actorDetail(ctx, field)
 	case "timestamp":
 		return ec.fieldContext_AuditEntry_timestamp(ctx, field)
 	case "rationale":
@@ -2118,6 +2134,8 @@ func (ec *executionContext) childFields_Record(ctx context.Context, field graphq
 		return ec.fieldContext_Record_provenance(ctx, field)
 	case "payload":
 		return ec.fieldContext_Record_payload(ctx, field)
+	case "redacted":
+		return ec.fieldContext_Record_redacted(ctx, field)
 	case "auditLog":
 		return ec.fieldContext_Record_auditLog(ctx, field)
 	case "supersedes":
@@ -2418,8 +2436,8 @@ func (ec *executionContext) field_Mutation_addRelation_args(ctx context.Context,
 	}
 	args["weight"] = arg3
 	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "actor",
-		func(ctx context.Context, v any) (string, error) {
-			return ec.unmarshalNString2string(ctx, v)
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -2464,8 +2482,8 @@ func (ec *executionContext) field_Mutation_contest_args(ctx context.Context, raw
 	}
 	args["contestingRef"] = arg1
 	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "actor",
-		func(ctx context.Context, v any) (string, error) {
-			return ec.unmarshalNString2string(ctx, v)
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -2548,8 +2566,8 @@ func (ec *executionContext) field_Mutation_fork_args(ctx context.Context, rawArg
 	}
 	args["newRecord"] = arg1
 	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "actor",
-		func(ctx context.Context, v any) (string, error) {
-			return ec.unmarshalNString2string(ctx, v)
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -2742,8 +2760,8 @@ func (ec *executionContext) field_Mutation_merge_args(ctx context.Context, rawAr
 	}
 	args["mergedRecord"] = arg1
 	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "actor",
-		func(ctx context.Context, v any) (string, error) {
-			return ec.unmarshalNString2string(ctx, v)
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -2788,8 +2806,8 @@ func (ec *executionContext) field_Mutation_penalize_args(ctx context.Context, ra
 	}
 	args["amount"] = arg1
 	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "actor",
-		func(ctx context.Context, v any) (string, error) {
-			return ec.unmarshalNString2string(ctx, v)
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -2834,8 +2852,8 @@ func (ec *executionContext) field_Mutation_reinforce_args(ctx context.Context, r
 	}
 	args["id"] = arg0
 	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "actor",
-		func(ctx context.Context, v any) (string, error) {
-			return ec.unmarshalNString2string(ctx, v)
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -2880,8 +2898,8 @@ func (ec *executionContext) field_Mutation_retract_args(ctx context.Context, raw
 	}
 	args["id"] = arg0
 	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "actor",
-		func(ctx context.Context, v any) (string, error) {
-			return ec.unmarshalNString2string(ctx, v)
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -2934,8 +2952,8 @@ func (ec *executionContext) field_Mutation_supersede_args(ctx context.Context, r
 	}
 	args["newRecord"] = arg1
 	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "actor",
-		func(ctx context.Context, v any) (string, error) {
-			return ec.unmarshalNString2string(ctx, v)
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -3494,6 +3512,29 @@ func (ec *executionContext) _AuditEntry_actor(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_AuditEntry_actor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditEntry", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AuditEntry_actorDetail(ctx context.Context, field graphql.CollectedField, obj *membrane.AuditEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEntry_actorDetail(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ActorDetail, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEntry_actorDetail(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AuditEntry", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
@@ -5133,7 +5174,7 @@ func (ec *executionContext) _Mutation_supersede(ctx context.Context, field graph
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().Supersede(ctx, fc.Args["oldId"].(string), fc.Args["newRecord"].(membrane.RecordInput), fc.Args["actor"].(string), fc.Args["rationale"].(*string), fc.Args["expectedVersion"].(*int64), fc.Args["idempotencyKey"].(*string))
+			return ec.Resolvers.Mutation().Supersede(ctx, fc.Args["oldId"].(string), fc.Args["newRecord"].(membrane.RecordInput), fc.Args["actor"].(*string), fc.Args["rationale"].(*string), fc.Args["expectedVersion"].(*int64), fc.Args["idempotencyKey"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *membrane.Record) graphql.Marshaler {
@@ -5177,7 +5218,7 @@ func (ec *executionContext) _Mutation_fork(ctx context.Context, field graphql.Co
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().Fork(ctx, fc.Args["sourceId"].(string), fc.Args["newRecord"].(membrane.RecordInput), fc.Args["actor"].(string), fc.Args["rationale"].(*string), fc.Args["expectedVersion"].(*int64), fc.Args["idempotencyKey"].(*string))
+			return ec.Resolvers.Mutation().Fork(ctx, fc.Args["sourceId"].(string), fc.Args["newRecord"].(membrane.RecordInput), fc.Args["actor"].(*string), fc.Args["rationale"].(*string), fc.Args["expectedVersion"].(*int64), fc.Args["idempotencyKey"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *membrane.Record) graphql.Marshaler {
@@ -5221,7 +5262,7 @@ func (ec *executionContext) _Mutation_retract(ctx context.Context, field graphql
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().Retract(ctx, fc.Args["id"].(string), fc.Args["actor"].(string), fc.Args["rationale"].(*string), fc.Args["expectedVersion"].(*int64), fc.Args["idempotencyKey"].(*string))
+			return ec.Resolvers.Mutation().Retract(ctx, fc.Args["id"].(string), fc.Args["actor"].(*string), fc.Args["rationale"].(*string), fc.Args["expectedVersion"].(*int64), fc.Args["idempotencyKey"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *membrane.Record) graphql.Marshaler {
@@ -5265,7 +5306,7 @@ func (ec *executionContext) _Mutation_merge(ctx context.Context, field graphql.C
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().Merge(ctx, fc.Args["ids"].([]string), fc.Args["mergedRecord"].(membrane.RecordInput), fc.Args["actor"].(string), fc.Args["rationale"].(*string), fc.Args["idempotencyKey"].(*string))
+			return ec.Resolvers.Mutation().Merge(ctx, fc.Args["ids"].([]string), fc.Args["mergedRecord"].(membrane.RecordInput), fc.Args["actor"].(*string), fc.Args["rationale"].(*string), fc.Args["idempotencyKey"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *membrane.Record) graphql.Marshaler {
@@ -5309,7 +5350,7 @@ func (ec *executionContext) _Mutation_contest(ctx context.Context, field graphql
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().Contest(ctx, fc.Args["id"].(string), fc.Args["contestingRef"].(string), fc.Args["actor"].(string), fc.Args["rationale"].(*string), fc.Args["expectedVersion"].(*int64), fc.Args["idempotencyKey"].(*string))
+			return ec.Resolvers.Mutation().Contest(ctx, fc.Args["id"].(string), fc.Args["contestingRef"].(string), fc.Args["actor"].(*string), fc.Args["rationale"].(*string), fc.Args["expectedVersion"].(*int64), fc.Args["idempotencyKey"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *membrane.Record) graphql.Marshaler {
@@ -5353,7 +5394,7 @@ func (ec *executionContext) _Mutation_reinforce(ctx context.Context, field graph
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().Reinforce(ctx, fc.Args["id"].(string), fc.Args["actor"].(string), fc.Args["rationale"].(*string), fc.Args["expectedVersion"].(*int64), fc.Args["idempotencyKey"].(*string))
+			return ec.Resolvers.Mutation().Reinforce(ctx, fc.Args["id"].(string), fc.Args["actor"].(*string), fc.Args["rationale"].(*string), fc.Args["expectedVersion"].(*int64), fc.Args["idempotencyKey"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *membrane.Record) graphql.Marshaler {
@@ -5397,7 +5438,7 @@ func (ec *executionContext) _Mutation_penalize(ctx context.Context, field graphq
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().Penalize(ctx, fc.Args["id"].(string), fc.Args["amount"].(float64), fc.Args["actor"].(string), fc.Args["rationale"].(*string), fc.Args["expectedVersion"].(*int64), fc.Args["idempotencyKey"].(*string))
+			return ec.Resolvers.Mutation().Penalize(ctx, fc.Args["id"].(string), fc.Args["amount"].(float64), fc.Args["actor"].(*string), fc.Args["rationale"].(*string), fc.Args["expectedVersion"].(*int64), fc.Args["idempotencyKey"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *membrane.Record) graphql.Marshaler {
@@ -5441,7 +5482,7 @@ func (ec *executionContext) _Mutation_addRelation(ctx context.Context, field gra
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().AddRelation(ctx, fc.Args["sourceId"].(string), fc.Args["predicate"].(membrane.Predicate), fc.Args["targetId"].(string), fc.Args["weight"].(*float64), fc.Args["actor"].(string), fc.Args["rationale"].(*string), fc.Args["idempotencyKey"].(*string))
+			return ec.Resolvers.Mutation().AddRelation(ctx, fc.Args["sourceId"].(string), fc.Args["predicate"].(membrane.Predicate), fc.Args["targetId"].(string), fc.Args["weight"].(*float64), fc.Args["actor"].(*string), fc.Args["rationale"].(*string), fc.Args["idempotencyKey"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *membrane.Relation) graphql.Marshaler {
@@ -6990,14 +7031,37 @@ func (ec *executionContext) _Record_payload(ctx context.Context, field graphql.C
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v membrane.Payload) graphql.Marshaler {
-			return ec.marshalNPayload2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐPayload(ctx, selections, v)
+			return ec.marshalOPayload2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐPayload(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Record_payload(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Record", field, false, false, errors.New("field of type Payload does not have child fields"))
+}
+
+func (ec *executionContext) _Record_redacted(ctx context.Context, field graphql.CollectedField, obj *membrane.Record) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Record_redacted(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Redacted, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_Record_payload(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Record", field, false, false, errors.New("field of type Payload does not have child fields"))
+func (ec *executionContext) fieldContext_Record_redacted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Record", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _Record_auditLog(ctx context.Context, field graphql.CollectedField, obj *membrane.Record) (ret graphql.Marshaler) {
@@ -12010,6 +12074,11 @@ func (ec *executionContext) _AuditEntry(ctx context.Context, sel ast.SelectionSe
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "actorDetail":
+			out.Values[i] = ec._AuditEntry_actorDetail(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		case "timestamp":
 			out.Values[i] = ec._AuditEntry_timestamp(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -13519,6 +13588,11 @@ func (ec *executionContext) _Record(ctx context.Context, sel ast.SelectionSet, o
 			}
 		case "payload":
 			out.Values[i] = ec._Record_payload(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "redacted":
+			out.Values[i] = ec._Record_redacted(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -15520,16 +15594,6 @@ func (ec *executionContext) marshalNPageInfo2ᚖgithubᚗcomᚋmembraneᚋmembra
 	return ec._PageInfo(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNPayload2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐPayload(ctx context.Context, sel ast.SelectionSet, v membrane.Payload) graphql.Marshaler {
-	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
-		return graphql.Null
-	}
-	return ec._Payload(ctx, sel, v)
-}
-
 func (ec *executionContext) unmarshalNPayloadInput2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐPayloadInput(ctx context.Context, v any) (membrane.PayloadInput, error) {
 	res, err := ec.unmarshalInputPayloadInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -16804,6 +16868,13 @@ var (
 		membrane.OutcomePartial: "PARTIAL",
 	}
 )
+
+func (ec *executionContext) marshalOPayload2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐPayload(ctx context.Context, sel ast.SelectionSet, v membrane.Payload) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Payload(ctx, sel, v)
+}
 
 func (ec *executionContext) marshalOPerformanceStats2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐPerformanceStats(ctx context.Context, sel ast.SelectionSet, v *membrane.PerformanceStats) graphql.Marshaler {
 	if v == nil {

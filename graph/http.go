@@ -28,8 +28,9 @@ type Pinger interface {
 }
 
 // NewHandler returns Membrane's HTTP handler: GraphiQL at /, GraphQL at
-// /graphql, /healthz (the process is up) and /readyz (Neo4j answers).
-func NewHandler(r *Resolver, db Pinger, log *slog.Logger) http.Handler {
+// /graphql (authenticated by keys), /healthz (the process is up) and
+// /readyz (Neo4j answers).
+func NewHandler(r *Resolver, db Pinger, keys *membrane.Keyring, log *slog.Logger) http.Handler {
 	srv := handler.New(NewExecutableSchema(Config{Resolvers: r}))
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(transport.GET{})
@@ -44,7 +45,7 @@ func NewHandler(r *Resolver, db Pinger, log *slog.Logger) http.Handler {
 
 	mux := http.NewServeMux()
 	mux.Handle("/", playground.Handler("Membrane", "/graphql"))
-	mux.Handle("/graphql", http.MaxBytesHandler(srv, MaxBodyBytes))
+	mux.Handle("/graphql", http.MaxBytesHandler(authenticate(keys, srv), MaxBodyBytes))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})

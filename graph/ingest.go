@@ -14,7 +14,14 @@ func (r *Resolver) ingest(ctx context.Context, op string, input any, key *string
 		if err != nil {
 			return nil, err
 		}
-		idem, err := membrane.NewIdempotency(key, op, input)
+		t := membrane.TrustFromContext(ctx)
+		if err := t.CanCreate(in.Record); err != nil {
+			return nil, err
+		}
+		// The audit names the authenticated principal; the input's source
+		// (which agent or tool produced it) is kept as detail.
+		in.Audit.Actor, in.Audit.ActorDetail = t.Principal.Actor, in.Audit.Actor
+		idem, err := idempotency(ctx, key, op, input)
 		if err != nil {
 			return nil, err
 		}
@@ -30,16 +37,20 @@ func (r *Resolver) ingest(ctx context.Context, op string, input any, key *string
 // one transaction. Field errors of a batch are prefixed with the input's
 // index under field, so a client finds the bad record.
 func (r *Resolver) createRecords(ctx context.Context, inputs []*membrane.RecordInput, actor, key *string, field string) ([]*membrane.Record, error) {
-	idem, err := membrane.NewIdempotency(key, "createRecords", map[string]any{"inputs": inputs, "actor": actor})
+	t := membrane.TrustFromContext(ctx)
+	if err := t.CanWrite(); err != nil {
+		return nil, err
+	}
+	idem, err := idempotency(ctx, key, "createRecords", map[string]any{"inputs": inputs, "actor": actor})
 	if err != nil {
 		return nil, err
 	}
-	who := "api"
-	if actor != nil && *actor != "" {
+	detail := ""
+	if actor != nil {
 		if len(*actor) > 256 {
 			return nil, membrane.Errorf(membrane.EINVALID, "actor exceeds 256 bytes")
 		}
-		who = *actor
+		detail = *actor
 	}
 	now := r.Now()
 	batch := make([]*membrane.Ingested, len(inputs))
@@ -52,11 +63,30 @@ func (r *Resolver) createRecords(ctx context.Context, inputs []*membrane.RecordI
 			}
 			return nil, err
 		}
+		if err := t.CanCreate(rec); err != nil {
+			if field != "" {
+				return nil, membrane.Errorf(membrane.EFORBIDDEN, "%s[%d]: %s", field, i, membrane.ErrorMessage(err))
+			}
+			return nil, err
+		}
 		if j, dup := seen[rec.ID]; dup {
 			return nil, membrane.Errorf(membrane.EINVALID, "%s[%d] and %s[%d] have the same id", field, j, field, i)
 		}
 		seen[rec.ID] = i
-		batch[i] = &membrane.Ingested{Record: rec, Audit: membrane.NewAuditEntry(rec.ID, membrane.AuditCreate, who, "Created "+string(rec.Type)+" record", now)}
+		audit := membrane.NewAuditEntry(rec.ID, membrane.AuditCreate, t.Principal.Actor, "Created "+string(rec.Type)+" record", now)
+		audit.ActorDetail = detail
+		batch[i] = &membrane.Ingested{Record: rec, Audit: audit}
 	}
 	return r.Store.CreateRecords(ctx, idem, batch)
+}
+
+// idempotency returns the request's idempotency key, namespaced by the
+// principal so that two principals' keys never collide or replay each
+// other's results.
+func idempotency(ctx context.Context, key *string, op string, args any) (*membrane.Idempotency, error) {
+	idem, err := membrane.NewIdempotency(key, op, args)
+	if idem != nil {
+		idem.Key = membrane.TrustFromContext(ctx).Principal.Actor + "\x00" + idem.Key
+	}
+	return idem, err
 }

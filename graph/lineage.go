@@ -7,8 +7,13 @@ import (
 	"github.com/membrane/membrane/internal/membrane"
 )
 
-func revisionMeta(actor string, rationale *string, expectedVersion *int64) membrane.RevisionMeta {
-	m := membrane.RevisionMeta{Actor: actor, ExpectedVersion: expectedVersion}
+// revisionMeta returns the audit metadata of a revision: the principal is
+// the actor, and the caller's free-text actor only adds detail.
+func revisionMeta(ctx context.Context, actor, rationale *string, expectedVersion *int64) membrane.RevisionMeta {
+	m := membrane.RevisionMeta{Actor: membrane.TrustFromContext(ctx).Principal.Actor, ExpectedVersion: expectedVersion}
+	if actor != nil {
+		m.ActorDetail = *actor
+	}
 	if rationale != nil {
 		m.Rationale = *rationale
 	}
@@ -16,16 +21,46 @@ func revisionMeta(actor string, rationale *string, expectedVersion *int64) membr
 }
 
 // revise runs one revision through the revision service with the request's
-// clock reading and idempotency key.
+// clock reading and idempotency key, under the request's trust: every record
+// it reads must be in full view (an invisible one is not found, a redacted
+// one forbidden), an optional record read that is invisible counts as
+// missing, and every record it creates must be within the trust.
 func (r *Resolver) revise(ctx context.Context, op string, args any, key *string, lock, read []string,
 	plan func(now time.Time, locked, read map[string]*membrane.Record) (*membrane.Change, error)) (*membrane.Record, error) {
-	idem, err := membrane.NewIdempotency(key, op, args)
+	t := membrane.TrustFromContext(ctx)
+	if err := t.CanWrite(); err != nil {
+		return nil, err
+	}
+	idem, err := idempotency(ctx, key, op, args)
 	if err != nil {
 		return nil, err
 	}
 	now := r.Now()
 	return r.Revisions.Revise(ctx, idem, lock, read, func(locked, read map[string]*membrane.Record) (*membrane.Change, error) {
-		return plan(now, locked, read)
+		for _, id := range lock {
+			if err := t.CanRevise(locked[id]); err != nil {
+				return nil, err
+			}
+		}
+		visible := make(map[string]*membrane.Record, len(read))
+		for id, rec := range read {
+			switch t.Visibility(rec) {
+			case membrane.Visible:
+				visible[id] = rec
+			case membrane.Redacted:
+				return nil, membrane.Errorf(membrane.EFORBIDDEN, "record %q is above this request's sensitivity ceiling", id)
+			}
+		}
+		c, err := plan(now, locked, visible)
+		if err != nil {
+			return nil, err
+		}
+		for _, rec := range c.Creates {
+			if err := t.CanCreate(rec); err != nil {
+				return nil, err
+			}
+		}
+		return c, nil
 	})
 }
 

@@ -221,7 +221,7 @@ func TestRecordsFilters(t *testing.T) {
 func TestAuditLogQuery(t *testing.T) {
 	c := newClient(t)
 	scope := neo4jtest.Scope(t)
-	actor := "auditor-" + membrane.NewID()
+	actor := c.actor
 	var ids []string
 	for i := 0; i < 3; i++ {
 		var got struct{ CreateRecord struct{ ID string } }

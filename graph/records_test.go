@@ -118,7 +118,7 @@ func TestIngestMutations(t *testing.T) {
 	vars := map[string]any{"scope": scope}
 	var ev struct{ IngestEvent map[string]any }
 	c.do(`mutation($scope: String) { ingestEvent(input: {source: "agent-1", eventKind: "user_input", ref: "msg-7", summary: "deploy please",
-	  timestamp: "2026-01-02T03:04:05Z", tags: ["chat"], scope: $scope}) { ...R auditLog { nodes { action actor rationale previous } } } }`+recordFields, vars, &ev)
+	  timestamp: "2026-01-02T03:04:05Z", tags: ["chat"], scope: $scope}) { ...R auditLog { nodes { action actor actorDetail rationale previous } } } }`+recordFields, vars, &ev)
 	r := ev.IngestEvent
 	if r["type"] != "EPISODIC" || r["confidence"] != 0.8 || r["sensitivity"] != "LOW" {
 		t.Fatalf("event record = %v", r)
@@ -127,7 +127,7 @@ func TestIngestMutations(t *testing.T) {
 		t.Fatalf("episodic half-life = %v", hl)
 	}
 	audit := r["auditLog"].(map[string]any)["nodes"].([]any)
-	if len(audit) != 1 || audit[0].(map[string]any)["action"] != "CREATE" || audit[0].(map[string]any)["actor"] != "agent-1" {
+	if a := audit[0].(map[string]any); len(audit) != 1 || a["action"] != "CREATE" || a["actor"] != c.actor || a["actorDetail"] != "agent-1" {
 		t.Fatalf("audit = %v", audit)
 	}
 
@@ -152,7 +152,7 @@ func TestIngestMutations(t *testing.T) {
 	t.Run("outcome", func(t *testing.T) {
 		var out struct{ IngestOutcome map[string]any }
 		c.do(`mutation($id: ID!) { ingestOutcome(input: {source: "judge", targetRecordId: $id, outcomeStatus: SUCCESS}) {
-		  ...R auditLog { nodes { action actor rationale previous } } } }`+recordFields, map[string]any{"id": r["id"]}, &out)
+		  ...R auditLog { nodes { action actor actorDetail rationale previous } } } }`+recordFields, map[string]any{"id": r["id"]}, &out)
 		got := out.IngestOutcome
 		if got["payload"].(map[string]any)["outcome"] != "SUCCESS" || got["version"] != 2.0 {
 			t.Fatalf("after outcome = %v", got)
@@ -162,7 +162,7 @@ func TestIngestMutations(t *testing.T) {
 			t.Fatalf("audit = %v", audit)
 		}
 		last := audit[1].(map[string]any)
-		if last["action"] != "OUTCOME" || last["actor"] != "judge" || !reflect.DeepEqual(last["previous"], map[string]any{"outcome": nil}) {
+		if last["action"] != "OUTCOME" || last["actor"] != c.actor || last["actorDetail"] != "judge" || !reflect.DeepEqual(last["previous"], map[string]any{"outcome": nil}) {
 			t.Fatalf("outcome audit = %v", last)
 		}
 		c.fail(membrane.EPRECONDITION, `mutation($id: ID!) { ingestOutcome(input: {source: "judge", targetRecordId: $id, outcomeStatus: FAILURE}) { id } }`,

@@ -13,8 +13,8 @@ import (
 )
 
 // Supersede is the resolver for the supersede field.
-func (r *mutationResolver) Supersede(ctx context.Context, oldID string, newRecord membrane.RecordInput, actor string, rationale *string, expectedVersion *int64, idempotencyKey *string) (*membrane.Record, error) {
-	meta := revisionMeta(actor, rationale, expectedVersion)
+func (r *mutationResolver) Supersede(ctx context.Context, oldID string, newRecord membrane.RecordInput, actor *string, rationale *string, expectedVersion *int64, idempotencyKey *string) (*membrane.Record, error) {
+	meta := revisionMeta(ctx, actor, rationale, expectedVersion)
 	args := map[string]any{"oldId": oldID, "newRecord": newRecord, "meta": meta}
 	return r.revise(ctx, "supersede", args, idempotencyKey, []string{oldID}, nil, func(now time.Time, locked, _ map[string]*membrane.Record) (*membrane.Change, error) {
 		return r.Policy.Supersede(locked[oldID], newRecord, meta, now)
@@ -22,8 +22,8 @@ func (r *mutationResolver) Supersede(ctx context.Context, oldID string, newRecor
 }
 
 // Fork is the resolver for the fork field.
-func (r *mutationResolver) Fork(ctx context.Context, sourceID string, newRecord membrane.RecordInput, actor string, rationale *string, expectedVersion *int64, idempotencyKey *string) (*membrane.Record, error) {
-	meta := revisionMeta(actor, rationale, expectedVersion)
+func (r *mutationResolver) Fork(ctx context.Context, sourceID string, newRecord membrane.RecordInput, actor *string, rationale *string, expectedVersion *int64, idempotencyKey *string) (*membrane.Record, error) {
+	meta := revisionMeta(ctx, actor, rationale, expectedVersion)
 	args := map[string]any{"sourceId": sourceID, "newRecord": newRecord, "meta": meta}
 	return r.revise(ctx, "fork", args, idempotencyKey, []string{sourceID}, nil, func(now time.Time, locked, _ map[string]*membrane.Record) (*membrane.Change, error) {
 		return r.Policy.Fork(locked[sourceID], newRecord, meta, now)
@@ -31,8 +31,8 @@ func (r *mutationResolver) Fork(ctx context.Context, sourceID string, newRecord 
 }
 
 // Retract is the resolver for the retract field.
-func (r *mutationResolver) Retract(ctx context.Context, id string, actor string, rationale *string, expectedVersion *int64, idempotencyKey *string) (*membrane.Record, error) {
-	meta := revisionMeta(actor, rationale, expectedVersion)
+func (r *mutationResolver) Retract(ctx context.Context, id string, actor *string, rationale *string, expectedVersion *int64, idempotencyKey *string) (*membrane.Record, error) {
+	meta := revisionMeta(ctx, actor, rationale, expectedVersion)
 	args := map[string]any{"id": id, "meta": meta}
 	return r.revise(ctx, "retract", args, idempotencyKey, []string{id}, nil, func(now time.Time, locked, _ map[string]*membrane.Record) (*membrane.Change, error) {
 		return membrane.Retract(locked[id], meta, now)
@@ -40,11 +40,11 @@ func (r *mutationResolver) Retract(ctx context.Context, id string, actor string,
 }
 
 // Merge is the resolver for the merge field.
-func (r *mutationResolver) Merge(ctx context.Context, ids []string, mergedRecord membrane.RecordInput, actor string, rationale *string, idempotencyKey *string) (*membrane.Record, error) {
+func (r *mutationResolver) Merge(ctx context.Context, ids []string, mergedRecord membrane.RecordInput, actor *string, rationale *string, idempotencyKey *string) (*membrane.Record, error) {
 	if err := membrane.ValidateMergeIDs(ids); err != nil {
 		return nil, err
 	}
-	meta := revisionMeta(actor, rationale, nil)
+	meta := revisionMeta(ctx, actor, rationale, nil)
 	args := map[string]any{"ids": ids, "mergedRecord": mergedRecord, "meta": meta}
 	return r.revise(ctx, "merge", args, idempotencyKey, ids, nil, func(now time.Time, locked, _ map[string]*membrane.Record) (*membrane.Change, error) {
 		sources := make([]*membrane.Record, len(ids))
@@ -56,8 +56,8 @@ func (r *mutationResolver) Merge(ctx context.Context, ids []string, mergedRecord
 }
 
 // Contest is the resolver for the contest field.
-func (r *mutationResolver) Contest(ctx context.Context, id string, contestingRef string, actor string, rationale *string, expectedVersion *int64, idempotencyKey *string) (*membrane.Record, error) {
-	meta := revisionMeta(actor, rationale, expectedVersion)
+func (r *mutationResolver) Contest(ctx context.Context, id string, contestingRef string, actor *string, rationale *string, expectedVersion *int64, idempotencyKey *string) (*membrane.Record, error) {
+	meta := revisionMeta(ctx, actor, rationale, expectedVersion)
 	args := map[string]any{"id": id, "contestingRef": contestingRef, "meta": meta}
 	return r.revise(ctx, "contest", args, idempotencyKey, []string{id}, []string{contestingRef}, func(now time.Time, locked, read map[string]*membrane.Record) (*membrane.Change, error) {
 		return membrane.Contest(locked[id], contestingRef, read[contestingRef], meta, now)
@@ -65,8 +65,8 @@ func (r *mutationResolver) Contest(ctx context.Context, id string, contestingRef
 }
 
 // Reinforce is the resolver for the reinforce field.
-func (r *mutationResolver) Reinforce(ctx context.Context, id string, actor string, rationale *string, expectedVersion *int64, idempotencyKey *string) (*membrane.Record, error) {
-	meta := revisionMeta(actor, rationale, expectedVersion)
+func (r *mutationResolver) Reinforce(ctx context.Context, id string, actor *string, rationale *string, expectedVersion *int64, idempotencyKey *string) (*membrane.Record, error) {
+	meta := revisionMeta(ctx, actor, rationale, expectedVersion)
 	args := map[string]any{"id": id, "meta": meta}
 	return r.revise(ctx, "reinforce", args, idempotencyKey, []string{id}, nil, func(now time.Time, locked, _ map[string]*membrane.Record) (*membrane.Change, error) {
 		return membrane.Reinforce(locked[id], meta, now)
@@ -74,8 +74,8 @@ func (r *mutationResolver) Reinforce(ctx context.Context, id string, actor strin
 }
 
 // Penalize is the resolver for the penalize field.
-func (r *mutationResolver) Penalize(ctx context.Context, id string, amount float64, actor string, rationale *string, expectedVersion *int64, idempotencyKey *string) (*membrane.Record, error) {
-	meta := revisionMeta(actor, rationale, expectedVersion)
+func (r *mutationResolver) Penalize(ctx context.Context, id string, amount float64, actor *string, rationale *string, expectedVersion *int64, idempotencyKey *string) (*membrane.Record, error) {
+	meta := revisionMeta(ctx, actor, rationale, expectedVersion)
 	args := map[string]any{"id": id, "amount": amount, "meta": meta}
 	return r.revise(ctx, "penalize", args, idempotencyKey, []string{id}, nil, func(now time.Time, locked, _ map[string]*membrane.Record) (*membrane.Change, error) {
 		return membrane.Penalize(locked[id], amount, meta, now)
@@ -83,8 +83,8 @@ func (r *mutationResolver) Penalize(ctx context.Context, id string, amount float
 }
 
 // AddRelation is the resolver for the addRelation field.
-func (r *mutationResolver) AddRelation(ctx context.Context, sourceID string, predicate membrane.Predicate, targetID string, weight *float64, actor string, rationale *string, idempotencyKey *string) (*membrane.Relation, error) {
-	meta := revisionMeta(actor, rationale, nil)
+func (r *mutationResolver) AddRelation(ctx context.Context, sourceID string, predicate membrane.Predicate, targetID string, weight *float64, actor *string, rationale *string, idempotencyKey *string) (*membrane.Relation, error) {
+	meta := revisionMeta(ctx, actor, rationale, nil)
 	args := map[string]any{"sourceId": sourceID, "predicate": predicate, "targetId": targetID, "weight": weight, "meta": meta}
 	var rel *membrane.Relation
 	_, err := r.revise(ctx, "addRelation", args, idempotencyKey, []string{sourceID, targetID}, nil, func(now time.Time, locked, _ map[string]*membrane.Record) (*membrane.Change, error) {
@@ -102,7 +102,7 @@ func (r *mutationResolver) AddRelation(ctx context.Context, sourceID string, pre
 		if weight != nil {
 			w = *weight
 		}
-		rel = &membrane.Relation{Predicate: predicate, SourceID: sourceID, TargetID: targetID, Weight: w, Actor: actor}
+		rel = &membrane.Relation{Predicate: predicate, SourceID: sourceID, TargetID: targetID, Weight: w, Actor: meta.Actor}
 	}
 	return rel, nil
 }

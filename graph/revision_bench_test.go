@@ -50,8 +50,14 @@ func revBody(b *testing.B, query string, vars map[string]any) []byte {
 // revPost sends a prepared request to url and decodes its data into out.
 // Any GraphQL error, non-200 status or undecodable response is an error; it
 // never fails the benchmark itself, so worker goroutines can use it.
-func revPost(url string, req []byte, out any) error {
-	resp, err := revHTTP.Post(url+"/graphql", "application/json", bytes.NewReader(req))
+func revPost(url, key string, req []byte, out any) error {
+	hr, err := http.NewRequest(http.MethodPost, url+"/graphql", bytes.NewReader(req))
+	if err != nil {
+		return err
+	}
+	hr.Header.Set("Content-Type", "application/json")
+	hr.Header.Set("Authorization", "Bearer "+key)
+	resp, err := revHTTP.Do(hr)
 	if err != nil {
 		return err
 	}
@@ -199,7 +205,7 @@ func BenchmarkSupersedeParallel(b *testing.B) {
 							}
 						}
 						start := time.Now()
-						err := revPost(c.url, reqs[i], &out)
+						err := revPost(c.url, c.key, reqs[i], &out)
 						durs[i] = time.Since(start)
 						if err == nil && (out.Supersede.ID == "" || out.Supersede.ID == pool[i] || out.Supersede.Status != "ACTIVE" || out.Supersede.Version != 1) {
 							err = fmt.Errorf("supersede of %s returned %+v", pool[i], out.Supersede)
@@ -262,7 +268,7 @@ func revChainIDs(b *testing.B, c *client) []string {
 	revChain.once.Do(func() {
 		scope := neo4jtest.Scope(b)
 		var created struct{ CreateRecord struct{ ID string } }
-		if err := revPost(c.url, revBody(b, `mutation($in: RecordInput!) { createRecord(input: $in, actor: "bench") { id } }`,
+		if err := revPost(c.url, c.key, revBody(b, `mutation($in: RecordInput!) { createRecord(input: $in, actor: "bench") { id } }`,
 			map[string]any{"in": factInput(scope, "v0")}), &created); err != nil {
 			revChain.err = err
 			return
@@ -270,7 +276,7 @@ func revChainIDs(b *testing.B, c *client) []string {
 		ids := []string{created.CreateRecord.ID}
 		for i := 1; i < revChainLen; i++ {
 			var out struct{ Supersede struct{ ID string } }
-			if err := revPost(c.url, revBody(b, supersedeQ, map[string]any{"old": ids[i-1], "in": factInput(scope, fmt.Sprint("v", i))}), &out); err != nil {
+			if err := revPost(c.url, c.key, revBody(b, supersedeQ, map[string]any{"old": ids[i-1], "in": factInput(scope, fmt.Sprint("v", i))}), &out); err != nil {
 				revChain.err = fmt.Errorf("supersede %d of the chain: %w", i, err)
 				return
 			}
@@ -311,7 +317,7 @@ func BenchmarkLineageDepth100(b *testing.B) {
 			}
 		}
 		start := time.Now()
-		err := revPost(c.url, req, &out)
+		err := revPost(c.url, c.key, req, &out)
 		durs = append(durs, time.Since(start))
 		if err != nil {
 			b.Fatal(err)
@@ -359,7 +365,7 @@ func BenchmarkHistory(b *testing.B) {
 			}
 		}
 		start := time.Now()
-		err := revPost(c.url, req, &out)
+		err := revPost(c.url, c.key, req, &out)
 		durs = append(durs, time.Since(start))
 		if err != nil {
 			b.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -39,15 +40,15 @@ type rec struct {
 	History         []struct{ ID string }
 	AuditLog        struct {
 		Nodes []struct {
-			Action, Actor, Rationale string
-			Previous                 map[string]any
+			Action, Actor, ActorDetail, Rationale string
+			Previous                              map[string]any
 		}
 	}
 }
 
 const recSel = `id type status salience version createdAt lifecycle { lastReinforcedAt minSalience } provenance { sources { kind ref } }
   contestEvidence supersedes { id } supersededBy { id } derivedFrom { id } derivatives { id } contestedBy { id } contests { id }
-  current { id } history { id } auditLog(first: 100) { nodes { action actor rationale previous } }`
+  current { id } history { id } auditLog(first: 100) { nodes { action actor actorDetail rationale previous } }`
 
 func (c *client) get(id string) rec {
 	c.t.Helper()
@@ -111,7 +112,7 @@ func TestSupersede(t *testing.T) {
 		t.Fatalf("old.supersededBy = %v, current = %v, want %s", o.SupersededBy, o.Current, nw)
 	}
 	last := o.AuditLog.Nodes[len(o.AuditLog.Nodes)-1]
-	if last.Action != "SUPERSEDE" || last.Actor != "agent-1" || last.Previous["status"] != "active" || last.Previous["salience"] != 1.0 {
+	if last.Action != "SUPERSEDE" || last.Actor != c.actor || last.ActorDetail != "agent-1" || last.Previous["status"] != "active" || last.Previous["salience"] != 1.0 {
 		t.Fatalf("old audit = %+v", last)
 	}
 	n := c.get(nw)
@@ -184,7 +185,7 @@ func TestRevisionFailuresChangeNothing(t *testing.T) {
 		{"reinforce episodic", membrane.EPRECONDITION, `mutation($id: ID!) { reinforce(id: $id, actor: "a") { id } }`, map[string]any{"id": ep}},
 		{"penalize episodic", membrane.EPRECONDITION, `mutation($id: ID!) { penalize(id: $id, amount: 0.1, actor: "a") { id } }`, map[string]any{"id": ep}},
 		{"penalize negative", membrane.EINVALID, `mutation($id: ID!) { penalize(id: $id, amount: -0.1, actor: "a") { id } }`, map[string]any{"id": sem}},
-		{"empty actor", membrane.EINVALID, `mutation($id: ID!) { reinforce(id: $id, actor: "") { id } }`, map[string]any{"id": sem}},
+		{"actor detail over 256 bytes", membrane.EINVALID, `mutation($id: ID!, $a: String) { reinforce(id: $id, actor: $a) { id } }`, map[string]any{"id": sem, "a": strings.Repeat("a", 257)}},
 		{"relate with a lineage predicate", membrane.EINVALID, `mutation($a: ID!, $b: ID!) { addRelation(sourceId: $a, predicate: SUPERSEDES, targetId: $b, actor: "a") { weight } }`, map[string]any{"a": sem, "b": sem2}},
 		{"relate weight above 1", membrane.EINVALID, `mutation($a: ID!, $b: ID!) { addRelation(sourceId: $a, predicate: SUPPORTS, targetId: $b, weight: 2, actor: "a") { weight } }`, map[string]any{"a": sem, "b": sem2}},
 		{"relate to a missing record", membrane.ENOTFOUND, `mutation($a: ID!) { addRelation(sourceId: $a, predicate: SUPPORTS, targetId: "missing", actor: "a") { weight } }`, map[string]any{"a": sem}},
@@ -222,7 +223,7 @@ func TestForkMergeContestRetract(t *testing.T) {
 		if f.Status != "ACTIVE" || len(f.DerivedFrom) != 1 || f.DerivedFrom[0].ID != src {
 			t.Fatalf("fork = %+v", f)
 		}
-		if a := s.AuditLog.Nodes[len(s.AuditLog.Nodes)-1]; a.Action != "FORK" || a.Actor != "agent-2" {
+		if a := s.AuditLog.Nodes[len(s.AuditLog.Nodes)-1]; a.Action != "FORK" || a.Actor != c.actor || a.ActorDetail != "agent-2" {
 			t.Fatalf("source audit = %+v", a)
 		}
 	})
@@ -367,7 +368,7 @@ func TestAddRelation(t *testing.T) {
 	}
 	for _, id := range []string{a, b} {
 		r := c.get(id)
-		if last := r.AuditLog.Nodes[len(r.AuditLog.Nodes)-1]; last.Action != "RELATE" || last.Actor != "agent-1" {
+		if last := r.AuditLog.Nodes[len(r.AuditLog.Nodes)-1]; last.Action != "RELATE" || last.Actor != c.actor || last.ActorDetail != "agent-1" {
 			t.Fatalf("audit of %s = %+v", id, last)
 		}
 	}

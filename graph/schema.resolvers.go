@@ -32,13 +32,13 @@ func (r *mutationResolver) IngestOutcome(ctx context.Context, input membrane.Ing
 	if err := membrane.ValidateOutcome(input); err != nil {
 		return nil, err
 	}
-	idem, err := membrane.NewIdempotency(idempotencyKey, "ingestOutcome", input)
-	if err != nil {
-		return nil, err
-	}
-	now := r.Now()
-	return r.Revisions.Revise(ctx, idem, []string{input.TargetRecordID}, nil, func(locked, _ map[string]*membrane.Record) (*membrane.Change, error) {
-		return membrane.RecordOutcome(locked[input.TargetRecordID], input, now)
+	return r.revise(ctx, "ingestOutcome", input, idempotencyKey, []string{input.TargetRecordID}, nil, func(now time.Time, locked, _ map[string]*membrane.Record) (*membrane.Change, error) {
+		c, err := membrane.RecordOutcome(locked[input.TargetRecordID], input, now)
+		if err == nil {
+			// The principal is the actor; the outcome's source is detail.
+			c.Audits[0].Actor, c.Audits[0].ActorDetail = membrane.TrustFromContext(ctx).Principal.Actor, input.Source
+		}
+		return c, err
 	})
 }
 

@@ -4,6 +4,7 @@
 package config
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -28,6 +29,21 @@ type Config struct {
 	LogFormat string `yaml:"log_format"`
 	// StartupTimeout bounds how long the server waits for Neo4j at start.
 	StartupTimeout time.Duration `yaml:"startup_timeout"`
+	// APIKeys bind hashed keys to principals; none configured means open
+	// development mode.
+	APIKeys []APIKey `yaml:"api_keys"`
+	// APIKeysFile is a YAML file holding a list of APIKey entries.
+	APIKeysFile string `yaml:"api_keys_file"`
+}
+
+// APIKey is one configured key: the SHA-256 of the secret (hex), never the
+// secret itself, and the principal it authenticates as.
+type APIKey struct {
+	KeySHA256      string   `yaml:"key_sha256" json:"key_sha256"`
+	Actor          string   `yaml:"actor" json:"actor"`
+	Role           string   `yaml:"role" json:"role"`
+	MaxSensitivity string   `yaml:"max_sensitivity" json:"max_sensitivity"`
+	Scopes         []string `yaml:"scopes" json:"scopes"`
 }
 
 // Neo4j says how to reach the database.
@@ -89,6 +105,15 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 		{"NEO4J_DATABASE", func(v string) error { c.Neo4j.Database = v; return nil }},
 		{"MEMBRANE_DEFAULT_SENSITIVITY", func(v string) error { c.DefaultSensitivity = v; return nil }},
 		{"MEMBRANE_LOG_FORMAT", func(v string) error { c.LogFormat = v; return nil }},
+		{"MEMBRANE_API_KEYS_FILE", func(v string) error { c.APIKeysFile = v; return nil }},
+		{"MEMBRANE_API_KEYS", func(v string) error {
+			var keys []APIKey
+			if err := json.Unmarshal([]byte(v), &keys); err != nil {
+				return fmt.Errorf("want a JSON list of {key_sha256, actor, role, max_sensitivity, scopes}: %w", err)
+			}
+			c.APIKeys = append(c.APIKeys, keys...)
+			return nil
+		}},
 		{"MEMBRANE_REINFORCEMENT_GAIN", func(v string) (err error) {
 			c.ReinforcementGain, err = strconv.ParseFloat(v, 64)
 			return err
@@ -110,6 +135,20 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 	if *db != "" {
 		c.Neo4j.Database = *db
 	}
+	if c.APIKeysFile != "" {
+		b, err := os.ReadFile(c.APIKeysFile)
+		if err != nil {
+			return c, fmt.Errorf("read api keys: %w", err)
+		}
+		var keys []APIKey
+		if err := yaml.Unmarshal(b, &keys); err != nil {
+			return c, fmt.Errorf("parse api keys %s: %w", c.APIKeysFile, err)
+		}
+		c.APIKeys = append(c.APIKeys, keys...)
+	}
+	if _, err := c.Keyring(); err != nil {
+		return c, err
+	}
 	if _, err := c.Policy(); err != nil {
 		return c, err
 	}
@@ -128,4 +167,19 @@ func (c Config) Policy() (membrane.Policy, error) {
 		return p, fmt.Errorf("config: %w", err)
 	}
 	return p, nil
+}
+
+// Keyring returns the configured API keys; an empty keyring is dev mode.
+func (c Config) Keyring() (*membrane.Keyring, error) {
+	keys := make([]membrane.APIKey, 0, len(c.APIKeys))
+	for _, k := range c.APIKeys {
+		key, err := membrane.NewAPIKey(k.KeySHA256, membrane.Principal{
+			Actor: k.Actor, Role: membrane.Role(k.Role), MaxSensitivity: membrane.Sensitivity(k.MaxSensitivity), Scopes: k.Scopes,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("config: %w", err)
+		}
+		keys = append(keys, key)
+	}
+	return membrane.NewKeyring(keys), nil
 }

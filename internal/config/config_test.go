@@ -3,6 +3,7 @@ package config_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -63,5 +64,26 @@ func TestLoadRejectsBadValues(t *testing.T) {
 				t.Fatal("want an error")
 			}
 		})
+	}
+}
+
+func TestLoadAPIKeys(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "keys.yaml")
+	keys := "- key_sha256: " + strings.Repeat("ab", 32) + "\n  actor: agent-1\n  role: writer\n  max_sensitivity: medium\n  scopes: [alpha]\n"
+	if err := os.WriteFile(file, []byte(keys), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	envKeys := `[{"key_sha256": "` + strings.Repeat("cd", 32) + `", "actor": "admin", "role": "admin", "max_sensitivity": "hyper", "scopes": ["*"]}]`
+	c, err := config.Load(nil, env(map[string]string{"MEMBRANE_API_KEYS_FILE": file, "MEMBRANE_API_KEYS": envKeys}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ring, err := c.Keyring()
+	if err != nil || ring.Open() || len(c.APIKeys) != 2 {
+		t.Fatalf("keys = %+v, %v", c.APIKeys, err)
+	}
+	if _, err := config.Load(nil, env(map[string]string{"MEMBRANE_API_KEYS": `[{"key_sha256": "zz", "actor": "a", "role": "writer", "max_sensitivity": "low"}]`})); err == nil {
+		t.Fatal("a malformed key hash must be rejected")
 	}
 }

@@ -245,12 +245,16 @@ type ProvenanceSource struct {
 // AuditEntry is one append-only audit record. Entries are their own nodes and
 // outlive the record they describe (a deleted record leaves a tombstone).
 type AuditEntry struct {
-	ID        string
-	RecordID  string
-	Action    AuditAction
-	Actor     string
-	Timestamp time.Time
-	Rationale string
+	ID       string
+	RecordID string
+	Action   AuditAction
+	// Actor is the authenticated principal's actor id.
+	Actor string
+	// ActorDetail is free text a caller may add (a sub-agent, a tool); it
+	// never replaces Actor.
+	ActorDetail string
+	Timestamp   time.Time
+	Rationale   string
 	// Previous holds the changed fields' values before the action; nil when
 	// nothing existed before (create).
 	Previous map[string]any

@@ -13,8 +13,10 @@ import (
 
 // RevisionMeta is what every revision takes besides its own arguments.
 type RevisionMeta struct {
-	Actor     string
-	Rationale string
+	// Actor is the principal's actor id; ActorDetail the caller's free text.
+	Actor       string
+	ActorDetail string
+	Rationale   string
 	// ExpectedVersion, when set, must equal the target's current version
 	// (optimistic concurrency); otherwise the revision fails with ECONFLICT.
 	ExpectedVersion *int64
@@ -26,6 +28,16 @@ func (m RevisionMeta) validate(v *validator) {
 		v.add("actor", "exceeds 256 bytes")
 	}
 	v.str("rationale", m.Rationale, false)
+	if len(m.ActorDetail) > 256 {
+		v.add("actor", "exceeds 256 bytes")
+	}
+}
+
+// entry returns an audit entry by m's actor.
+func (m RevisionMeta) entry(recordID string, action AuditAction, rationale string, now time.Time) *AuditEntry {
+	a := NewAuditEntry(recordID, action, m.Actor, rationale, now)
+	a.ActorDetail = m.ActorDetail
+	return a
 }
 
 // Change is what one revision writes, planned from the records it read. The
@@ -105,7 +117,7 @@ func next(r *Record, now time.Time) *Record {
 // audit returns an audit entry for r recording the previous values of the
 // fields that differ between prev and cur.
 func audit(prev, cur *Record, action AuditAction, meta RevisionMeta, rationale string, now time.Time) *AuditEntry {
-	a := NewAuditEntry(cur.ID, action, meta.Actor, rationale, now)
+	a := meta.entry(cur.ID, action, rationale, now)
 	p := map[string]any{}
 	if prev.Status != cur.Status {
 		p["status"] = string(prev.Status)
@@ -160,7 +172,7 @@ func (p Policy) Supersede(old *Record, in RecordInput, meta RevisionMeta, now ti
 		Edges:   []Relation{{Predicate: PredSupersedes, SourceID: nr.ID, TargetID: old.ID, Weight: 1, CreatedAt: now, Actor: meta.Actor}},
 		Audits: []*AuditEntry{
 			audit(old, on, AuditSupersede, meta, why(meta, "superseded by "+nr.ID), now),
-			NewAuditEntry(nr.ID, AuditCreate, meta.Actor, why(meta, "supersedes "+old.ID), now),
+			meta.entry(nr.ID, AuditCreate, why(meta, "supersedes "+old.ID), now),
 		},
 		Result: nr,
 	}, nil
@@ -183,8 +195,8 @@ func (p Policy) Fork(src *Record, in RecordInput, meta RevisionMeta, now time.Ti
 		Touched: []string{src.ID},
 		Edges:   []Relation{{Predicate: PredDerivedFrom, SourceID: nr.ID, TargetID: src.ID, Weight: 1, CreatedAt: now, Actor: meta.Actor}},
 		Audits: []*AuditEntry{
-			NewAuditEntry(src.ID, AuditFork, meta.Actor, why(meta, "forked to "+nr.ID), now),
-			NewAuditEntry(nr.ID, AuditCreate, meta.Actor, why(meta, "forked from "+src.ID), now),
+			meta.entry(src.ID, AuditFork, why(meta, "forked to "+nr.ID), now),
+			meta.entry(nr.ID, AuditCreate, why(meta, "forked from "+src.ID), now),
 		},
 		Result: nr,
 	}, nil
@@ -252,7 +264,7 @@ func (p Policy) Merge(sources []*Record, in RecordInput, meta RevisionMeta, now 
 		return nil, err
 	}
 	c := &Change{Creates: []*Record{nr}, Result: nr}
-	c.Audits = append(c.Audits, NewAuditEntry(nr.ID, AuditCreate, meta.Actor, why(meta, "merged from "+strings.Join(ids, ", ")), now))
+	c.Audits = append(c.Audits, meta.entry(nr.ID, AuditCreate, why(meta, "merged from "+strings.Join(ids, ", ")), now))
 	for _, s := range sources {
 		n := retire(s, now)
 		c.Updates = append(c.Updates, n)
@@ -285,7 +297,7 @@ func Contest(r *Record, ref string, contester *Record, meta RevisionMeta, now ti
 	if contester != nil {
 		c.Edges = []Relation{{Predicate: PredContestedBy, SourceID: r.ID, TargetID: contester.ID, Weight: 1, CreatedAt: now, Actor: meta.Actor}}
 		c.Touched = []string{contester.ID}
-		c.Audits = append(c.Audits, NewAuditEntry(contester.ID, AuditContest, meta.Actor, why(meta, "contests "+r.ID), now))
+		c.Audits = append(c.Audits, meta.entry(contester.ID, AuditContest, why(meta, "contests "+r.ID), now))
 	} else {
 		n.ContestEvidence = append(slices.Clone(r.ContestEvidence), ref)
 		what = "contested by external reference " + ref
@@ -363,8 +375,8 @@ func Relate(src, tgt *Record, pred Predicate, weight *float64, meta RevisionMeta
 		Touched: []string{src.ID, tgt.ID},
 		Edges:   []Relation{rel},
 		Audits: []*AuditEntry{
-			NewAuditEntry(src.ID, AuditRelate, meta.Actor, why(meta, string(pred)+" "+tgt.ID), now),
-			NewAuditEntry(tgt.ID, AuditRelate, meta.Actor, why(meta, tgt.ID+" is the target of "+string(pred)+" from "+src.ID), now),
+			meta.entry(src.ID, AuditRelate, why(meta, string(pred)+" "+tgt.ID), now),
+			meta.entry(tgt.ID, AuditRelate, why(meta, tgt.ID+" is the target of "+string(pred)+" from "+src.ID), now),
 		},
 		Result: src,
 	}, nil

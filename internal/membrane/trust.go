@@ -140,3 +140,69 @@ func TrustFromContext(ctx context.Context) Trust {
 	}
 	return Trust{Principal: Principal{Actor: "anonymous", Role: RoleReader}, Ceiling: 0}
 }
+
+// SystemTrust is the trust of the server's own work (jobs, consolidation):
+// everything, every scope.
+func SystemTrust(actor string) Trust {
+	return Trust{Principal: Principal{Actor: actor, Role: RoleAdmin, MaxSensitivity: SensitivityHyper, Scopes: []string{AllScopes}},
+		Ceiling: SensitivityHyper.Level(), All: true}
+}
+
+// View returns r as t may see it: r itself, its redaction, or nil when r
+// is invisible to t.
+func (t Trust) View(r *Record) *Record {
+	switch t.Visibility(r) {
+	case Visible:
+		return r
+	case Redacted:
+		return Redact(r)
+	}
+	return nil
+}
+
+// CanWrite returns EFORBIDDEN unless t's principal may write at all.
+func (t Trust) CanWrite() error {
+	if !t.Principal.Role.Can(RoleWriter) {
+		return Errorf(EFORBIDDEN, "principal %q has role %s and cannot write", t.Principal.Actor, t.Principal.Role)
+	}
+	return nil
+}
+
+// CanCreate returns EFORBIDDEN unless t may write r: a writer, r at or
+// below t's ceiling and within its scopes.
+func (t Trust) CanCreate(r *Record) error {
+	if err := t.CanWrite(); err != nil {
+		return err
+	}
+	if r.Sensitivity.Level() > t.Ceiling {
+		return Errorf(EFORBIDDEN, "cannot write a %s record: above this request's sensitivity ceiling", r.Sensitivity)
+	}
+	if !t.InScope(r.Scope) {
+		return Errorf(EFORBIDDEN, "cannot write in scope %q: not granted to this request", r.Scope)
+	}
+	return nil
+}
+
+// CanRevise returns an error unless t may revise or relate r, which needs r
+// in full view: ENOTFOUND when r is invisible (its existence is not
+// revealed), EFORBIDDEN when it is redacted or t cannot write.
+func (t Trust) CanRevise(r *Record) error {
+	switch t.Visibility(r) {
+	case Invisible:
+		return Errorf(ENOTFOUND, "record %q not found", r.ID)
+	case Redacted:
+		return Errorf(EFORBIDDEN, "record %q is above this request's sensitivity ceiling", r.ID)
+	}
+	return t.CanWrite()
+}
+
+// CypherParams are the parameters every gated Cypher statement takes:
+// $ceiling (full view up to it, redacted one above), $allScopes and
+// $trustScopes.
+func (t Trust) CypherParams() map[string]any {
+	scopes := t.Scopes
+	if scopes == nil {
+		scopes = []string{}
+	}
+	return map[string]any{"ceiling": int64(t.Ceiling), "allScopes": t.All, "trustScopes": scopes}
+}

@@ -54,10 +54,10 @@ func (db *DB) FindAuditEntries(ctx context.Context, f membrane.AuditFilter, page
 	if err != nil {
 		return nil, err
 	}
-	params := map[string]any{
+	params := gated(ctx, map[string]any{
 		"recordId": nil, "actor": nil, "action": nil, "since": nil, "until": nil,
 		"afterAt": afterAt, "afterId": afterID, "limit": int64(page.First + 1),
-	}
+	})
 	if f.RecordID != nil {
 		params["recordId"] = *f.RecordID
 	}
@@ -102,7 +102,7 @@ func (db *DB) AuditPagesForRecords(ctx context.Context, ids []string, page membr
 	if err != nil {
 		return nil, err
 	}
-	params := map[string]any{"ids": ids, "afterAt": afterAt, "afterId": afterID, "limit": int64(page.First + 1)}
+	params := gated(ctx, map[string]any{"ids": ids, "afterAt": afterAt, "afterId": afterID, "limit": int64(page.First + 1)})
 	byID, err := read(ctx, db, func(tx neo4j.ManagedTransaction) (map[string][]*membrane.AuditEntry, error) {
 		rows, err := collect(ctx, tx, cypher.Must("audit_for_records"), params)
 		if err != nil {

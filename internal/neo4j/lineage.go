@@ -47,15 +47,21 @@ func relTypes(preds []membrane.Predicate) []string {
 // FindRecordAsOf returns a record as it was at asOf.
 func (db *DB) FindRecordAsOf(ctx context.Context, id string, asOf time.Time) (*membrane.Record, error) {
 	return read(ctx, db, func(tx neo4j.ManagedTransaction) (*membrane.Record, error) {
-		row, err := single(ctx, tx, recordAsOf, map[string]any{"id": id, "asOf": asOf.UTC()})
+		row, err := single(ctx, tx, recordAsOf, gated(ctx, map[string]any{"id": id, "asOf": asOf.UTC()}))
 		if err != nil {
 			return nil, err
 		}
-		if row == nil {
+		var r *membrane.Record
+		if row != nil {
+			props, _ := row.Values[0].(map[string]any)
+			if r, err = recordFromProps(props); err != nil {
+				return nil, err
+			}
+		}
+		if r == nil || view(ctx, r) == nil {
 			return nil, membrane.Errorf(membrane.ENOTFOUND, "record %q did not exist at %s", id, asOf.UTC().Format(time.RFC3339))
 		}
-		props, _ := row.Values[0].(map[string]any)
-		return recordFromProps(props)
+		return view(ctx, r), nil
 	})
 }
 
@@ -86,11 +92,11 @@ func (db *DB) Neighbors(ctx context.Context, ids []string, q membrane.NeighborQu
 		}
 		afterAt, afterID = t, c.ID
 	}
-	params := map[string]any{
+	params := gated(ctx, map[string]any{
 		"ids": ids, "types": relTypes(q.Predicates),
 		"out": q.Direction != membrane.DirIn, "in": q.Direction != membrane.DirOut,
 		"asOf": timeParam(q.AsOf), "afterAt": afterAt, "afterId": afterID, "limit": int64(q.Page.First + 1),
-	}
+	})
 	out, err := read(ctx, db, func(tx neo4j.ManagedTransaction) (map[string][]*membrane.Neighbor, error) {
 		rows, err := collect(ctx, tx, neighborsStmt, params)
 		if err != nil {
@@ -104,6 +110,9 @@ func (db *DB) Neighbors(ctx context.Context, ids []string, q membrane.NeighborQu
 			rec, err := recordFromProps(nodeProps)
 			if err != nil {
 				return nil, err
+			}
+			if rec = view(ctx, rec); rec == nil {
+				continue
 			}
 			rel, outgoing := relationFrom(rid, relProps, rec.ID)
 			cursor := membrane.Cursor{Key: rel.CreatedAt.Format(time.RFC3339Nano), ID: rec.ID, Field: "relation"}.Encode()
@@ -119,7 +128,7 @@ func (db *DB) Neighbors(ctx context.Context, ids []string, q membrane.NeighborQu
 
 // SupersedeChains returns each record's supersede chain, oldest first.
 func (db *DB) SupersedeChains(ctx context.Context, ids []string, asOf *time.Time) (map[string][]*membrane.Record, error) {
-	params := map[string]any{"ids": ids, "asOf": timeParam(asOf), "limit": int64(membrane.MaxChain)}
+	params := gated(ctx, map[string]any{"ids": ids, "asOf": timeParam(asOf), "limit": int64(membrane.MaxChain)})
 	out, err := read(ctx, db, func(tx neo4j.ManagedTransaction) (map[string][]*membrane.Record, error) {
 		rows, err := collect(ctx, tx, supersedeChain, params)
 		if err != nil {
@@ -135,7 +144,9 @@ func (db *DB) SupersedeChains(ctx context.Context, ids []string, asOf *time.Time
 				if err != nil {
 					return nil, err
 				}
-				out[rid] = append(out[rid], r)
+				if r = view(ctx, r); r != nil {
+					out[rid] = append(out[rid], r)
+				}
 			}
 		}
 		return out, nil
@@ -153,7 +164,7 @@ func (db *DB) Lineage(ctx context.Context, id string, q membrane.LineageQuery) (
 		return nil, membrane.Errorf(membrane.EINVALID, "invalid lineage query")
 	}
 	stmt := strings.NewReplacer("__ARROW__", arrow, "__MAXDEPTH__", strconv.Itoa(q.MaxDepth)).Replace(lineageTmpl)
-	params := map[string]any{"id": id, "types": relTypes(q.Predicates), "asOf": timeParam(q.AsOf), "limit": int64(q.Limit + 1), "edgeLimit": int64(8 * (q.Limit + 1))}
+	params := gated(ctx, map[string]any{"id": id, "types": relTypes(q.Predicates), "asOf": timeParam(q.AsOf), "limit": int64(q.Limit + 1), "edgeLimit": int64(8 * (q.Limit + 1))})
 	lin, err := read(ctx, db, func(tx neo4j.ManagedTransaction) (*membrane.Lineage, error) {
 		row, err := single(ctx, tx, stmt, params)
 		if err != nil {
@@ -170,6 +181,9 @@ func (db *DB) Lineage(ctx context.Context, id string, q membrane.LineageQuery) (
 			rec, err := recordFromProps(props)
 			if err != nil {
 				return nil, err
+			}
+			if rec = view(ctx, rec); rec == nil {
+				continue
 			}
 			lin.Nodes = append(lin.Nodes, &membrane.LineageNode{Record: rec, Depth: int(integer(m["depth"]))})
 		}

@@ -105,12 +105,13 @@ func recordFromProps(p map[string]any) (*membrane.Record, error) {
 // auditProps returns the node properties of an audit entry.
 func auditProps(a *membrane.AuditEntry) (map[string]any, error) {
 	p := map[string]any{
-		"id":        a.ID,
-		"recordId":  a.RecordID,
-		"action":    string(a.Action),
-		"actor":     a.Actor,
-		"at":        a.Timestamp.UTC(),
-		"rationale": a.Rationale,
+		"id":          a.ID,
+		"recordId":    a.RecordID,
+		"action":      string(a.Action),
+		"actor":       a.Actor,
+		"actorDetail": a.ActorDetail,
+		"at":          a.Timestamp.UTC(),
+		"rationale":   a.Rationale,
 	}
 	if a.Previous != nil {
 		// Status and salience before the change are also plain properties:
@@ -133,12 +134,13 @@ func auditProps(a *membrane.AuditEntry) (map[string]any, error) {
 // auditFromProps rebuilds an audit entry from its node properties.
 func auditFromProps(p map[string]any) (*membrane.AuditEntry, error) {
 	a := &membrane.AuditEntry{
-		ID:        str(p["id"]),
-		RecordID:  str(p["recordId"]),
-		Action:    membrane.AuditAction(str(p["action"])),
-		Actor:     str(p["actor"]),
-		Timestamp: tm(p["at"]),
-		Rationale: str(p["rationale"]),
+		ID:          str(p["id"]),
+		RecordID:    str(p["recordId"]),
+		Action:      membrane.AuditAction(str(p["action"])),
+		Actor:       str(p["actor"]),
+		ActorDetail: str(p["actorDetail"]),
+		Timestamp:   tm(p["at"]),
+		Rationale:   str(p["rationale"]),
 	}
 	if s := str(p["previous"]); s != "" {
 		if err := json.Unmarshal([]byte(s), &a.Previous); err != nil {

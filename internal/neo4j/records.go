@@ -91,21 +91,21 @@ func (db *DB) CreateRecords(ctx context.Context, idem *membrane.Idempotency, rec
 
 // FindRecordByID returns the record with id, or ENOTFOUND.
 func (db *DB) FindRecordByID(ctx context.Context, id string) (*membrane.Record, error) {
-	return read(ctx, db, func(tx neo4j.ManagedTransaction) (*membrane.Record, error) {
-		return findRecord(ctx, tx, id)
+	r, err := read(ctx, db, func(tx neo4j.ManagedTransaction) (*membrane.Record, error) {
+		row, err := single(ctx, tx, cypher.Must("record_by_id"), gated(ctx, map[string]any{"id": id}))
+		if err != nil || row == nil {
+			return nil, err
+		}
+		props, _ := row.Values[0].(map[string]any)
+		return recordFromProps(props)
 	})
-}
-
-func findRecord(ctx context.Context, tx neo4j.ManagedTransaction, id string) (*membrane.Record, error) {
-	row, err := single(ctx, tx, cypher.Must("record_by_id"), map[string]any{"id": id})
 	if err != nil {
 		return nil, err
 	}
-	if row == nil {
+	if r == nil || view(ctx, r) == nil {
 		return nil, membrane.Errorf(membrane.ENOTFOUND, "record %q not found", id)
 	}
-	props, _ := row.Values[0].(map[string]any)
-	return recordFromProps(props)
+	return view(ctx, r), nil
 }
 
 // filterParams returns the parameters of record_filter.cypher; nil means
@@ -171,7 +171,7 @@ func (db *DB) FindRecords(ctx context.Context, f membrane.RecordFilter, order me
 	if !ok {
 		return nil, membrane.Errorf(membrane.EINVALID, "cannot order by %q", order.Field)
 	}
-	params := filterParams(f)
+	params := gated(ctx, filterParams(f))
 	params["afterKey"], params["afterId"] = nil, nil
 	if c := page.After; c != nil {
 		key, err := cursorKey(c, order.Field)
@@ -194,7 +194,9 @@ func (db *DB) FindRecords(ctx context.Context, f membrane.RecordFilter, order me
 				return nil, err
 			}
 			r.AsOf = f.AsOf
-			out = append(out, r)
+			if r = view(ctx, r); r != nil {
+				out = append(out, r)
+			}
 		}
 		return out, nil
 	})
@@ -264,7 +266,7 @@ func (db *DB) CountRecords(ctx context.Context, f membrane.RecordFilter) (int64,
 		if f.AsOf != nil {
 			stmt = recordsCountAt
 		}
-		row, err := single(ctx, tx, stmt, filterParams(f))
+		row, err := single(ctx, tx, stmt, gated(ctx, filterParams(f)))
 		if err != nil || row == nil {
 			return 0, err
 		}

@@ -178,8 +178,8 @@ func replay(ctx context.Context, tx neo4j.ManagedTransaction, idem *membrane.Ide
 	}
 	out := make([]*membrane.Record, 0, len(ids))
 	for _, id := range ids {
-		if r := byID[id]; r != nil {
-			out = append(out, r)
+		if r := byID[id]; r != nil && view(ctx, r) != nil {
+			out = append(out, view(ctx, r))
 		}
 	}
 	if len(out) != len(ids) {
