@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -58,6 +59,14 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
+	sealer, err := cfg.Sealer()
+	if err != nil {
+		return err
+	}
+	if len(cfg.Encryption.Keys) == 0 {
+		log.Warn("no encryption key configured (MEMBRANE_ENCRYPTION_KEY): records of sensitivity " + cfg.Encryption.From +
+			" and above will be refused rather than stored in clear")
+	}
 	if keys.Open() {
 		log.Warn("NO API KEYS CONFIGURED: running in open development mode; every request is an admin " +
 			"that sees every record. Configure api_keys (or MEMBRANE_API_KEYS / MEMBRANE_API_KEYS_FILE) before exposing this server.")
@@ -71,7 +80,7 @@ func run(args []string) error {
 	log.Info("connecting to neo4j", "uri", cfg.Neo4j.URI, "database", cfg.Neo4j.Database)
 	db, err := neo4j.Open(startCtx, neo4j.Config{
 		URI: cfg.Neo4j.URI, User: cfg.Neo4j.User, Password: cfg.Neo4j.Password, Database: cfg.Neo4j.Database,
-		MaxPoolSize: cfg.Neo4j.MaxPoolSize, TxTimeout: cfg.Neo4j.TxTimeout,
+		MaxPoolSize: cfg.Neo4j.MaxPoolSize, TxTimeout: cfg.Neo4j.TxTimeout, Sealer: sealer,
 	})
 	if err != nil {
 		return err
@@ -87,8 +96,13 @@ func run(args []string) error {
 		Handler:           graph.NewHandler(resolver, db, keys, log),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
+	// Bind before announcing, so "listening" means connections are accepted.
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return err
+	}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.ListenAndServe() }()
+	go func() { errc <- srv.Serve(ln) }()
 	log.Info("membrane listening", "graphiql", "http://"+cfg.Listen+"/", "graphql", "http://"+cfg.Listen+"/graphql")
 
 	select {

@@ -4,11 +4,13 @@
 package config
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -34,6 +36,26 @@ type Config struct {
 	APIKeys []APIKey `yaml:"api_keys"`
 	// APIKeysFile is a YAML file holding a list of APIKey entries.
 	APIKeysFile string `yaml:"api_keys_file"`
+	// Encryption configures encryption at rest of sensitive records.
+	Encryption Encryption `yaml:"encryption"`
+}
+
+// Encryption configures AES-256-GCM encryption at rest.
+type Encryption struct {
+	// From is the lowest sensitivity stored encrypted.
+	From string `yaml:"from"`
+	// ActiveKey names the key new values are sealed with; the first key
+	// when empty.
+	ActiveKey string `yaml:"active_key"`
+	// Keys are base64 32-byte keys by id. Keep retired keys listed until
+	// every value sealed with them has been rewritten.
+	Keys []EncryptionKey `yaml:"keys"`
+}
+
+// EncryptionKey is one named key.
+type EncryptionKey struct {
+	ID  string `yaml:"id"`
+	Key string `yaml:"key"`
 }
 
 // APIKey is one configured key: the SHA-256 of the secret (hex), never the
@@ -67,6 +89,7 @@ func Default() Config {
 			TxTimeout:   30 * time.Second,
 		},
 		DefaultSensitivity: string(membrane.SensitivityLow),
+		Encryption:         Encryption{From: string(membrane.SensitivityHigh)},
 		ReinforcementGain:  0.1,
 		LogFormat:          "text",
 		StartupTimeout:     60 * time.Second,
@@ -106,6 +129,22 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 		{"MEMBRANE_DEFAULT_SENSITIVITY", func(v string) error { c.DefaultSensitivity = v; return nil }},
 		{"MEMBRANE_LOG_FORMAT", func(v string) error { c.LogFormat = v; return nil }},
 		{"MEMBRANE_API_KEYS_FILE", func(v string) error { c.APIKeysFile = v; return nil }},
+		{"MEMBRANE_ENCRYPT_FROM", func(v string) error { c.Encryption.From = v; return nil }},
+		{"MEMBRANE_ENCRYPTION_KEY", func(v string) error {
+			// "KEY" or "id:KEY,id2:KEY2"; the first is the active key.
+			c.Encryption.Keys, c.Encryption.ActiveKey = nil, ""
+			for i, part := range strings.Split(v, ",") {
+				id, key, ok := strings.Cut(strings.TrimSpace(part), ":")
+				if !ok {
+					id, key = "default", id
+				}
+				if i == 0 {
+					c.Encryption.ActiveKey = id
+				}
+				c.Encryption.Keys = append(c.Encryption.Keys, EncryptionKey{ID: id, Key: key})
+			}
+			return nil
+		}},
 		{"MEMBRANE_API_KEYS", func(v string) error {
 			var keys []APIKey
 			if err := json.Unmarshal([]byte(v), &keys); err != nil {
@@ -149,6 +188,9 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 	if _, err := c.Keyring(); err != nil {
 		return c, err
 	}
+	if _, err := c.Sealer(); err != nil {
+		return c, err
+	}
 	if _, err := c.Policy(); err != nil {
 		return c, err
 	}
@@ -182,4 +224,26 @@ func (c Config) Keyring() (*membrane.Keyring, error) {
 		keys = append(keys, key)
 	}
 	return membrane.NewKeyring(keys), nil
+}
+
+// Sealer returns the encryption at rest the configuration asks for. With no
+// keys it still knows the threshold, and refuses records at or above it.
+func (c Config) Sealer() (*membrane.Sealer, error) {
+	keys := make([]membrane.SealKey, 0, len(c.Encryption.Keys))
+	for _, k := range c.Encryption.Keys {
+		b, err := base64.StdEncoding.DecodeString(k.Key)
+		if err != nil {
+			return nil, fmt.Errorf("config: encryption key %q is not base64: %w", k.ID, err)
+		}
+		keys = append(keys, membrane.SealKey{ID: k.ID, Key: b})
+	}
+	active := c.Encryption.ActiveKey
+	if active == "" && len(keys) > 0 {
+		active = keys[0].ID
+	}
+	s, err := membrane.NewSealer(membrane.Sensitivity(c.Encryption.From), keys, active)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	return s, nil
 }

@@ -1,6 +1,8 @@
 package config_test
 
 import (
+	"bytes"
+	"encoding/base64"
 	"os"
 	"path/filepath"
 	"strings"
@@ -8,6 +10,7 @@ import (
 	"time"
 
 	"github.com/membrane/membrane/internal/config"
+	"github.com/membrane/membrane/internal/membrane"
 )
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -85,5 +88,33 @@ func TestLoadAPIKeys(t *testing.T) {
 	}
 	if _, err := config.Load(nil, env(map[string]string{"MEMBRANE_API_KEYS": `[{"key_sha256": "zz", "actor": "a", "role": "writer", "max_sensitivity": "low"}]`})); err == nil {
 		t.Fatal("a malformed key hash must be rejected")
+	}
+}
+
+func TestLoadEncryption(t *testing.T) {
+	k1 := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{1}, 32))
+	k2 := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{2}, 32))
+	c, err := config.Load(nil, env(map[string]string{"MEMBRANE_ENCRYPTION_KEY": "new:" + k2 + ",old:" + k1, "MEMBRANE_ENCRYPT_FROM": "medium"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Sealer()
+	if err != nil || !s.Required(membrane.SensitivityMedium) || s.Required(membrane.SensitivityLow) {
+		t.Fatalf("sealer = %v, %v", s, err)
+	}
+	if sealed, err := s.Seal([]byte("x"), "c"); err != nil || !strings.HasPrefix(sealed, "mbx1:new:") {
+		t.Fatalf("sealed with %q, %v", sealed, err)
+	}
+	if c, err = config.Load(nil, env(map[string]string{"MEMBRANE_ENCRYPTION_KEY": k1})); err != nil || c.Encryption.ActiveKey != "default" {
+		t.Fatalf("single key: %+v, %v", c.Encryption, err)
+	}
+	for name, e := range map[string]map[string]string{
+		"short key":       {"MEMBRANE_ENCRYPTION_KEY": base64.StdEncoding.EncodeToString([]byte("short"))},
+		"not base64":      {"MEMBRANE_ENCRYPTION_KEY": "k:!!!"},
+		"bad sensitivity": {"MEMBRANE_ENCRYPT_FROM": "secret"},
+	} {
+		if _, err := config.Load(nil, env(e)); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
 	}
 }

@@ -26,6 +26,9 @@ type Config struct {
 	MaxPoolSize int
 	// TxTimeout is the server-side timeout of every transaction.
 	TxTimeout time.Duration
+	// Sealer encrypts sensitive records at rest. Nil means no keys: records
+	// of sensitivity high and above are refused.
+	Sealer *membrane.Sealer
 }
 
 // DB is Membrane's Neo4j store. It holds the one driver of the process and
@@ -34,6 +37,7 @@ type DB struct {
 	driver   neo4j.DriverWithContext
 	database string
 	txConf   []func(*neo4j.TransactionConfig)
+	sealer   *membrane.Sealer
 
 	// Now is the clock; tests replace it.
 	Now func() time.Time
@@ -60,7 +64,13 @@ func Open(ctx context.Context, c Config) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("neo4j driver for %s: %w", c.URI, err)
 	}
-	db := &DB{driver: drv, database: c.Database, Now: time.Now}
+	sealer := c.Sealer
+	if sealer == nil {
+		if sealer, err = membrane.NewSealer(membrane.SensitivityHigh, nil, ""); err != nil {
+			return nil, err
+		}
+	}
+	db := &DB{driver: drv, database: c.Database, Now: time.Now, sealer: sealer}
 	if c.TxTimeout > 0 {
 		db.txConf = append(db.txConf, neo4j.WithTxTimeout(c.TxTimeout))
 	}

@@ -8,10 +8,20 @@ import (
 	"github.com/membrane/membrane/internal/membrane"
 )
 
-// recordProps returns the node properties of r. Besides the record fields
-// it writes a few derived, read-only properties for analysts in Neo4j
+// recordProps returns the node properties of r as stored: plainProps,
+// sealed when r is sensitive enough to be encrypted at rest.
+func (db *DB) recordProps(r *membrane.Record) (map[string]any, error) {
+	p, err := plainProps(r)
+	if err != nil {
+		return nil, err
+	}
+	return p, db.seal(r, p)
+}
+
+// plainProps returns the node properties of r in clear. Besides the record
+// fields it has a few derived, read-only properties for analysts in Neo4j
 // Browser (name, subject, canonicalName…) and the full-text searchText.
-func recordProps(r *membrane.Record) (map[string]any, error) {
+func plainProps(r *membrane.Record) (map[string]any, error) {
 	payload, err := membrane.EncodePayload(r.Payload)
 	if err != nil {
 		return nil, err
@@ -59,8 +69,12 @@ func recordProps(r *membrane.Record) (map[string]any, error) {
 	return p, nil
 }
 
-// recordFromProps rebuilds a record from its node properties.
-func recordFromProps(p map[string]any) (*membrane.Record, error) {
+// recordFromProps rebuilds a record from its node properties, opening
+// sealed fields.
+func (db *DB) recordFromProps(p map[string]any) (*membrane.Record, error) {
+	if err := db.unseal(p); err != nil {
+		return nil, err
+	}
 	r := &membrane.Record{
 		ID:              str(p["id"]),
 		Type:            membrane.MemoryType(str(p["type"])),
@@ -102,8 +116,26 @@ func recordFromProps(p map[string]any) (*membrane.Record, error) {
 	return r, nil
 }
 
-// auditProps returns the node properties of an audit entry.
-func auditProps(a *membrane.AuditEntry) (map[string]any, error) {
+// auditProps returns the node properties of an audit entry; the free text
+// (rationale, previous values) of a sensitive record's entry is sealed.
+func (db *DB) auditProps(a *membrane.AuditEntry, sens membrane.Sensitivity) (map[string]any, error) {
+	p, err := plainAuditProps(a)
+	if err != nil {
+		return nil, err
+	}
+	if db.sealer.Required(sens) {
+		for _, k := range []string{"rationale", "previous", "actorDetail"} {
+			if s, ok := p[k].(string); ok && s != "" {
+				if p[k], err = db.sealer.Seal([]byte(s), a.ID+"/"+k); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	return p, nil
+}
+
+func plainAuditProps(a *membrane.AuditEntry) (map[string]any, error) {
 	p := map[string]any{
 		"id":          a.ID,
 		"recordId":    a.RecordID,
@@ -132,7 +164,16 @@ func auditProps(a *membrane.AuditEntry) (map[string]any, error) {
 }
 
 // auditFromProps rebuilds an audit entry from its node properties.
-func auditFromProps(p map[string]any) (*membrane.AuditEntry, error) {
+func (db *DB) auditFromProps(p map[string]any) (*membrane.AuditEntry, error) {
+	for _, k := range []string{"rationale", "previous", "actorDetail"} {
+		if s, ok := p[k].(string); ok && membrane.IsSealed(s) {
+			plain, err := db.sealer.Open(s, str(p["id"])+"/"+k)
+			if err != nil {
+				return nil, fmt.Errorf("audit %s: %w", str(p["id"]), err)
+			}
+			p[k] = string(plain)
+		}
+	}
 	a := &membrane.AuditEntry{
 		ID:          str(p["id"]),
 		RecordID:    str(p["recordId"]),
@@ -194,4 +235,79 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// Properties of a sensitive record that hold free text: sealed at rest.
+var sealedProps = []string{"payload", "provenanceSources"}
+
+// seal encrypts p's free text in place when r is sensitive enough: payload,
+// provenance and contest evidence are sealed, and the derived text copies
+// (name, searchText, subject…) are not stored at all, so Neo4j Browser, a
+// backup or a stolen disk shows only non-sensitive fields. p may hold a
+// subset of the properties (an update).
+func (db *DB) seal(r *membrane.Record, p map[string]any) error {
+	if !db.sealer.Required(r.Sensitivity) {
+		return nil
+	}
+	p["encrypted"] = true
+	for _, k := range sealedProps {
+		if s, ok := p[k].(string); ok {
+			sealed, err := db.sealer.Seal([]byte(s), r.ID+"/"+k)
+			if err != nil {
+				return err
+			}
+			p[k] = sealed
+		}
+	}
+	if ev, ok := p["contestEvidence"].([]string); ok {
+		sealed := make([]string, len(ev))
+		for i, e := range ev {
+			var err error
+			if sealed[i], err = db.sealer.Seal([]byte(e), r.ID+"/contestEvidence"); err != nil {
+				return err
+			}
+		}
+		p["contestEvidence"] = sealed
+	}
+	if _, ok := p["sourceRefs"]; ok {
+		p["sourceRefs"] = []string{}
+	}
+	if _, ok := p["name"]; ok {
+		p["name"] = string(r.Type) + " (encrypted)"
+	}
+	if _, ok := p["searchText"]; ok {
+		p["searchText"] = ""
+	}
+	for k := range membrane.BrowserFields(r.Payload) {
+		if _, ok := p[k]; ok {
+			p[k] = nil // SET += removes properties set to null
+		}
+	}
+	return nil
+}
+
+// unseal opens p's sealed properties in place.
+func (db *DB) unseal(p map[string]any) error {
+	id := str(p["id"])
+	for _, k := range sealedProps {
+		if s, ok := p[k].(string); ok && membrane.IsSealed(s) {
+			plain, err := db.sealer.Open(s, id+"/"+k)
+			if err != nil {
+				return fmt.Errorf("record %s: %w", id, err)
+			}
+			p[k] = string(plain)
+		}
+	}
+	if ev, ok := p["contestEvidence"].([]any); ok {
+		for i, e := range ev {
+			if s, ok := e.(string); ok && membrane.IsSealed(s) {
+				plain, err := db.sealer.Open(s, id+"/contestEvidence")
+				if err != nil {
+					return fmt.Errorf("record %s: %w", id, err)
+				}
+				ev[i] = string(plain)
+			}
+		}
+	}
+	return nil
 }

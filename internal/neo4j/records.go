@@ -63,11 +63,11 @@ func pageStatements(name, v string) map[membrane.RecordOrder]string {
 func (db *DB) CreateRecords(ctx context.Context, idem *membrane.Idempotency, recs []*membrane.Ingested) ([]*membrane.Record, error) {
 	rows := make([]map[string]any, len(recs))
 	for i, in := range recs {
-		props, err := recordProps(in.Record)
+		props, err := db.recordProps(in.Record)
 		if err != nil {
 			return nil, err
 		}
-		audit, err := auditProps(in.Audit)
+		audit, err := db.auditProps(in.Audit, in.Record.Sensitivity)
 		if err != nil {
 			return nil, err
 		}
@@ -97,7 +97,7 @@ func (db *DB) FindRecordByID(ctx context.Context, id string) (*membrane.Record, 
 			return nil, err
 		}
 		props, _ := row.Values[0].(map[string]any)
-		return recordFromProps(props)
+		return db.recordFromProps(props)
 	})
 	if err != nil {
 		return nil, err
@@ -189,7 +189,7 @@ func (db *DB) FindRecords(ctx context.Context, f membrane.RecordFilter, order me
 		out := make([]*membrane.Record, 0, len(rows))
 		for _, row := range rows {
 			props, _ := row.Values[0].(map[string]any)
-			r, err := recordFromProps(props)
+			r, err := db.recordFromProps(props)
 			if err != nil {
 				return nil, err
 			}

@@ -20,7 +20,7 @@ var _ membrane.RevisionService = (*DB)(nil)
 // plans against the first's result.
 func (db *DB) Revise(ctx context.Context, idem *membrane.Idempotency, lock, readIDs []string, plan membrane.PlanFunc) (*membrane.Record, error) {
 	recs, err := db.idempotent(ctx, idem, func(tx neo4j.ManagedTransaction) ([]*membrane.Record, error) {
-		locked, err := recordsByID(ctx, tx, cypher.Must("lock_records"), lock)
+		locked, err := db.recordsByID(ctx, tx, cypher.Must("lock_records"), lock)
 		if err != nil {
 			return nil, err
 		}
@@ -31,7 +31,7 @@ func (db *DB) Revise(ctx context.Context, idem *membrane.Idempotency, lock, read
 		}
 		read := map[string]*membrane.Record{}
 		if len(readIDs) > 0 {
-			if read, err = recordsByID(ctx, tx, cypher.Must("records_by_ids"), readIDs); err != nil {
+			if read, err = db.recordsByID(ctx, tx, cypher.Must("records_by_ids"), readIDs); err != nil {
 				return nil, err
 			}
 		}
@@ -39,7 +39,7 @@ func (db *DB) Revise(ctx context.Context, idem *membrane.Idempotency, lock, read
 		if err != nil {
 			return nil, err
 		}
-		if err := applyChange(ctx, tx, locked, change); err != nil {
+		if err := db.applyChange(ctx, tx, locked, read, change); err != nil {
 			return nil, err
 		}
 		return []*membrane.Record{change.Result}, nil
@@ -50,7 +50,7 @@ func (db *DB) Revise(ctx context.Context, idem *membrane.Idempotency, lock, read
 	return recs[0], nil
 }
 
-func recordsByID(ctx context.Context, tx neo4j.ManagedTransaction, stmt string, ids []string) (map[string]*membrane.Record, error) {
+func (db *DB) recordsByID(ctx context.Context, tx neo4j.ManagedTransaction, stmt string, ids []string) (map[string]*membrane.Record, error) {
 	rows, err := collect(ctx, tx, stmt, map[string]any{"ids": ids})
 	if err != nil {
 		return nil, err
@@ -58,7 +58,7 @@ func recordsByID(ctx context.Context, tx neo4j.ManagedTransaction, stmt string, 
 	out := make(map[string]*membrane.Record, len(rows))
 	for _, row := range rows {
 		props, _ := row.Values[0].(map[string]any)
-		r, err := recordFromProps(props)
+		r, err := db.recordFromProps(props)
 		if err != nil {
 			return nil, err
 		}
@@ -70,10 +70,10 @@ func recordsByID(ctx context.Context, tx neo4j.ManagedTransaction, stmt string, 
 // applyChange writes a planned change. Updated records get only the
 // properties that changed from what was read (before): rewriting the rest
 // would cost index maintenance, the full-text index above all.
-func applyChange(ctx context.Context, tx neo4j.ManagedTransaction, before map[string]*membrane.Record, c *membrane.Change) error {
+func (db *DB) applyChange(ctx context.Context, tx neo4j.ManagedTransaction, before, read map[string]*membrane.Record, c *membrane.Change) error {
 	creates := make([]map[string]any, len(c.Creates))
 	for i, r := range c.Creates {
-		props, err := recordProps(r)
+		props, err := db.recordProps(r)
 		if err != nil {
 			return err
 		}
@@ -81,12 +81,12 @@ func applyChange(ctx context.Context, tx neo4j.ManagedTransaction, before map[st
 	}
 	updates := make([]map[string]any, len(c.Updates))
 	for i, r := range c.Updates {
-		props, err := recordProps(r)
+		props, err := db.recordProps(r)
 		if err != nil {
 			return err
 		}
 		if old := before[r.ID]; old != nil {
-			if props, err = changedProps(old, props); err != nil {
+			if props, err = db.changedProps(old, r); err != nil {
 				return err
 			}
 		}
@@ -100,9 +100,23 @@ func applyChange(ctx context.Context, tx neo4j.ManagedTransaction, before map[st
 		edges[i] = map[string]any{"from": e.SourceID, "to": e.TargetID, "type": e.Predicate.RelType(),
 			"props": map[string]any{"weight": e.Weight, "createdAt": e.CreatedAt.UTC(), "actor": e.Actor}}
 	}
+	// Every record an audit entry may describe, for its sensitivity.
+	known := map[string]*membrane.Record{}
+	for _, m := range []map[string]*membrane.Record{before, read} {
+		for id, r := range m {
+			known[id] = r
+		}
+	}
+	for _, r := range append(c.Creates, c.Updates...) {
+		known[r.ID] = r
+	}
 	audits := make([]map[string]any, len(c.Audits))
 	for i, a := range c.Audits {
-		props, err := auditProps(a)
+		r := known[a.RecordID]
+		if r == nil {
+			return fmt.Errorf("apply change: audit entry for record %s that the change did not read", a.RecordID)
+		}
+		props, err := db.auditProps(a, r.Sensitivity)
 		if err != nil {
 			return err
 		}
@@ -121,7 +135,7 @@ func applyChange(ctx context.Context, tx neo4j.ManagedTransaction, before map[st
 func (db *DB) idempotent(ctx context.Context, idem *membrane.Idempotency, fn func(neo4j.ManagedTransaction) ([]*membrane.Record, error)) ([]*membrane.Record, error) {
 	run := func(tx neo4j.ManagedTransaction) ([]*membrane.Record, error) {
 		if idem != nil {
-			if recs, found, err := replay(ctx, tx, idem); found || err != nil {
+			if recs, found, err := db.replay(ctx, tx, idem); found || err != nil {
 				return recs, err
 			}
 		}
@@ -156,14 +170,14 @@ func readReplay(ctx context.Context, db *DB, idem *membrane.Idempotency) ([]*mem
 		found bool
 	}
 	r, err := read(ctx, db, func(tx neo4j.ManagedTransaction) (result, error) {
-		recs, found, err := replay(ctx, tx, idem)
+		recs, found, err := db.replay(ctx, tx, idem)
 		return result{recs, found}, err
 	})
 	return r.recs, r.found, err
 }
 
 // replay returns the stored results of idem's key, if it has any.
-func replay(ctx context.Context, tx neo4j.ManagedTransaction, idem *membrane.Idempotency) ([]*membrane.Record, bool, error) {
+func (db *DB) replay(ctx context.Context, tx neo4j.ManagedTransaction, idem *membrane.Idempotency) ([]*membrane.Record, bool, error) {
 	row, err := single(ctx, tx, cypher.Must("idempotency_lookup"), map[string]any{"key": idem.Key})
 	if err != nil || row == nil {
 		return nil, false, err
@@ -172,7 +186,7 @@ func replay(ctx context.Context, tx neo4j.ManagedTransaction, idem *membrane.Ide
 		return nil, true, membrane.Errorf(membrane.ECONFLICT, "idempotency key %q was already used for a different request", idem.Key)
 	}
 	ids := strs(row.Values[1])
-	byID, err := recordsByID(ctx, tx, cypher.Must("records_by_ids"), ids)
+	byID, err := db.recordsByID(ctx, tx, cypher.Must("records_by_ids"), ids)
 	if err != nil {
 		return nil, true, err
 	}
@@ -188,9 +202,15 @@ func replay(ctx context.Context, tx neo4j.ManagedTransaction, idem *membrane.Ide
 	return out, true, nil
 }
 
-// changedProps returns the entries of next that differ from old's properties.
-func changedProps(old *membrane.Record, next map[string]any) (map[string]any, error) {
-	prev, err := recordProps(old)
+// changedProps returns the properties of next that differ from old's, as
+// stored (sealed when sensitive). Comparing in clear keeps an unchanged
+// sealed payload from being rewritten with a fresh nonce.
+func (db *DB) changedProps(old, nextRec *membrane.Record) (map[string]any, error) {
+	prev, err := plainProps(old)
+	if err != nil {
+		return nil, err
+	}
+	next, err := plainProps(nextRec)
 	if err != nil {
 		return nil, err
 	}
@@ -205,5 +225,5 @@ func changedProps(old *membrane.Record, next map[string]any) (map[string]any, er
 		}
 		out[k] = v
 	}
-	return out, nil
+	return out, db.seal(nextRec, out)
 }

@@ -16,6 +16,9 @@ import (
 	"github.com/membrane/membrane/internal/neo4j"
 )
 
+// TestSealKey encrypts sensitive records in tests (high and above).
+var TestSealKey = membrane.SealKey{ID: "test", Key: []byte("membrane-test-key-32-bytes-long!")}
+
 var (
 	once    sync.Once
 	shared  *neo4j.DB
@@ -34,9 +37,14 @@ func DB(tb testing.TB) *neo4j.DB {
 	once.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
+		var sealer *membrane.Sealer
+		sealer, openErr = membrane.NewSealer(membrane.SensitivityHigh, []membrane.SealKey{TestSealKey}, TestSealKey.ID)
+		if openErr != nil {
+			return
+		}
 		shared, openErr = neo4j.Open(ctx, neo4j.Config{
 			URI: uri, User: os.Getenv("NEO4J_USER"), Password: os.Getenv("NEO4J_PASSWORD"),
-			Database: envOr("NEO4J_DATABASE", "neo4j"), MaxPoolSize: 50, TxTimeout: time.Minute,
+			Database: envOr("NEO4J_DATABASE", "neo4j"), MaxPoolSize: 50, TxTimeout: time.Minute, Sealer: sealer,
 		})
 		if openErr == nil {
 			openErr = shared.Migrate(ctx)

@@ -1,0 +1,115 @@
+package membrane
+
+import (
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"strings"
+)
+
+// sealPrefix starts every sealed value: format version, key id, then the
+// base64url nonce and ciphertext.
+const sealPrefix = "mbx1:"
+
+// Sealer encrypts the free text of sensitive records at rest with
+// AES-256-GCM. Neo4j community has no encryption at rest, and analysts,
+// backups and stolen disks bypass the API's gating, so records at or above
+// the threshold keep only non-sensitive fields in clear.
+type Sealer struct {
+	threshold int
+	active    string
+	keys      map[string]cipher.AEAD
+}
+
+// SealKey is one named 32-byte key.
+type SealKey struct {
+	ID  string
+	Key []byte
+}
+
+// NewSealer returns a sealer for records at or above threshold. New values
+// are sealed with the key named active; every key in keys can open values
+// (key rotation keeps old keys until their values are rewritten). With no
+// keys, the sealer refuses to store records at or above the threshold.
+func NewSealer(threshold Sensitivity, keys []SealKey, active string) (*Sealer, error) {
+	if !threshold.Valid() {
+		return nil, fmt.Errorf("encryption threshold %q is not a sensitivity", threshold)
+	}
+	s := &Sealer{threshold: threshold.Level(), active: active, keys: map[string]cipher.AEAD{}}
+	for _, k := range keys {
+		if k.ID == "" || strings.Contains(k.ID, ":") {
+			return nil, fmt.Errorf("encryption key id %q must be non-empty and without ':'", k.ID)
+		}
+		if len(k.Key) != 32 {
+			return nil, fmt.Errorf("encryption key %q must be 32 bytes (AES-256), got %d", k.ID, len(k.Key))
+		}
+		block, err := aes.NewCipher(k.Key)
+		if err != nil {
+			return nil, fmt.Errorf("encryption key %q: %w", k.ID, err)
+		}
+		aead, err := cipher.NewGCM(block)
+		if err != nil {
+			return nil, fmt.Errorf("encryption key %q: %w", k.ID, err)
+		}
+		s.keys[k.ID] = aead
+	}
+	if len(keys) > 0 && s.keys[active] == nil {
+		return nil, fmt.Errorf("active encryption key %q is not among the configured keys", active)
+	}
+	return s, nil
+}
+
+// Required reports whether records of sensitivity sens are stored sealed.
+func (s *Sealer) Required(sens Sensitivity) bool { return sens.Level() >= s.threshold }
+
+// Seal encrypts plain, bound to context (the record id and field name), so
+// a sealed value copied to another record or field does not open.
+func (s *Sealer) Seal(plain []byte, context string) (string, error) {
+	aead := s.keys[s.active]
+	if aead == nil {
+		return "", Errorf(EPRECONDITION, "records of sensitivity %s and above are stored encrypted, and this server has no encryption key configured (MEMBRANE_ENCRYPTION_KEY)",
+			sensitivityAt(s.threshold))
+	}
+	nonce := make([]byte, aead.NonceSize())
+	if _, err := rand.Read(nonce); err != nil {
+		return "", fmt.Errorf("seal: %w", err)
+	}
+	ct := aead.Seal(nonce, nonce, plain, []byte(context))
+	return sealPrefix + s.active + ":" + base64.RawURLEncoding.EncodeToString(ct), nil
+}
+
+// IsSealed reports whether a stored value is sealed.
+func IsSealed(v string) bool { return strings.HasPrefix(v, sealPrefix) }
+
+// Open decrypts a value sealed with context.
+func (s *Sealer) Open(sealed, context string) ([]byte, error) {
+	rest, ok := strings.CutPrefix(sealed, sealPrefix)
+	id, data, ok2 := strings.Cut(rest, ":")
+	if !ok || !ok2 {
+		return nil, fmt.Errorf("open: not a sealed value")
+	}
+	aead := s.keys[id]
+	if aead == nil {
+		return nil, fmt.Errorf("open: encryption key %q is not configured", id)
+	}
+	ct, err := base64.RawURLEncoding.DecodeString(data)
+	if err != nil || len(ct) < aead.NonceSize() {
+		return nil, fmt.Errorf("open: malformed sealed value")
+	}
+	plain, err := aead.Open(nil, ct[:aead.NonceSize()], ct[aead.NonceSize():], []byte(context))
+	if err != nil {
+		return nil, fmt.Errorf("open: %w", err)
+	}
+	return plain, nil
+}
+
+func sensitivityAt(level int) Sensitivity {
+	for _, s := range []Sensitivity{SensitivityPublic, SensitivityLow, SensitivityMedium, SensitivityHigh, SensitivityHyper} {
+		if s.Level() == level {
+			return s
+		}
+	}
+	return ""
+}
