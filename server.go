@@ -7,6 +7,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -24,21 +25,83 @@ import (
 	"github.com/membrane/membrane/internal/neo4j"
 )
 
+// Usage:
+//
+//	membrane [flags]                 serve (see README for flags and environment)
+//	membrane hash-key < key          print the SHA-256 to configure for an API key
+//	membrane reseal -key ID [flags]  re-encrypt values sealed with key ID under the active key
 func main() {
-	if len(os.Args) == 2 && os.Args[1] == "hash-key" {
-		// Print the SHA-256 to configure for a key read from stdin.
-		key, err := io.ReadAll(os.Stdin)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "membrane:", err)
-			os.Exit(1)
-		}
-		fmt.Println(membrane.HashKey(strings.TrimSpace(string(key))))
-		return
+	var err error
+	switch {
+	case len(os.Args) > 1 && os.Args[1] == "hash-key":
+		err = hashKey()
+	case len(os.Args) > 1 && os.Args[1] == "reseal":
+		err = reseal(os.Args[2:])
+	default:
+		err = run(os.Args[1:])
 	}
-	if err := run(os.Args[1:]); err != nil {
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "membrane:", err)
 		os.Exit(1)
 	}
+}
+
+func hashKey() error {
+	key, err := io.ReadAll(os.Stdin)
+	if err != nil {
+		return err
+	}
+	fmt.Println(membrane.HashKey(strings.TrimSpace(string(key))))
+	return nil
+}
+
+func reseal(args []string) error {
+	fs := flag.NewFlagSet("reseal", flag.ContinueOnError)
+	keyID := fs.String("key", "", "id of the encryption key to retire")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *keyID == "" {
+		return errors.New("reseal: -key is required")
+	}
+	cfg, err := config.Load(fs.Args(), os.Getenv)
+	if err != nil {
+		return err
+	}
+	if len(cfg.Encryption.Keys) == 0 {
+		return errors.New("reseal: no encryption keys configured (MEMBRANE_ENCRYPTION_KEY)")
+	}
+	db, err := openStore(context.Background(), cfg)
+	if err != nil {
+		return err
+	}
+	defer db.Close(context.Background())
+	ctx := membrane.NewContextWithTrust(context.Background(), membrane.SystemTrust("reseal"))
+	recs, audits, err := db.Reseal(ctx, *keyID)
+	fmt.Printf("resealed %d records and %d audit entries from key %q to key %q\n", recs, audits, *keyID, cfg.Encryption.ActiveKey)
+	return err
+}
+
+// openStore connects to Neo4j as configured and applies the schema.
+func openStore(ctx context.Context, cfg config.Config) (*neo4j.DB, error) {
+	sealer, err := cfg.Sealer()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, cfg.StartupTimeout)
+	defer cancel()
+	db, err := neo4j.Open(ctx, neo4j.Config{
+		URI: cfg.Neo4j.URI, User: cfg.Neo4j.User, Password: cfg.Neo4j.Password, Database: cfg.Neo4j.Database,
+		MaxPoolSize: cfg.Neo4j.MaxPoolSize, TxTimeout: cfg.Neo4j.TxTimeout, Sealer: sealer,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := db.Migrate(ctx); err != nil {
+		db.Close(context.Background())
+		return nil, err
+	}
+	return db, nil
 }
 
 func run(args []string) error {
@@ -59,10 +122,6 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
-	sealer, err := cfg.Sealer()
-	if err != nil {
-		return err
-	}
 	if len(cfg.Encryption.Keys) == 0 {
 		log.Warn("no encryption key configured (MEMBRANE_ENCRYPTION_KEY): records of sensitivity " + cfg.Encryption.From +
 			" and above will be refused rather than stored in clear")
@@ -75,20 +134,12 @@ func run(args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	startCtx, cancel := context.WithTimeout(ctx, cfg.StartupTimeout)
-	defer cancel()
 	log.Info("connecting to neo4j", "uri", cfg.Neo4j.URI, "database", cfg.Neo4j.Database)
-	db, err := neo4j.Open(startCtx, neo4j.Config{
-		URI: cfg.Neo4j.URI, User: cfg.Neo4j.User, Password: cfg.Neo4j.Password, Database: cfg.Neo4j.Database,
-		MaxPoolSize: cfg.Neo4j.MaxPoolSize, TxTimeout: cfg.Neo4j.TxTimeout, Sealer: sealer,
-	})
+	db, err := openStore(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	defer db.Close(context.Background())
-	if err := db.Migrate(startCtx); err != nil {
-		return err
-	}
 
 	resolver := &graph.Resolver{Store: db, Revisions: db, Lineages: db, Policy: policy, Now: time.Now}
 	srv := &http.Server{

@@ -80,6 +80,9 @@ func (s *Sealer) Seal(plain []byte, context string) (string, error) {
 	return sealPrefix + s.active + ":" + base64.RawURLEncoding.EncodeToString(ct), nil
 }
 
+// Active returns the id of the key new values are sealed with.
+func (s *Sealer) Active() string { return s.active }
+
 // IsSealed reports whether a stored value is sealed.
 func IsSealed(v string) bool { return strings.HasPrefix(v, sealPrefix) }
 
