@@ -9,5 +9,12 @@ if [[ -z "${NEO4J_URI:-}" ]]; then
   scripts/neo4j.sh start
   export NEO4J_URI="bolt://127.0.0.1:${NEO4J_BOLT_PORT:-7687}"
 fi
+# A local development encryption key (kept in the git-ignored .neo4j/), so
+# sensitive records work out of the box; production sets its own.
+if [[ -z "${MEMBRANE_ENCRYPTION_KEY:-}" ]]; then
+  mkdir -p .neo4j
+  [[ -s .neo4j/dev-encryption.key ]] || (umask 077; head -c 32 /dev/urandom | base64 > .neo4j/dev-encryption.key)
+  export MEMBRANE_ENCRYPTION_KEY="dev:$(cat .neo4j/dev-encryption.key)"
+fi
 mkdir -p bin && go build -o bin/membrane .
 exec bin/membrane "$@"
