@@ -1,4 +1,5 @@
-// Audit entries across records, oldest first, keyset on (at, id).
+// Audit entries across records, oldest first, keyset on (at, id). ORDER BY
+// names the node a, so properties are built only for the rows returned.
 MATCH (a:AuditEntry)
 WHERE ($recordId IS NULL OR a.recordId = $recordId)
   AND ($actor IS NULL OR a.actor = $actor)
@@ -6,6 +7,6 @@ WHERE ($recordId IS NULL OR a.recordId = $recordId)
   AND ($since IS NULL OR a.at >= $since)
   AND ($until IS NULL OR a.at < $until)
   AND ($afterAt IS NULL OR a.at > $afterAt OR (a.at = $afterAt AND a.id > $afterId))
-RETURN properties(a) AS a
+RETURN properties(a) AS props
 ORDER BY a.at, a.id
 LIMIT $limit

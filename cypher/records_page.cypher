@@ -1,12 +1,14 @@
 // One keyset page of records. __FIELD__ is an indexed property from a fixed
 // list, __DIR__ ASC or DESC and __CMP__ the matching > or <. The IS NOT NULL
 // predicate lets the planner walk the range index in order and stop early.
+// ORDER BY must name the node m, not the returned map: were the map aliased
+// m, every matching record's properties would be built before sorting.
 MATCH (m:Memory)
 WHERE m.__FIELD__ IS NOT NULL
   AND __FILTER__
   AND ($afterKey IS NULL
        OR m.__FIELD__ __CMP__ $afterKey
        OR (m.__FIELD__ = $afterKey AND m.id __CMP__ $afterId))
-RETURN properties(m) AS m
+RETURN properties(m) AS props
 ORDER BY m.__FIELD__ __DIR__, m.id __DIR__
 LIMIT $limit
