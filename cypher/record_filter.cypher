@@ -1,7 +1,7 @@
 // Trust gate first: invisible records are never matched, nor counted.
 m.sensitivityLevel <= $ceiling + 1 AND ($allScopes OR m.scope = '' OR m.scope IN $trustScopes)
 AND ($types IS NULL OR m.type IN $types)
-AND ($scopes IS NULL OR m.scope IN $scopes)
+AND __SCOPES__
 AND ($levels IS NULL OR m.sensitivityLevel IN $levels)
 AND ($tags IS NULL OR all(t IN $tags WHERE t IN m.tags))
 AND ($createdAfter IS NULL OR m.createdAt >= $createdAfter)

@@ -14,10 +14,20 @@ import (
 var _ membrane.RecordService = (*DB)(nil)
 
 // Statements with placeholders, filled once from fixed values at start-up.
+// A records statement comes in two variants. When the filter names scopes,
+// the scope predicate is plain (m.scope IN $scopes), so Neo4j seeks the
+// scope index and a page costs what that scope holds; otherwise it walks the
+// ordering index. With "$scopes IS NULL OR …" in one statement the planner
+// can never seek, and a scope's page would cost every newer record of
+// every other scope.
+type variant struct {
+	order  membrane.RecordOrder
+	scoped bool
+}
+
 var (
-	recordFilter   = cypher.Must("record_filter")
-	recordsCount   = filled("records_count", "m")
-	recordsCountAt = filled("records_count_as_of", "v")
+	recordsCount   = [2]string{filled("records_count", "m", false), filled("records_count", "m", true)}
+	recordsCountAt = [2]string{filled("records_count_as_of", "v", false), filled("records_count_as_of", "v", true)}
 	recordsPage    = pageStatements("records_page", "m")
 	recordsPageAt  = pageStatements("records_page_as_of", "v")
 )
@@ -25,33 +35,46 @@ var (
 // filled returns a records statement with its filter fragments in place;
 // state filters (status, salience) apply to v, the record as of the
 // instant asked about, or m, the record as it is.
-func filled(name, v string) string {
+func filled(name, v string, scoped bool) string {
+	scopes := "true"
+	if scoped {
+		scopes = "m.scope IN $scopes"
+	}
 	return strings.NewReplacer(
-		"__FILTER__", recordFilter,
+		"__FILTER__", strings.ReplaceAll(cypher.Must("record_filter"), "__SCOPES__", scopes),
 		"__STATE_FILTER__", strings.ReplaceAll(cypher.Must("record_state_filter"), "__V__", v),
 		"__AS_OF__", asOfFragment,
 	).Replace(cypher.Must(name))
 }
 
+func boolIndex(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // pageStatements builds the keyset page statement for every order field and
 // direction. Field names come from this fixed map, never from a request.
-func pageStatements(name, v string) map[membrane.RecordOrder]string {
+func pageStatements(name, v string) map[variant]string {
 	fields := map[membrane.RecordOrderField]string{
 		membrane.OrderCreatedAt:  "createdAt",
 		membrane.OrderUpdatedAt:  "updatedAt",
 		membrane.OrderSalience:   "salience",
 		membrane.OrderConfidence: "confidence",
 	}
-	tmpl := filled(name, v)
-	out := map[membrane.RecordOrder]string{}
-	for f, prop := range fields {
-		for _, desc := range []bool{false, true} {
-			dir, cmp := "ASC", ">"
-			if desc {
-				dir, cmp = "DESC", "<"
+	out := map[variant]string{}
+	for _, scoped := range []bool{false, true} {
+		tmpl := filled(name, v, scoped)
+		for f, prop := range fields {
+			for _, desc := range []bool{false, true} {
+				dir, cmp := "ASC", ">"
+				if desc {
+					dir, cmp = "DESC", "<"
+				}
+				out[variant{membrane.RecordOrder{Field: f, Descending: desc}, scoped}] = strings.NewReplacer(
+					"__FIELD__", prop, "__DIR__", dir, "__CMP__", cmp).Replace(tmpl)
 			}
-			out[membrane.RecordOrder{Field: f, Descending: desc}] = strings.NewReplacer(
-				"__FIELD__", prop, "__DIR__", dir, "__CMP__", cmp).Replace(tmpl)
 		}
 	}
 	return out
@@ -167,7 +190,7 @@ func (db *DB) FindRecords(ctx context.Context, f membrane.RecordFilter, order me
 	if f.AsOf != nil {
 		pages = recordsPageAt
 	}
-	stmt, ok := pages[order]
+	stmt, ok := pages[variant{order, len(f.Scopes) > 0}]
 	if !ok {
 		return nil, membrane.Errorf(membrane.EINVALID, "cannot order by %q", order.Field)
 	}
@@ -262,9 +285,9 @@ func cursorKey(c *membrane.Cursor, f membrane.RecordOrderField) (any, error) {
 // CountRecords counts the records matching filter.
 func (db *DB) CountRecords(ctx context.Context, f membrane.RecordFilter) (int64, error) {
 	n, err := read(ctx, db, func(tx neo4j.ManagedTransaction) (int64, error) {
-		stmt := recordsCount
+		stmt := recordsCount[boolIndex(len(f.Scopes) > 0)]
 		if f.AsOf != nil {
-			stmt = recordsCountAt
+			stmt = recordsCountAt[boolIndex(len(f.Scopes) > 0)]
 		}
 		row, err := single(ctx, tx, stmt, gated(ctx, filterParams(f)))
 		if err != nil || row == nil {
