@@ -32,7 +32,7 @@ func DB(tb testing.TB) *neo4j.DB {
 	tb.Helper()
 	uri := os.Getenv("NEO4J_URI")
 	if uri == "" {
-		tb.Fatal("NEO4J_URI is not set: run the suite with `make test`, which starts a local Neo4j")
+		tb.Fatal("NEO4J_URI is not set: run the suite with scripts/test.sh, which starts a local Neo4j")
 	}
 	once.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
