@@ -123,6 +123,7 @@ type ComplexityRoot struct {
 	}
 
 	Lifecycle struct {
+		BaseSalience      func(childComplexity int) int
 		Curve             func(childComplexity int) int
 		DeletionPolicy    func(childComplexity int) int
 		HalfLifeSeconds   func(childComplexity int) int
@@ -710,6 +711,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.EvidenceRef.Timestamp(childComplexity), true
 
+	case "Lifecycle.baseSalience":
+		if e.ComplexityRoot.Lifecycle.BaseSalience == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Lifecycle.BaseSalience(childComplexity), true
 	case "Lifecycle.curve":
 		if e.ComplexityRoot.Lifecycle.Curve == nil {
 			break
@@ -1950,6 +1957,8 @@ func (ec *executionContext) childFields_Lifecycle(ctx context.Context, field gra
 		return ec.fieldContext_Lifecycle_reinforcementGain(ctx, field)
 	case "lastReinforcedAt":
 		return ec.fieldContext_Lifecycle_lastReinforcedAt(ctx, field)
+	case "baseSalience":
+		return ec.fieldContext_Lifecycle_baseSalience(ctx, field)
 	case "pinned":
 		return ec.fieldContext_Lifecycle_pinned(ctx, field)
 	case "deletionPolicy":
@@ -4625,6 +4634,29 @@ func (ec *executionContext) _Lifecycle_lastReinforcedAt(ctx context.Context, fie
 }
 func (ec *executionContext) fieldContext_Lifecycle_lastReinforcedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Lifecycle", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _Lifecycle_baseSalience(ctx context.Context, field graphql.CollectedField, obj *membrane.Lifecycle) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Lifecycle_baseSalience(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BaseSalience, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Lifecycle_baseSalience(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Lifecycle", field, false, false, errors.New("field of type Float does not have child fields"))
 }
 
 func (ec *executionContext) _Lifecycle_pinned(ctx context.Context, field graphql.CollectedField, obj *membrane.Lifecycle) (ret graphql.Marshaler) {
@@ -12534,6 +12566,11 @@ func (ec *executionContext) _Lifecycle(ctx context.Context, sel ast.SelectionSet
 			}
 		case "lastReinforcedAt":
 			out.Values[i] = ec._Lifecycle_lastReinforcedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "baseSalience":
+			out.Values[i] = ec._Lifecycle_baseSalience(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}

@@ -186,8 +186,10 @@ type Record struct {
 	Sensitivity Sensitivity
 	// Confidence is the epistemic confidence in [0,1].
 	Confidence float64
-	// Salience is the stored (materialised) salience, >= 0. See
-	// Lifecycle.EffectiveSalience for its value at another instant.
+	// Salience is the stored (materialised) salience, >= 0: the value of
+	// EffectiveSalience at the last write or decay sweep. Decay is computed
+	// from Lifecycle.BaseSalience, never from this value, so sweeps cannot
+	// compound.
 	Salience   float64
 	Scope      string
 	Tags       []string
@@ -221,7 +223,12 @@ type Lifecycle struct {
 	MaxAgeSeconds int64
 	// ReinforcementGain is added to salience by each reinforce.
 	ReinforcementGain float64
-	LastReinforcedAt  time.Time
+	// LastReinforcedAt is the decay anchor: decay runs from this instant.
+	LastReinforcedAt time.Time
+	// BaseSalience is the salience at LastReinforcedAt, the value decay
+	// starts from. Every write that sets Salience sets it too (create,
+	// reinforce, penalize, retire); a decay sweep only rewrites Salience.
+	BaseSalience float64
 	// Pinned records never decay.
 	Pinned         bool
 	DeletionPolicy DeletionPolicy

@@ -113,6 +113,9 @@ func audit(prev, cur *Record, action AuditAction, meta RevisionMeta, rationale s
 	if prev.Salience != cur.Salience {
 		p["salience"] = prev.Salience
 	}
+	if prev.Lifecycle.BaseSalience != cur.Lifecycle.BaseSalience {
+		p["baseSalience"] = prev.Lifecycle.BaseSalience
+	}
 	if !prev.Lifecycle.LastReinforcedAt.Equal(cur.Lifecycle.LastReinforcedAt) {
 		p["lastReinforcedAt"] = prev.Lifecycle.LastReinforcedAt.UTC().Format(time.RFC3339Nano)
 	}
@@ -132,10 +135,19 @@ func why(meta RevisionMeta, what string) string {
 	return what + ": " + meta.Rationale
 }
 
+// setSalience sets r's salience to v as of now and re-anchors decay there:
+// the stored salience, the base and the anchor always change together, so
+// a later decay starts from v at now and never applies twice.
+func setSalience(r *Record, v float64, now time.Time) {
+	r.Salience = v
+	r.Lifecycle.BaseSalience = v
+	r.Lifecycle.LastReinforcedAt = now.UTC()
+}
+
 func retire(old *Record, now time.Time) *Record {
 	n := next(old, now)
 	n.Status = StatusRetracted
-	n.Salience = 0
+	setSalience(n, 0, now)
 	return n
 }
 
@@ -304,10 +316,9 @@ func Reinforce(r *Record, meta RevisionMeta, now time.Time) (*Change, error) {
 	if err := checkTarget(r, "reinforce", &meta); err != nil {
 		return nil, err
 	}
-	eff := EffectiveSalience(r.Salience, r.Lifecycle, r.CreatedAt, now)
+	eff := EffectiveSalience(r.Lifecycle.BaseSalience, r.Lifecycle, r.CreatedAt, now)
 	n := next(r, now)
-	n.Salience = math.Max(eff, math.Min(eff+r.Lifecycle.ReinforcementGain, 1))
-	n.Lifecycle.LastReinforcedAt = now
+	setSalience(n, math.Max(eff, math.Min(eff+r.Lifecycle.ReinforcementGain, 1)), now)
 	return &Change{Updates: []*Record{n}, Result: n,
 		Audits: []*AuditEntry{audit(r, n, AuditReinforce, meta, why(meta, "reinforced"), now)}}, nil
 }
@@ -326,10 +337,9 @@ func Penalize(r *Record, amount float64, meta RevisionMeta, now time.Time) (*Cha
 	if err := checkTarget(r, "penalize", &meta); err != nil {
 		return nil, err
 	}
-	eff := EffectiveSalience(r.Salience, r.Lifecycle, r.CreatedAt, now)
+	eff := EffectiveSalience(r.Lifecycle.BaseSalience, r.Lifecycle, r.CreatedAt, now)
 	n := next(r, now)
-	n.Salience = math.Max(eff-amount, math.Min(r.Lifecycle.MinSalience, eff))
-	n.Lifecycle.LastReinforcedAt = now
+	setSalience(n, math.Max(eff-amount, math.Min(r.Lifecycle.MinSalience, eff)), now)
 	return &Change{Updates: []*Record{n}, Result: n,
 		Audits: []*AuditEntry{audit(r, n, AuditPenalize, meta, why(meta, "penalized by "+ftoa(amount)), now)}}, nil
 }

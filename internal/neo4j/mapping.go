@@ -43,6 +43,7 @@ func recordProps(r *membrane.Record) (map[string]any, error) {
 		"maxAgeSeconds":       r.Lifecycle.MaxAgeSeconds,
 		"reinforcementGain":   r.Lifecycle.ReinforcementGain,
 		"lastReinforcedAt":    r.Lifecycle.LastReinforcedAt.UTC(),
+		"baseSalience":        r.Lifecycle.BaseSalience,
 		"pinned":              r.Lifecycle.Pinned,
 		"deletionPolicy":      string(r.Lifecycle.DeletionPolicy),
 		"provenanceCreatedBy": r.Provenance.CreatedBy,
@@ -85,6 +86,13 @@ func recordFromProps(p map[string]any) (*membrane.Record, error) {
 			DeletionPolicy:    membrane.DeletionPolicy(str(p["deletionPolicy"])),
 		},
 		Provenance: membrane.Provenance{CreatedBy: str(p["provenanceCreatedBy"])},
+	}
+	if b, ok := p["baseSalience"]; ok {
+		r.Lifecycle.BaseSalience = float(b)
+	} else {
+		// Records written before the base existed were never swept: their
+		// stored salience is still the value at their anchor.
+		r.Lifecycle.BaseSalience = r.Salience
 	}
 	if s := str(p["provenanceSources"]); s != "" {
 		if err := json.Unmarshal([]byte(s), &r.Provenance.Sources); err != nil {
