@@ -261,4 +261,7 @@ type AuditEntry struct {
 	// Previous holds the changed fields' values before the action; nil when
 	// nothing existed before (create).
 	Previous map[string]any
+	// RemovedEdges, on a delete tombstone, lists the edges the deletion
+	// removed: TYPE->id (outgoing) or TYPE<-id (incoming).
+	RemovedEdges []string
 }

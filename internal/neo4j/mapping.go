@@ -120,6 +120,9 @@ func auditProps(a *membrane.AuditEntry) (map[string]any, error) {
 		"at":        a.Timestamp.UTC(),
 		"rationale": a.Rationale,
 	}
+	if len(a.RemovedEdges) > 0 {
+		p["removedEdges"] = a.RemovedEdges
+	}
 	if a.Previous != nil {
 		// Status and salience before the change are also plain properties:
 		// time-travel reads (asOf) undo changes with them in Cypher.
@@ -147,6 +150,9 @@ func auditFromProps(p map[string]any) (*membrane.AuditEntry, error) {
 		Actor:     str(p["actor"]),
 		Timestamp: tm(p["at"]),
 		Rationale: str(p["rationale"]),
+	}
+	if e, ok := p["removedEdges"]; ok {
+		a.RemovedEdges = strs(e)
 	}
 	if s := str(p["previous"]); s != "" {
 		if err := json.Unmarshal([]byte(s), &a.Previous); err != nil {

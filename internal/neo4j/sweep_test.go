@@ -20,7 +20,8 @@ func ptr[T any](v T) *T { return &v }
 func fact(scope, subject string, salience float64, lc *membrane.LifecycleInput) membrane.RecordInput {
 	return membrane.RecordInput{
 		Type: membrane.TypeSemantic, Scope: ptr(scope), Salience: ptr(salience), Lifecycle: lc,
-		Payload: membrane.PayloadInput{Semantic: &membrane.SemanticPayload{Subject: subject, Predicate: "is", Object: "x"}},
+		Payload: membrane.PayloadInput{Semantic: &membrane.SemanticPayload{Subject: subject, Predicate: "is", Object: "x",
+			Evidence: []membrane.EvidenceRef{{SourceType: "test", SourceID: "t"}}}},
 	}
 }
 
