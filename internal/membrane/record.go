@@ -229,6 +229,10 @@ type Lifecycle struct {
 	// starts from. Every write that sets Salience sets it too (create,
 	// reinforce, penalize, retire); a decay sweep only rewrites Salience.
 	BaseSalience float64
+	// Compressions counts the windows of age for which consolidation has
+	// compressed an episodic record's salience (so it compresses once per
+	// window, however often it runs).
+	Compressions int64
 	// Pinned records never decay.
 	Pinned         bool
 	DeletionPolicy DeletionPolicy

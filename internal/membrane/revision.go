@@ -144,6 +144,13 @@ func setSalience(r *Record, v float64, now time.Time) {
 	r.Lifecycle.LastReinforcedAt = now.UTC()
 }
 
+// reinforce adds r's reinforcement gain to its salience as of now, capped
+// at 1 without lowering a salience already above 1, and restarts decay.
+func reinforce(r *Record, now time.Time) {
+	eff := EffectiveSalience(r.Lifecycle.BaseSalience, r.Lifecycle, r.CreatedAt, now)
+	setSalience(r, math.Max(eff, math.Min(eff+r.Lifecycle.ReinforcementGain, 1)), now)
+}
+
 func retire(old *Record, now time.Time) *Record {
 	n := next(old, now)
 	n.Status = StatusRetracted
@@ -226,8 +233,8 @@ func ValidateMergeIDs(ids []string) error {
 	if len(ids) < 2 {
 		v.add("ids", "merge needs at least two records")
 	}
-	if len(ids) > 100 {
-		v.add("ids", "merge takes at most 100 records")
+	if len(ids) > MaxMergeIDs {
+		v.add("ids", "merge takes at most %d records", MaxMergeIDs)
 	}
 	seen := map[string]bool{}
 	for i, id := range ids {
@@ -316,9 +323,8 @@ func Reinforce(r *Record, meta RevisionMeta, now time.Time) (*Change, error) {
 	if err := checkTarget(r, "reinforce", &meta); err != nil {
 		return nil, err
 	}
-	eff := EffectiveSalience(r.Lifecycle.BaseSalience, r.Lifecycle, r.CreatedAt, now)
 	n := next(r, now)
-	setSalience(n, math.Max(eff, math.Min(eff+r.Lifecycle.ReinforcementGain, 1)), now)
+	reinforce(n, now)
 	return &Change{Updates: []*Record{n}, Result: n,
 		Audits: []*AuditEntry{audit(r, n, AuditReinforce, meta, why(meta, "reinforced"), now)}}, nil
 }
