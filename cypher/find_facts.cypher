@@ -1,9 +1,11 @@
-// The oldest non-retracted fact of each key of $keys (scope, subject,
-// predicate, object): what consolidation reinforces instead of creating a
-// duplicate. semantic_subject_predicate makes each key an index seek.
+// The oldest non-retracted fact of each key of $keys (by factKey, the
+// digest of scope, subject, predicate and object: one index seek each):
+// what consolidation reinforces instead of creating a duplicate. Facts
+// written before factKey existed are not found here; the duplicate stage
+// merges any copy made of them.
 UNWIND $keys AS k
-MATCH (f:Semantic {subject: k.subject, predicate: k.predicate})
-WHERE f.object = k.object AND f.scope = k.scope AND f.status <> 'retracted'
+MATCH (f:Semantic {factKey: k})
+WHERE f.status <> 'retracted'
 WITH k, f
 ORDER BY f.createdAt, f.id
 WITH k, collect(f)[0] AS f

@@ -34,7 +34,9 @@ CREATE INDEX job_run_started IF NOT EXISTS FOR (r:JobRun) ON (r.startedAt);
 CREATE INDEX job_run_job_started IF NOT EXISTS FOR (r:JobRun) ON (r.job, r.startedAt);
 // Plan graphs as subgraphs: one node per plan step.
 CREATE CONSTRAINT plan_step_id IF NOT EXISTS FOR (s:PlanStep) REQUIRE s.id IS UNIQUE;
-// Consolidation finds facts by subject and predicate (then object and
-// scope) and competences by skill name.
-CREATE INDEX semantic_subject_predicate IF NOT EXISTS FOR (m:Semantic) ON (m.subject, m.predicate);
+// Consolidation finds facts by their key digest (scope, subject, predicate,
+// object: internal/membrane.FactKey) and competences by skill name.
+// semantic_subject_predicate was an earlier, unselective version.
+DROP INDEX semantic_subject_predicate IF EXISTS;
+CREATE INDEX semantic_fact_key IF NOT EXISTS FOR (m:Semantic) ON (m.factKey);
 CREATE INDEX competence_skill IF NOT EXISTS FOR (m:Competence) ON (m.skillName);

@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/membrane/membrane/internal/membrane"
 )
@@ -23,22 +24,32 @@ type ConsolidationStore interface {
 // episodes (per signature for competences, per group for merges), with
 // their audit entries.
 func (r *Runner) consolidate(ctx context.Context, so membrane.SweepOptions) (*membrane.ConsolidationResult, error) {
-	res := &membrane.ConsolidationResult{}
-	o := r.cfg.Consolidation
-	cr, err := r.store.CompressEpisodes(ctx, so, o)
-	if err != nil {
-		return res, err
-	}
-	res.Scanned += cr.Scanned
-	res.EpisodesCompressed = cr.Changed
-	for _, stage := range []func(context.Context, membrane.SweepOptions, *membrane.ConsolidationResult) error{
-		r.extractFacts, r.extractCompetences, r.extractPlans, r.mergeDuplicates,
+	res := &membrane.ConsolidationResult{StageSeconds: map[string]float64{}}
+	for _, stage := range []struct {
+		name string
+		run  func(context.Context, membrane.SweepOptions, *membrane.ConsolidationResult) error
+	}{
+		{"compression", r.compress}, {"facts", r.extractFacts}, {"competences", r.extractCompetences},
+		{"plans", r.extractPlans}, {"duplicates", r.mergeDuplicates},
 	} {
-		if err := stage(ctx, so, res); err != nil {
+		// Wall-clock durations for operators (in the run's details), not
+		// the injected clock the rules compute with.
+		start := time.Now()
+		err := stage.run(ctx, so, res)
+		res.StageSeconds[stage.name] = time.Since(start).Seconds()
+		if err != nil {
 			return res, err
 		}
 	}
 	return res, nil
+}
+
+// compress applies episodic compression, set-based (membrane.CompressedBase).
+func (r *Runner) compress(ctx context.Context, so membrane.SweepOptions, res *membrane.ConsolidationResult) error {
+	cr, err := r.store.CompressEpisodes(ctx, so, r.cfg.Consolidation)
+	res.Scanned += cr.Scanned
+	res.EpisodesCompressed = cr.Changed
+	return err
 }
 
 // eachPage calls fn with every page of the episodes of a stage.

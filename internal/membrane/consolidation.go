@@ -2,6 +2,8 @@ package membrane
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"math"
 	"slices"
@@ -47,7 +49,7 @@ type ConsolidationOptions struct {
 // DefaultConsolidationOptions are the reference's thresholds.
 func DefaultConsolidationOptions() ConsolidationOptions {
 	return ConsolidationOptions{EpisodeWindow: 24 * time.Hour, CompressionFactor: 0.5, CompressionFloor: 0.05,
-		MinCompetenceEpisodes: 2, MinPlanSteps: 3, Batch: 500}
+		MinCompetenceEpisodes: 2, MinPlanSteps: 3, Batch: 2000}
 }
 
 // Validate checks options that come from configuration.
@@ -99,6 +101,8 @@ type ConsolidationResult struct {
 	CompetencesUpdated int64
 	PlansCreated       int64
 	DuplicatesMerged   int64
+	// StageSeconds is how long each stage took.
+	StageSeconds map[string]float64
 }
 
 // Totals is the run's scanned count and the number of records it changed
@@ -113,7 +117,7 @@ func (c *ConsolidationResult) Details() map[string]any {
 	return map[string]any{
 		"episodesCompressed": c.EpisodesCompressed, "factsCreated": c.FactsCreated, "factsReinforced": c.FactsReinforced,
 		"competencesCreated": c.CompetencesCreated, "competencesUpdated": c.CompetencesUpdated,
-		"plansCreated": c.PlansCreated, "duplicatesMerged": c.DuplicatesMerged,
+		"plansCreated": c.PlansCreated, "duplicatesMerged": c.DuplicatesMerged, "stageSeconds": c.StageSeconds,
 	}
 }
 
@@ -128,6 +132,19 @@ func Succeeded(r *Record) bool {
 // merged distinct facts, and ignored the scope, and so leaked across scopes.
 type FactKey struct {
 	Scope, Subject, Predicate, Object string
+}
+
+// Hash is a fixed-size digest of k, stored on semantic records as
+// factKey so that a fact is found by one index seek whatever the length of
+// its object (range indexes cannot hold long strings, and subject plus
+// predicate alone are often shared by thousands of facts).
+func (k FactKey) Hash() string {
+	h := sha256.New()
+	for _, s := range []string{k.Scope, k.Subject, k.Predicate, k.Object} {
+		h.Write([]byte(s))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // KeyOf returns the fact key of a semantic record.

@@ -66,24 +66,28 @@ func (db *DB) Episodes(ctx context.Context, stage membrane.ConsolidationStage, s
 
 // FindFacts returns the oldest non-retracted fact of each key, in one query.
 func (db *DB) FindFacts(ctx context.Context, keys []membrane.FactKey) (map[membrane.FactKey]*membrane.Record, error) {
-	ks := make([]map[string]any, len(keys))
-	for i, k := range keys {
-		ks[i] = map[string]any{"scope": k.Scope, "subject": k.Subject, "predicate": k.Predicate, "object": k.Object}
+	byHash := make(map[string]membrane.FactKey, len(keys))
+	hashes := make([]string, 0, len(keys))
+	for _, k := range keys {
+		h := k.Hash()
+		if _, dup := byHash[h]; !dup {
+			byHash[h] = k
+			hashes = append(hashes, h)
+		}
 	}
 	return read(ctx, db, func(tx neo4j.ManagedTransaction) (map[membrane.FactKey]*membrane.Record, error) {
-		rows, err := collect(ctx, tx, cypher.Must("find_facts"), map[string]any{"keys": ks})
+		rows, err := collect(ctx, tx, cypher.Must("find_facts"), map[string]any{"keys": hashes})
 		if err != nil {
 			return nil, err
 		}
 		out := make(map[membrane.FactKey]*membrane.Record, len(rows))
 		for _, row := range rows {
-			k, _ := row.Values[0].(map[string]any)
 			p, _ := row.Values[1].(map[string]any)
 			r, err := recordFromProps(p)
 			if err != nil {
 				return nil, err
 			}
-			out[membrane.FactKey{Scope: str(k["scope"]), Subject: str(k["subject"]), Predicate: str(k["predicate"]), Object: str(k["object"])}] = r
+			out[byHash[str(row.Values[0])]] = r
 		}
 		return out, nil
 	})

@@ -58,6 +58,10 @@ func recordProps(r *membrane.Record) (map[string]any, error) {
 	for k, v := range membrane.BrowserFields(r.Payload) {
 		p[k] = v
 	}
+	if k, ok := membrane.KeyOf(r); ok {
+		// Consolidation finds a fact by this digest (membrane.FactKey).
+		p["factKey"] = k.Hash()
+	}
 	return p, nil
 }
 
