@@ -42,6 +42,9 @@ func (r *mutationResolver) DeleteRecord(ctx context.Context, id string, rational
 	if actor == "" {
 		actor = string(t.Principal.Role)
 	}
+	if r.Deletes == nil {
+		return nil, membrane.Errorf(membrane.EUNAVAILABLE, "deleting records is not configured on this server")
+	}
 	meta := revisionMeta(actor, rationale, expectedVersion)
 	now := r.Now()
 	return r.Deletes.DeleteRecord(ctx, id, func(rec *membrane.Record, edges []string) (*membrane.AuditEntry, error) {
@@ -80,6 +83,9 @@ func (r *queryResolver) JobRuns(ctx context.Context, job *membrane.JobName, firs
 
 // Metrics is the resolver for the metrics field.
 func (r *queryResolver) Metrics(ctx context.Context, scopes []string) (*membrane.Metrics, error) {
+	if r.MetricsService == nil {
+		return nil, membrane.Errorf(membrane.EUNAVAILABLE, "metrics are not configured on this server")
+	}
 	return r.MetricsService.Metrics(ctx, membrane.TrustFromContext(ctx), scopes, r.Now())
 }
 

@@ -309,6 +309,14 @@ func TestCompetenceAcrossScopes(t *testing.T) {
 	if found == nil || found.Sensitivity != membrane.SensitivityHigh {
 		t.Fatalf("mixed-scope competence = %+v", found)
 	}
+	// The mixed scope is outside the test's own scopes: leave nothing there.
+	t.Cleanup(func() {
+		if _, err := db.DeleteRecord(context.Background(), found.ID, func(r *membrane.Record, edges []string) (*membrane.AuditEntry, error) {
+			return membrane.PlanDelete(r, edges, membrane.RevisionMeta{Actor: "test cleanup"}, c.Now())
+		}); err != nil {
+			t.Error(err)
+		}
+	})
 	if got := consolidate(t, r); !zero(got) {
 		t.Fatalf("second run = %v", got)
 	}

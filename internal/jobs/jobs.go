@@ -390,7 +390,10 @@ func (e *entry) Run() {
 // cronLogger adapts slog to cron's logger.
 type cronLogger struct{ l *slog.Logger }
 
+// Info logs cron's routine messages (wake-ups, schedules) at debug level.
 func (c cronLogger) Info(msg string, kv ...any) { c.l.Debug("cron: "+msg, kv...) }
+
+// Error logs cron's errors (a recovered panic, a skipped firing).
 func (c cronLogger) Error(err error, msg string, kv ...any) {
 	c.l.Error("cron: "+msg, append(kv, "err", err)...)
 }
