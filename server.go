@@ -1,5 +1,6 @@
 // Command membrane serves the Membrane GraphQL API over a Neo4j store.
-// It only wires: configuration, the Neo4j store, the GraphQL handler.
+// It only wires: configuration, the Neo4j store, the maintenance jobs, the
+// GraphQL handler.
 package main
 
 //go:generate go run github.com/99designs/gqlgen generate
@@ -21,6 +22,7 @@ import (
 
 	"github.com/membrane/membrane/graph"
 	"github.com/membrane/membrane/internal/config"
+	"github.com/membrane/membrane/internal/jobs"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4j"
 )
@@ -130,6 +132,10 @@ func run(args []string) error {
 		log.Warn("NO API KEYS CONFIGURED: running in open development mode; every request is an admin " +
 			"that sees every record. Configure api_keys (or MEMBRANE_API_KEYS / MEMBRANE_API_KEYS_FILE) before exposing this server.")
 	}
+	jobsCfg, err := cfg.JobsConfig()
+	if err != nil {
+		return err
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -141,7 +147,14 @@ func run(args []string) error {
 	}
 	defer db.Close(context.Background())
 
-	resolver := &graph.Resolver{Store: db, Revisions: db, Lineages: db, Policy: policy, Now: time.Now}
+	runner, err := jobs.New(db, policy, jobsCfg, log, time.Now)
+	if err != nil {
+		return err
+	}
+	runner.Start()
+
+	resolver := &graph.Resolver{Store: db, Revisions: db, Lineages: db, Deletes: db, MetricsService: db, Jobs: runner,
+		Policy: policy, Now: time.Now}
 	srv := &http.Server{
 		Addr:              cfg.Listen,
 		Handler:           graph.NewHandler(resolver, db, keys, log),
@@ -164,6 +177,12 @@ func run(args []string) error {
 	log.Info("shutting down")
 	shutCtx, cancelShut := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancelShut()
+	// Jobs stop first: a running job is canceled between batches (every
+	// job is idempotent, the next run finishes it) and records its end,
+	// which also ends any runJob request waiting for it.
+	if err := runner.Stop(shutCtx); err != nil {
+		log.Error("stopping jobs", "err", err)
+	}
 	if err := srv.Shutdown(shutCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}

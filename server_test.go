@@ -3,6 +3,7 @@ package main_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net"
@@ -11,21 +12,69 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/membrane/membrane/internal/membrane"
+	"github.com/membrane/membrane/internal/neo4jtest"
 )
 
-// TestServerProcess builds and runs the real server binary against the test
-// Neo4j: it must become ready, serve GraphQL and shut down cleanly on SIGTERM.
-func TestServerProcess(t *testing.T) {
+var (
+	buildOnce sync.Once
+	binDir    string
+	binErr    error
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		_ = os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+// binary builds the server once for every test of the package.
+func binary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		if binDir, binErr = os.MkdirTemp("", "membrane-bin-"); binErr != nil {
+			return
+		}
+		out, err := exec.Command("go", "build", "-o", filepath.Join(binDir, "membrane"), ".").CombinedOutput()
+		if err != nil {
+			binErr = &buildError{err, string(out)}
+		}
+	})
+	if binErr != nil {
+		t.Fatalf("build: %v", binErr)
+	}
+	return filepath.Join(binDir, "membrane")
+}
+
+type buildError struct {
+	err error
+	out string
+}
+
+func (e *buildError) Error() string { return e.err.Error() + "\n" + e.out }
+
+// process is a running server binary and its log lines.
+type process struct {
+	cmd   *exec.Cmd
+	addr  string
+	lines chan string
+}
+
+// start runs the server against the test Neo4j with env added. Every
+// server a test starts has its jobs off or restricted to the test's scope:
+// the database is shared with tests that assert exact salience values.
+func start(t *testing.T, env ...string) *process {
+	t.Helper()
 	uri := os.Getenv("NEO4J_URI")
 	if uri == "" {
 		t.Fatal("NEO4J_URI is not set: run the suite with scripts/test.sh")
-	}
-	bin := filepath.Join(t.TempDir(), "membrane")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -33,9 +82,8 @@ func TestServerProcess(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	l.Close()
-
-	cmd := exec.Command(bin, "-listen", addr)
-	cmd.Env = append(os.Environ(), "NEO4J_URI="+uri)
+	cmd := exec.Command(binary(t), "-listen", addr)
+	cmd.Env = append(append(os.Environ(), "NEO4J_URI="+uri), env...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -44,23 +92,51 @@ func TestServerProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill() })
-
-	// Wait for the "listening" log line (the server logs it once the
-	// listener goroutine starts), bounded by a timer.
-	lines := make(chan string)
+	p := &process{cmd: cmd, addr: addr, lines: make(chan string, 1024)}
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
-			lines <- sc.Text()
+			p.lines <- sc.Text()
 		}
-		close(lines)
+		close(p.lines)
 	}()
+	return p
+}
+
+// stop sends SIGTERM and waits for a clean exit.
+func (p *process) stop(t *testing.T) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		for range p.lines { // keep draining so the server never blocks on stderr
+		}
+		done <- p.cmd.Wait()
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("server exited with %v after SIGTERM", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("server did not stop within 30s of SIGTERM")
+	}
+}
+
+var jobsOff = []string{"MEMBRANE_JOBS_DECAY=off", "MEMBRANE_JOBS_PRUNE=off", "MEMBRANE_JOBS_CONSOLIDATE=off"}
+
+// TestServerProcess builds and runs the real server binary against the test
+// Neo4j: it must become ready, serve GraphQL and shut down cleanly on SIGTERM.
+func TestServerProcess(t *testing.T) {
+	p := start(t, append(jobsOff, "MEMBRANE_JOBS_SCOPES=test:server-process")...)
 	var logs []string
 	timeout := time.After(90 * time.Second)
 wait:
 	for {
 		select {
-		case line, ok := <-lines:
+		case line, ok := <-p.lines:
 			if !ok {
 				t.Fatalf("server exited before listening:\n%s", strings.Join(logs, "\n"))
 			}
@@ -73,9 +149,10 @@ wait:
 		}
 	}
 	go func() {
-		for range lines { // keep draining so the server never blocks on stderr
+		for range p.lines {
 		}
 	}()
+	addr := p.addr
 
 	get := func(path string) (int, string) {
 		t.Helper()
@@ -106,18 +183,151 @@ wait:
 	if resp.StatusCode != 200 || !strings.Contains(string(b), `"type":"EPISODIC"`) {
 		t.Fatalf("mutation = %d %s", resp.StatusCode, b)
 	}
+	p.stop(t)
+}
 
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+// TestLeaseAcrossServerProcesses runs two server processes against one
+// database with the decay job scheduled every second (restricted to this
+// test's scope): for every slot both fired for, exactly one ran it, and no
+// two runs overlapped.
+func TestLeaseAcrossServerProcesses(t *testing.T) {
+	db := neo4jtest.DB(t)
+	scope := neo4jtest.Scope(t)
+	p := membrane.DefaultPolicy()
+	var seed []*membrane.Ingested
+	for i := 0; i < 20; i++ {
+		r, err := p.BuildRecord(membrane.RecordInput{Type: membrane.TypeSemantic, Scope: &scope,
+			Payload: membrane.PayloadInput{Semantic: &membrane.SemanticPayload{Subject: "s", Predicate: "p", Object: i}}}, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		seed = append(seed, &membrane.Ingested{Record: r, Audit: membrane.NewAuditEntry(r.ID, membrane.AuditCreate, "test", "", time.Now())})
+	}
+	if _, err := db.CreateRecords(context.Background(), nil, seed); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("server exited with %v after SIGTERM", err)
+
+	env := []string{"MEMBRANE_LOG_FORMAT=json", "MEMBRANE_JOBS_DECAY=* * * * * *", "MEMBRANE_JOBS_PRUNE=off",
+		"MEMBRANE_JOBS_CONSOLIDATE=off", "MEMBRANE_JOBS_SCOPES=" + scope}
+	procs := []*process{start(t, env...), start(t, env...)}
+
+	// Read both logs until both processes reported on the same four slots
+	// (ran it, or skipped it because the other one had it).
+	type outcome struct{ finished, skipped int }
+	slots := map[string]*[2]outcome{}
+	common := func() int {
+		n := 0
+		for _, o := range slots {
+			if o[0].finished+o[0].skipped > 0 && o[1].finished+o[1].skipped > 0 {
+				n++
+			}
 		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("server did not stop within 30s of SIGTERM")
+		return n
 	}
+	merged := make(chan [2]any)
+	for i, pr := range procs {
+		go func() {
+			for line := range pr.lines {
+				merged <- [2]any{i, line}
+			}
+		}()
+	}
+	var logs []string
+	deadline := time.After(90 * time.Second)
+	for common() < 4 {
+		select {
+		case m := <-merged:
+			i, line := m[0].(int), m[1].(string)
+			logs = append(logs, line)
+			var entry struct{ Msg, Job, Slot, Holder, Error string }
+			if json.Unmarshal([]byte(line), &entry) != nil || entry.Job != "decay" {
+				continue
+			}
+			if slots[entry.Slot] == nil {
+				slots[entry.Slot] = &[2]outcome{}
+			}
+			switch entry.Msg {
+			case "job finished":
+				slots[entry.Slot][i].finished++
+				if entry.Error != "" {
+					t.Fatalf("a run failed: %s", line)
+				}
+			case "job skipped":
+				slots[entry.Slot][i].skipped++
+			case "job not run":
+				t.Fatalf("a scheduled run failed: %s", line)
+			}
+		case <-deadline:
+			t.Fatalf("the processes did not both fire for 4 slots:\n%s", strings.Join(logs, "\n"))
+		}
+	}
+	go func() {
+		for range merged {
+		}
+	}()
+	for _, pr := range procs {
+		pr.stop(t)
+	}
+
+	for slot, o := range slots {
+		if o[0].finished+o[1].finished > 1 {
+			t.Fatalf("slot %s ran on both processes: %+v", slot, o)
+		}
+		if o[0].finished+o[0].skipped > 0 && o[1].finished+o[1].skipped > 0 && o[0].finished+o[1].finished != 1 {
+			t.Fatalf("slot %s, fired on both processes, ran %d times", slot, o[0].finished+o[1].finished)
+		}
+	}
+
+	// The recorded runs agree: one per slot, never overlapping.
+	job := membrane.JobDecay
+	var runs []*membrane.JobRun
+	var after *string
+	for {
+		page, err := membrane.NewPage(ptr(int64(500)), after)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := db.FindJobRuns(context.Background(), &job, page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		old := false
+		for _, r := range got.Runs {
+			if len(r.Scopes) == 1 && r.Scopes[0] == scope {
+				runs = append(runs, r)
+			}
+			old = old || time.Since(r.StartedAt) > 5*time.Minute
+		}
+		if !got.PageInfo.HasNextPage || old {
+			break
+		}
+		after = got.PageInfo.EndCursor
+	}
+	perSlot := map[time.Time]int{}
+	holders := map[string]bool{}
+	for _, r := range runs {
+		if r.Slot == nil || r.FinishedAt == nil || r.Error != "" {
+			t.Fatalf("recorded run %+v", r)
+		}
+		perSlot[*r.Slot]++
+		holders[r.Holder] = true
+	}
+	for slot, n := range perSlot {
+		if n != 1 {
+			t.Fatalf("slot %v has %d recorded runs", slot, n)
+		}
+	}
+	if len(perSlot) < 4 {
+		t.Fatalf("%d recorded runs, want at least 4", len(perSlot))
+	}
+	for i, a := range runs {
+		for _, b := range runs[i+1:] {
+			if a.StartedAt.Before(*b.FinishedAt) && b.StartedAt.Before(*a.FinishedAt) {
+				t.Fatalf("runs overlap: %+v and %+v", a, b)
+			}
+		}
+	}
+	t.Logf("%d slots run by %d distinct processes", len(perSlot), len(holders))
 }
+
+func ptr[T any](v T) *T { return &v }

@@ -27,3 +27,16 @@ CREATE FULLTEXT INDEX memory_text IF NOT EXISTS FOR (m:Memory) ON EACH [m.name, 
   OPTIONS {indexConfig: {`fulltext.analyzer`: 'standard-no-stop-words', `fulltext.eventually_consistent`: true}};
 // Idempotency keys of mutations.
 CREATE CONSTRAINT idempotency_key IF NOT EXISTS FOR (k:IdempotencyKey) REQUIRE k.key IS UNIQUE;
+// Maintenance jobs: one lease per job (and scope restriction), one node per run.
+CREATE CONSTRAINT job_lease_key IF NOT EXISTS FOR (l:JobLease) REQUIRE l.key IS UNIQUE;
+CREATE CONSTRAINT job_run_id IF NOT EXISTS FOR (r:JobRun) REQUIRE r.id IS UNIQUE;
+CREATE INDEX job_run_started IF NOT EXISTS FOR (r:JobRun) ON (r.startedAt);
+CREATE INDEX job_run_job_started IF NOT EXISTS FOR (r:JobRun) ON (r.job, r.startedAt);
+// Plan graphs as subgraphs: one node per plan step.
+CREATE CONSTRAINT plan_step_id IF NOT EXISTS FOR (s:PlanStep) REQUIRE s.id IS UNIQUE;
+// Consolidation finds facts by their key digest (scope, subject, predicate,
+// object: internal/membrane.FactKey) and competences by skill name.
+// semantic_subject_predicate was an earlier, unselective version.
+DROP INDEX semantic_subject_predicate IF EXISTS;
+CREATE INDEX semantic_fact_key IF NOT EXISTS FOR (m:Semantic) ON (m.factKey);
+CREATE INDEX competence_skill_key IF NOT EXISTS FOR (m:Competence) ON (m.skillKey);

@@ -30,6 +30,7 @@ func NewExecutableSchema(cfg Config) graphql.ExecutableSchema {
 type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
+	JobRun() JobRunResolver
 	Mutation() MutationResolver
 	Query() QueryResolver
 	Record() RecordResolver
@@ -40,6 +41,11 @@ type DirectiveRoot struct {
 }
 
 type ComplexityRoot struct {
+	ActionCount struct {
+		Action func(childComplexity int) int
+		Count  func(childComplexity int) int
+	}
+
 	AuditConnection struct {
 		Edges    func(childComplexity int) int
 		Nodes    func(childComplexity int) int
@@ -52,14 +58,15 @@ type ComplexityRoot struct {
 	}
 
 	AuditEntry struct {
-		Action      func(childComplexity int) int
-		Actor       func(childComplexity int) int
-		ActorDetail func(childComplexity int) int
-		ID          func(childComplexity int) int
-		Previous    func(childComplexity int) int
-		Rationale   func(childComplexity int) int
-		RecordID    func(childComplexity int) int
-		Timestamp   func(childComplexity int) int
+		Action       func(childComplexity int) int
+		Actor        func(childComplexity int) int
+		ActorDetail  func(childComplexity int) int
+		ID           func(childComplexity int) int
+		Previous     func(childComplexity int) int
+		Rationale    func(childComplexity int) int
+		RecordID     func(childComplexity int) int
+		RemovedEdges func(childComplexity int) int
+		Timestamp    func(childComplexity int) int
 	}
 
 	CompetencePayload struct {
@@ -123,7 +130,34 @@ type ComplexityRoot struct {
 		Timestamp  func(childComplexity int) int
 	}
 
+	JobRun struct {
+		Changed    func(childComplexity int) int
+		Details    func(childComplexity int) int
+		Error      func(childComplexity int) int
+		FinishedAt func(childComplexity int) int
+		Holder     func(childComplexity int) int
+		ID         func(childComplexity int) int
+		Job        func(childComplexity int) int
+		Scanned    func(childComplexity int) int
+		Scopes     func(childComplexity int) int
+		Slot       func(childComplexity int) int
+		StartedAt  func(childComplexity int) int
+		Trigger    func(childComplexity int) int
+	}
+
+	JobRunConnection struct {
+		Edges    func(childComplexity int) int
+		Nodes    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	JobRunEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	Lifecycle struct {
+		BaseSalience      func(childComplexity int) int
 		Curve             func(childComplexity int) int
 		DeletionPolicy    func(childComplexity int) int
 		HalfLifeSeconds   func(childComplexity int) int
@@ -145,10 +179,30 @@ type ComplexityRoot struct {
 		Record func(childComplexity int) int
 	}
 
+	Metrics struct {
+		ActiveRecords         func(childComplexity int) int
+		AuditByAction         func(childComplexity int) int
+		AuditEntries          func(childComplexity int) int
+		AverageConfidence     func(childComplexity int) int
+		AverageSalience       func(childComplexity int) int
+		CollectedAt           func(childComplexity int) int
+		CompetenceSuccessRate func(childComplexity int) int
+		MemoryGrowthRate      func(childComplexity int) int
+		PinnedRecords         func(childComplexity int) int
+		PlanReuseFrequency    func(childComplexity int) int
+		Records               func(childComplexity int) int
+		RedactedRecords       func(childComplexity int) int
+		RetrievalUsefulness   func(childComplexity int) int
+		RevisionRate          func(childComplexity int) int
+		SalienceHistogram     func(childComplexity int) int
+		TotalRecords          func(childComplexity int) int
+	}
+
 	Mutation struct {
 		AddRelation        func(childComplexity int, sourceID string, predicate membrane.Predicate, targetID string, weight *float64, actor *string, rationale *string, idempotencyKey *string) int
 		Contest            func(childComplexity int, id string, contestingRef string, actor *string, rationale *string, expectedVersion *int64, idempotencyKey *string) int
 		CreateRecord       func(childComplexity int, input membrane.RecordInput, actor *string, idempotencyKey *string) int
+		DeleteRecord       func(childComplexity int, id string, rationale *string, expectedVersion *int64) int
 		Fork               func(childComplexity int, sourceID string, newRecord membrane.RecordInput, actor *string, rationale *string, expectedVersion *int64, idempotencyKey *string) int
 		IngestBatch        func(childComplexity int, inputs []*membrane.RecordInput, actor *string, idempotencyKey *string) int
 		IngestEvent        func(childComplexity int, input membrane.IngestEvent, idempotencyKey *string) int
@@ -158,8 +212,10 @@ type ComplexityRoot struct {
 		IngestWorkingState func(childComplexity int, input membrane.IngestWorkingState, idempotencyKey *string) int
 		Merge              func(childComplexity int, ids []string, mergedRecord membrane.RecordInput, actor *string, rationale *string, idempotencyKey *string) int
 		Penalize           func(childComplexity int, id string, amount float64, actor *string, rationale *string, expectedVersion *int64, idempotencyKey *string) int
+		RecordOutcome      func(childComplexity int, recordID string, status membrane.OutcomeStatus, actor *string, rationale *string, idempotencyKey *string) int
 		Reinforce          func(childComplexity int, id string, actor *string, rationale *string, expectedVersion *int64, idempotencyKey *string) int
 		Retract            func(childComplexity int, id string, actor *string, rationale *string, expectedVersion *int64, idempotencyKey *string) int
+		RunJob             func(childComplexity int, job membrane.JobName) int
 		Supersede          func(childComplexity int, oldID string, newRecord membrane.RecordInput, actor *string, rationale *string, expectedVersion *int64, idempotencyKey *string) int
 	}
 
@@ -224,7 +280,9 @@ type ComplexityRoot struct {
 
 	Query struct {
 		AuditLog func(childComplexity int, filter *membrane.AuditFilter, first *int64, after *string) int
+		JobRuns  func(childComplexity int, job *membrane.JobName, first *int64, after *string) int
 		Lineage  func(childComplexity int, id string, direction *membrane.Direction, predicates []membrane.Predicate, maxDepth *int64, limit *int64, asOf *time.Time) int
+		Metrics  func(childComplexity int, scopes []string) int
 		Record   func(childComplexity int, id string, asOf *time.Time) int
 		Records  func(childComplexity int, filter *membrane.RecordFilter, orderBy *RecordOrder, first *int64, after *string, asOf *time.Time) int
 	}
@@ -272,6 +330,12 @@ type ComplexityRoot struct {
 		TotalCount func(childComplexity int) int
 	}
 
+	RecordCount struct {
+		Count  func(childComplexity int) int
+		Status func(childComplexity int) int
+		Type   func(childComplexity int) int
+	}
+
 	RecordEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
@@ -296,6 +360,12 @@ type ComplexityRoot struct {
 		Direction func(childComplexity int) int
 		Node      func(childComplexity int) int
 		Relation  func(childComplexity int) int
+	}
+
+	SalienceBucket struct {
+		Count func(childComplexity int) int
+		Max   func(childComplexity int) int
+		Min   func(childComplexity int) int
 	}
 
 	SemanticPayload struct {
@@ -349,6 +419,9 @@ type ComplexityRoot struct {
 
 // region    ************************** generated!.gotpl **************************
 
+type JobRunResolver interface {
+	Error(ctx context.Context, obj *membrane.JobRun) (*string, error)
+}
 type MutationResolver interface {
 	IngestEvent(ctx context.Context, input membrane.IngestEvent, idempotencyKey *string) (*membrane.Record, error)
 	IngestToolOutput(ctx context.Context, input membrane.IngestToolOutput, idempotencyKey *string) (*membrane.Record, error)
@@ -357,6 +430,9 @@ type MutationResolver interface {
 	IngestWorkingState(ctx context.Context, input membrane.IngestWorkingState, idempotencyKey *string) (*membrane.Record, error)
 	CreateRecord(ctx context.Context, input membrane.RecordInput, actor *string, idempotencyKey *string) (*membrane.Record, error)
 	IngestBatch(ctx context.Context, inputs []*membrane.RecordInput, actor *string, idempotencyKey *string) ([]*membrane.Record, error)
+	RunJob(ctx context.Context, job membrane.JobName) (*membrane.JobRun, error)
+	DeleteRecord(ctx context.Context, id string, rationale *string, expectedVersion *int64) (*membrane.AuditEntry, error)
+	RecordOutcome(ctx context.Context, recordID string, status membrane.OutcomeStatus, actor *string, rationale *string, idempotencyKey *string) (*membrane.Record, error)
 	Supersede(ctx context.Context, oldID string, newRecord membrane.RecordInput, actor *string, rationale *string, expectedVersion *int64, idempotencyKey *string) (*membrane.Record, error)
 	Fork(ctx context.Context, sourceID string, newRecord membrane.RecordInput, actor *string, rationale *string, expectedVersion *int64, idempotencyKey *string) (*membrane.Record, error)
 	Retract(ctx context.Context, id string, actor *string, rationale *string, expectedVersion *int64, idempotencyKey *string) (*membrane.Record, error)
@@ -370,6 +446,8 @@ type QueryResolver interface {
 	Record(ctx context.Context, id string, asOf *time.Time) (*membrane.Record, error)
 	Records(ctx context.Context, filter *membrane.RecordFilter, orderBy *RecordOrder, first *int64, after *string, asOf *time.Time) (*RecordConnection, error)
 	AuditLog(ctx context.Context, filter *membrane.AuditFilter, first *int64, after *string) (*AuditConnection, error)
+	JobRuns(ctx context.Context, job *membrane.JobName, first *int64, after *string) (*JobRunConnection, error)
+	Metrics(ctx context.Context, scopes []string) (*membrane.Metrics, error)
 	Lineage(ctx context.Context, id string, direction *membrane.Direction, predicates []membrane.Predicate, maxDepth *int64, limit *int64, asOf *time.Time) (*membrane.Lineage, error)
 }
 type RecordResolver interface {
@@ -406,6 +484,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 	ec := newExecutionContext(nil, e, nil)
 	_ = ec
 	switch typeName + "." + field {
+
+	case "ActionCount.action":
+		if e.ComplexityRoot.ActionCount.Action == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActionCount.Action(childComplexity), true
+	case "ActionCount.count":
+		if e.ComplexityRoot.ActionCount.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActionCount.Count(childComplexity), true
 
 	case "AuditConnection.edges":
 		if e.ComplexityRoot.AuditConnection.Edges == nil {
@@ -481,6 +572,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AuditEntry.RecordID(childComplexity), true
+	case "AuditEntry.removedEdges":
+		if e.ComplexityRoot.AuditEntry.RemovedEdges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEntry.RemovedEdges(childComplexity), true
 	case "AuditEntry.timestamp":
 		if e.ComplexityRoot.AuditEntry.Timestamp == nil {
 			break
@@ -718,6 +815,117 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.EvidenceRef.Timestamp(childComplexity), true
 
+	case "JobRun.changed":
+		if e.ComplexityRoot.JobRun.Changed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JobRun.Changed(childComplexity), true
+	case "JobRun.details":
+		if e.ComplexityRoot.JobRun.Details == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JobRun.Details(childComplexity), true
+	case "JobRun.error":
+		if e.ComplexityRoot.JobRun.Error == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JobRun.Error(childComplexity), true
+	case "JobRun.finishedAt":
+		if e.ComplexityRoot.JobRun.FinishedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JobRun.FinishedAt(childComplexity), true
+	case "JobRun.holder":
+		if e.ComplexityRoot.JobRun.Holder == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JobRun.Holder(childComplexity), true
+	case "JobRun.id":
+		if e.ComplexityRoot.JobRun.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JobRun.ID(childComplexity), true
+	case "JobRun.job":
+		if e.ComplexityRoot.JobRun.Job == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JobRun.Job(childComplexity), true
+	case "JobRun.scanned":
+		if e.ComplexityRoot.JobRun.Scanned == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JobRun.Scanned(childComplexity), true
+	case "JobRun.scopes":
+		if e.ComplexityRoot.JobRun.Scopes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JobRun.Scopes(childComplexity), true
+	case "JobRun.slot":
+		if e.ComplexityRoot.JobRun.Slot == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JobRun.Slot(childComplexity), true
+	case "JobRun.startedAt":
+		if e.ComplexityRoot.JobRun.StartedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JobRun.StartedAt(childComplexity), true
+	case "JobRun.trigger":
+		if e.ComplexityRoot.JobRun.Trigger == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JobRun.Trigger(childComplexity), true
+
+	case "JobRunConnection.edges":
+		if e.ComplexityRoot.JobRunConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JobRunConnection.Edges(childComplexity), true
+	case "JobRunConnection.nodes":
+		if e.ComplexityRoot.JobRunConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JobRunConnection.Nodes(childComplexity), true
+	case "JobRunConnection.pageInfo":
+		if e.ComplexityRoot.JobRunConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JobRunConnection.PageInfo(childComplexity), true
+
+	case "JobRunEdge.cursor":
+		if e.ComplexityRoot.JobRunEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JobRunEdge.Cursor(childComplexity), true
+	case "JobRunEdge.node":
+		if e.ComplexityRoot.JobRunEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JobRunEdge.Node(childComplexity), true
+
+	case "Lifecycle.baseSalience":
+		if e.ComplexityRoot.Lifecycle.BaseSalience == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Lifecycle.BaseSalience(childComplexity), true
 	case "Lifecycle.curve":
 		if e.ComplexityRoot.Lifecycle.Curve == nil {
 			break
@@ -799,6 +1007,103 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.LineageNode.Record(childComplexity), true
 
+	case "Metrics.activeRecords":
+		if e.ComplexityRoot.Metrics.ActiveRecords == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Metrics.ActiveRecords(childComplexity), true
+	case "Metrics.auditByAction":
+		if e.ComplexityRoot.Metrics.AuditByAction == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Metrics.AuditByAction(childComplexity), true
+	case "Metrics.auditEntries":
+		if e.ComplexityRoot.Metrics.AuditEntries == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Metrics.AuditEntries(childComplexity), true
+	case "Metrics.averageConfidence":
+		if e.ComplexityRoot.Metrics.AverageConfidence == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Metrics.AverageConfidence(childComplexity), true
+	case "Metrics.averageSalience":
+		if e.ComplexityRoot.Metrics.AverageSalience == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Metrics.AverageSalience(childComplexity), true
+	case "Metrics.collectedAt":
+		if e.ComplexityRoot.Metrics.CollectedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Metrics.CollectedAt(childComplexity), true
+	case "Metrics.competenceSuccessRate":
+		if e.ComplexityRoot.Metrics.CompetenceSuccessRate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Metrics.CompetenceSuccessRate(childComplexity), true
+	case "Metrics.memoryGrowthRate":
+		if e.ComplexityRoot.Metrics.MemoryGrowthRate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Metrics.MemoryGrowthRate(childComplexity), true
+	case "Metrics.pinnedRecords":
+		if e.ComplexityRoot.Metrics.PinnedRecords == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Metrics.PinnedRecords(childComplexity), true
+	case "Metrics.planReuseFrequency":
+		if e.ComplexityRoot.Metrics.PlanReuseFrequency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Metrics.PlanReuseFrequency(childComplexity), true
+	case "Metrics.records":
+		if e.ComplexityRoot.Metrics.Records == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Metrics.Records(childComplexity), true
+	case "Metrics.redactedRecords":
+		if e.ComplexityRoot.Metrics.RedactedRecords == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Metrics.RedactedRecords(childComplexity), true
+	case "Metrics.retrievalUsefulness":
+		if e.ComplexityRoot.Metrics.RetrievalUsefulness == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Metrics.RetrievalUsefulness(childComplexity), true
+	case "Metrics.revisionRate":
+		if e.ComplexityRoot.Metrics.RevisionRate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Metrics.RevisionRate(childComplexity), true
+	case "Metrics.salienceHistogram":
+		if e.ComplexityRoot.Metrics.SalienceHistogram == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Metrics.SalienceHistogram(childComplexity), true
+	case "Metrics.totalRecords":
+		if e.ComplexityRoot.Metrics.TotalRecords == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Metrics.TotalRecords(childComplexity), true
+
 	case "Mutation.addRelation":
 		if e.ComplexityRoot.Mutation.AddRelation == nil {
 			break
@@ -832,6 +1137,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateRecord(childComplexity, args["input"].(membrane.RecordInput), args["actor"].(*string), args["idempotencyKey"].(*string)), true
+	case "Mutation.deleteRecord":
+		if e.ComplexityRoot.Mutation.DeleteRecord == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteRecord_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteRecord(childComplexity, args["id"].(string), args["rationale"].(*string), args["expectedVersion"].(*int64)), true
 	case "Mutation.fork":
 		if e.ComplexityRoot.Mutation.Fork == nil {
 			break
@@ -931,6 +1247,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.Penalize(childComplexity, args["id"].(string), args["amount"].(float64), args["actor"].(*string), args["rationale"].(*string), args["expectedVersion"].(*int64), args["idempotencyKey"].(*string)), true
+	case "Mutation.recordOutcome":
+		if e.ComplexityRoot.Mutation.RecordOutcome == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_recordOutcome_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RecordOutcome(childComplexity, args["recordId"].(string), args["status"].(membrane.OutcomeStatus), args["actor"].(*string), args["rationale"].(*string), args["idempotencyKey"].(*string)), true
 	case "Mutation.reinforce":
 		if e.ComplexityRoot.Mutation.Reinforce == nil {
 			break
@@ -953,6 +1280,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.Retract(childComplexity, args["id"].(string), args["actor"].(*string), args["rationale"].(*string), args["expectedVersion"].(*int64), args["idempotencyKey"].(*string)), true
+	case "Mutation.runJob":
+		if e.ComplexityRoot.Mutation.RunJob == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_runJob_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RunJob(childComplexity, args["job"].(membrane.JobName)), true
 	case "Mutation.supersede":
 		if e.ComplexityRoot.Mutation.Supersede == nil {
 			break
@@ -1195,6 +1533,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Query.AuditLog(childComplexity, args["filter"].(*membrane.AuditFilter), args["first"].(*int64), args["after"].(*string)), true
 
+	case "Query.jobRuns":
+		if e.ComplexityRoot.Query.JobRuns == nil {
+			break
+		}
+
+		args, err := ec.field_Query_jobRuns_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.JobRuns(childComplexity, args["job"].(*membrane.JobName), args["first"].(*int64), args["after"].(*string)), true
 	case "Query.lineage":
 		if e.ComplexityRoot.Query.Lineage == nil {
 			break
@@ -1206,6 +1555,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Lineage(childComplexity, args["id"].(string), args["direction"].(*membrane.Direction), args["predicates"].([]membrane.Predicate), args["maxDepth"].(*int64), args["limit"].(*int64), args["asOf"].(*time.Time)), true
+	case "Query.metrics":
+		if e.ComplexityRoot.Query.Metrics == nil {
+			break
+		}
+
+		args, err := ec.field_Query_metrics_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Metrics(childComplexity, args["scopes"].([]string)), true
 	case "Query.record":
 		if e.ComplexityRoot.Query.Record == nil {
 			break
@@ -1446,6 +1806,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.RecordConnection.TotalCount(childComplexity), true
 
+	case "RecordCount.count":
+		if e.ComplexityRoot.RecordCount.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RecordCount.Count(childComplexity), true
+	case "RecordCount.status":
+		if e.ComplexityRoot.RecordCount.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RecordCount.Status(childComplexity), true
+	case "RecordCount.type":
+		if e.ComplexityRoot.RecordCount.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RecordCount.Type(childComplexity), true
+
 	case "RecordEdge.cursor":
 		if e.ComplexityRoot.RecordEdge.Cursor == nil {
 			break
@@ -1533,6 +1912,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RelationEdge.Relation(childComplexity), true
+
+	case "SalienceBucket.count":
+		if e.ComplexityRoot.SalienceBucket.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SalienceBucket.Count(childComplexity), true
+	case "SalienceBucket.max":
+		if e.ComplexityRoot.SalienceBucket.Max == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SalienceBucket.Max(childComplexity), true
+	case "SalienceBucket.min":
+		if e.ComplexityRoot.SalienceBucket.Min == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SalienceBucket.Min(childComplexity), true
 
 	case "SemanticPayload.evidence":
 		if e.ComplexityRoot.SemanticPayload.Evidence == nil {
@@ -1823,7 +2221,7 @@ func newExecutionContext(
 	}
 }
 
-//go:embed "revision.graphqls" "schema.graphqls"
+//go:embed "jobs.graphqls" "revision.graphqls" "schema.graphqls"
 var sourcesFS embed.FS
 
 func sourceData(filename string) string {
@@ -1835,6 +2233,7 @@ func sourceData(filename string) string {
 }
 
 var sources = []*ast.Source{
+	{Name: "jobs.graphqls", Input: sourceData("jobs.graphqls"), BuiltIn: false},
 	{Name: "revision.graphqls", Input: sourceData("revision.graphqls"), BuiltIn: false},
 	{Name: "schema.graphqls", Input: sourceData("schema.graphqls"), BuiltIn: false},
 }
@@ -1843,6 +2242,16 @@ var parsedSchema = gqlparser.MustLoadSchema(sources...)
 // childFields_* functions provide shared child field context lookups.
 // Each function is generated once per unique object type, deduplicating the
 // switch statements that were previously inlined in every fieldContext_* function.
+
+func (ec *executionContext) childFields_ActionCount(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "action":
+		return ec.fieldContext_ActionCount_action(ctx, field)
+	case "count":
+		return ec.fieldContext_ActionCount_count(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ActionCount", field.Name)
+}
 
 func (ec *executionContext) childFields_AuditConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
@@ -1884,6 +2293,8 @@ func (ec *executionContext) childFields_AuditEntry(ctx context.Context, field gr
 		return ec.fieldContext_AuditEntry_rationale(ctx, field)
 	case "previous":
 		return ec.fieldContext_AuditEntry_previous(ctx, field)
+	case "removedEdges":
+		return ec.fieldContext_AuditEntry_removedEdges(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type AuditEntry", field.Name)
 }
@@ -1952,6 +2363,58 @@ func (ec *executionContext) childFields_EvidenceRef(ctx context.Context, field g
 	return nil, fmt.Errorf("no field named %q was found under type EvidenceRef", field.Name)
 }
 
+func (ec *executionContext) childFields_JobRun(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_JobRun_id(ctx, field)
+	case "job":
+		return ec.fieldContext_JobRun_job(ctx, field)
+	case "trigger":
+		return ec.fieldContext_JobRun_trigger(ctx, field)
+	case "holder":
+		return ec.fieldContext_JobRun_holder(ctx, field)
+	case "slot":
+		return ec.fieldContext_JobRun_slot(ctx, field)
+	case "scopes":
+		return ec.fieldContext_JobRun_scopes(ctx, field)
+	case "startedAt":
+		return ec.fieldContext_JobRun_startedAt(ctx, field)
+	case "finishedAt":
+		return ec.fieldContext_JobRun_finishedAt(ctx, field)
+	case "scanned":
+		return ec.fieldContext_JobRun_scanned(ctx, field)
+	case "changed":
+		return ec.fieldContext_JobRun_changed(ctx, field)
+	case "error":
+		return ec.fieldContext_JobRun_error(ctx, field)
+	case "details":
+		return ec.fieldContext_JobRun_details(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type JobRun", field.Name)
+}
+
+func (ec *executionContext) childFields_JobRunConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_JobRunConnection_edges(ctx, field)
+	case "nodes":
+		return ec.fieldContext_JobRunConnection_nodes(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_JobRunConnection_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type JobRunConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_JobRunEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_JobRunEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_JobRunEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type JobRunEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_Lifecycle(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "curve":
@@ -1966,6 +2429,8 @@ func (ec *executionContext) childFields_Lifecycle(ctx context.Context, field gra
 		return ec.fieldContext_Lifecycle_reinforcementGain(ctx, field)
 	case "lastReinforcedAt":
 		return ec.fieldContext_Lifecycle_lastReinforcedAt(ctx, field)
+	case "baseSalience":
+		return ec.fieldContext_Lifecycle_baseSalience(ctx, field)
 	case "pinned":
 		return ec.fieldContext_Lifecycle_pinned(ctx, field)
 	case "deletionPolicy":
@@ -1994,6 +2459,44 @@ func (ec *executionContext) childFields_LineageNode(ctx context.Context, field g
 		return ec.fieldContext_LineageNode_depth(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type LineageNode", field.Name)
+}
+
+func (ec *executionContext) childFields_Metrics(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "collectedAt":
+		return ec.fieldContext_Metrics_collectedAt(ctx, field)
+	case "totalRecords":
+		return ec.fieldContext_Metrics_totalRecords(ctx, field)
+	case "redactedRecords":
+		return ec.fieldContext_Metrics_redactedRecords(ctx, field)
+	case "records":
+		return ec.fieldContext_Metrics_records(ctx, field)
+	case "activeRecords":
+		return ec.fieldContext_Metrics_activeRecords(ctx, field)
+	case "pinnedRecords":
+		return ec.fieldContext_Metrics_pinnedRecords(ctx, field)
+	case "salienceHistogram":
+		return ec.fieldContext_Metrics_salienceHistogram(ctx, field)
+	case "averageSalience":
+		return ec.fieldContext_Metrics_averageSalience(ctx, field)
+	case "averageConfidence":
+		return ec.fieldContext_Metrics_averageConfidence(ctx, field)
+	case "auditEntries":
+		return ec.fieldContext_Metrics_auditEntries(ctx, field)
+	case "auditByAction":
+		return ec.fieldContext_Metrics_auditByAction(ctx, field)
+	case "memoryGrowthRate":
+		return ec.fieldContext_Metrics_memoryGrowthRate(ctx, field)
+	case "retrievalUsefulness":
+		return ec.fieldContext_Metrics_retrievalUsefulness(ctx, field)
+	case "competenceSuccessRate":
+		return ec.fieldContext_Metrics_competenceSuccessRate(ctx, field)
+	case "planReuseFrequency":
+		return ec.fieldContext_Metrics_planReuseFrequency(ctx, field)
+	case "revisionRate":
+		return ec.fieldContext_Metrics_revisionRate(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Metrics", field.Name)
 }
 
 func (ec *executionContext) childFields_PageInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2176,6 +2679,18 @@ func (ec *executionContext) childFields_RecordConnection(ctx context.Context, fi
 	return nil, fmt.Errorf("no field named %q was found under type RecordConnection", field.Name)
 }
 
+func (ec *executionContext) childFields_RecordCount(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "type":
+		return ec.fieldContext_RecordCount_type(ctx, field)
+	case "status":
+		return ec.fieldContext_RecordCount_status(ctx, field)
+	case "count":
+		return ec.fieldContext_RecordCount_count(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RecordCount", field.Name)
+}
+
 func (ec *executionContext) childFields_RecordEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "cursor":
@@ -2226,6 +2741,18 @@ func (ec *executionContext) childFields_RelationEdge(ctx context.Context, field 
 		return ec.fieldContext_RelationEdge_direction(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type RelationEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_SalienceBucket(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "min":
+		return ec.fieldContext_SalienceBucket_min(ctx, field)
+	case "max":
+		return ec.fieldContext_SalienceBucket_max(ctx, field)
+	case "count":
+		return ec.fieldContext_SalienceBucket_count(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SalienceBucket", field.Name)
 }
 
 func (ec *executionContext) childFields_TimelineEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2546,6 +3073,36 @@ func (ec *executionContext) field_Mutation_createRecord_args(ctx context.Context
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_deleteRecord_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "rationale",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["rationale"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "expectedVersion",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["expectedVersion"] = arg2
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_fork_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -2840,6 +3397,52 @@ func (ec *executionContext) field_Mutation_penalize_args(ctx context.Context, ra
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_recordOutcome_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "recordId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["recordId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "status",
+		func(ctx context.Context, v any) (membrane.OutcomeStatus, error) {
+			return ec.unmarshalNOutcomeStatus2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐOutcomeStatus(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["status"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "actor",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["actor"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "rationale",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["rationale"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "idempotencyKey",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["idempotencyKey"] = arg4
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_reinforce_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -2929,6 +3532,20 @@ func (ec *executionContext) field_Mutation_retract_args(ctx context.Context, raw
 		return nil, err
 	}
 	args["idempotencyKey"] = arg4
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_runJob_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "job",
+		func(ctx context.Context, v any) (membrane.JobName, error) {
+			return ec.unmarshalNJobName2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐJobName(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["job"] = arg0
 	return args, nil
 }
 
@@ -3030,6 +3647,36 @@ func (ec *executionContext) field_Query_auditLog_args(ctx context.Context, rawAr
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_jobRuns_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "job",
+		func(ctx context.Context, v any) (*membrane.JobName, error) {
+			return ec.unmarshalOJobName2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐJobName(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["job"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg2
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_lineage_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -3081,6 +3728,20 @@ func (ec *executionContext) field_Query_lineage_args(ctx context.Context, rawArg
 		return nil, err
 	}
 	args["asOf"] = arg5
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_metrics_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "scopes",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["scopes"] = arg0
 	return args, nil
 }
 
@@ -3271,6 +3932,52 @@ func (ec *executionContext) field___Type_fields_args(ctx context.Context, rawArg
 // endregion ***************************** args.gotpl *****************************
 
 // region    **************************** field.gotpl *****************************
+
+func (ec *executionContext) _ActionCount_action(ctx context.Context, field graphql.CollectedField, obj *membrane.ActionCount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActionCount_action(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Action, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v membrane.AuditAction) graphql.Marshaler {
+			return ec.marshalNAuditAction2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐAuditAction(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ActionCount_action(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ActionCount", field, false, false, errors.New("field of type AuditAction does not have child fields"))
+}
+
+func (ec *executionContext) _ActionCount_count(ctx context.Context, field graphql.CollectedField, obj *membrane.ActionCount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActionCount_count(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Count, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ActionCount_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ActionCount", field, false, false, errors.New("field of type Int does not have child fields"))
+}
 
 func (ec *executionContext) _AuditConnection_edges(ctx context.Context, field graphql.CollectedField, obj *AuditConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
@@ -3605,6 +4312,29 @@ func (ec *executionContext) _AuditEntry_previous(ctx context.Context, field grap
 }
 func (ec *executionContext) fieldContext_AuditEntry_previous(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AuditEntry", field, false, false, errors.New("field of type JSONObject does not have child fields"))
+}
+
+func (ec *executionContext) _AuditEntry_removedEdges(ctx context.Context, field graphql.CollectedField, obj *membrane.AuditEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEntry_removedEdges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RemovedEdges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalOString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEntry_removedEdges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditEntry", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _CompetencePayload_skillName(ctx context.Context, field graphql.CollectedField, obj *membrane.CompetencePayload) (ret graphql.Marshaler) {
@@ -4530,6 +5260,433 @@ func (ec *executionContext) fieldContext_EvidenceRef_timestamp(_ context.Context
 	return graphql.NewScalarFieldContext("EvidenceRef", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
+func (ec *executionContext) _JobRun_id(ctx context.Context, field graphql.CollectedField, obj *membrane.JobRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_JobRun_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_JobRun_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("JobRun", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _JobRun_job(ctx context.Context, field graphql.CollectedField, obj *membrane.JobRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_JobRun_job(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Job, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v membrane.JobName) graphql.Marshaler {
+			return ec.marshalNJobName2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐJobName(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_JobRun_job(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("JobRun", field, false, false, errors.New("field of type JobName does not have child fields"))
+}
+
+func (ec *executionContext) _JobRun_trigger(ctx context.Context, field graphql.CollectedField, obj *membrane.JobRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_JobRun_trigger(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Trigger, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v membrane.JobTrigger) graphql.Marshaler {
+			return ec.marshalNJobTrigger2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐJobTrigger(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_JobRun_trigger(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("JobRun", field, false, false, errors.New("field of type JobTrigger does not have child fields"))
+}
+
+func (ec *executionContext) _JobRun_holder(ctx context.Context, field graphql.CollectedField, obj *membrane.JobRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_JobRun_holder(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Holder, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_JobRun_holder(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("JobRun", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _JobRun_slot(ctx context.Context, field graphql.CollectedField, obj *membrane.JobRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_JobRun_slot(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Slot, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalODateTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_JobRun_slot(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("JobRun", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _JobRun_scopes(ctx context.Context, field graphql.CollectedField, obj *membrane.JobRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_JobRun_scopes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Scopes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalOString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_JobRun_scopes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("JobRun", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _JobRun_startedAt(ctx context.Context, field graphql.CollectedField, obj *membrane.JobRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_JobRun_startedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StartedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_JobRun_startedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("JobRun", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _JobRun_finishedAt(ctx context.Context, field graphql.CollectedField, obj *membrane.JobRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_JobRun_finishedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FinishedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalODateTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_JobRun_finishedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("JobRun", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _JobRun_scanned(ctx context.Context, field graphql.CollectedField, obj *membrane.JobRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_JobRun_scanned(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Scanned, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_JobRun_scanned(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("JobRun", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _JobRun_changed(ctx context.Context, field graphql.CollectedField, obj *membrane.JobRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_JobRun_changed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Changed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_JobRun_changed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("JobRun", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _JobRun_error(ctx context.Context, field graphql.CollectedField, obj *membrane.JobRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_JobRun_error(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.JobRun().Error(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_JobRun_error(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("JobRun", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _JobRun_details(ctx context.Context, field graphql.CollectedField, obj *membrane.JobRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_JobRun_details(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Details, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v map[string]any) graphql.Marshaler {
+			return ec.marshalOJSONObject2map(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_JobRun_details(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("JobRun", field, false, false, errors.New("field of type JSONObject does not have child fields"))
+}
+
+func (ec *executionContext) _JobRunConnection_edges(ctx context.Context, field graphql.CollectedField, obj *JobRunConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_JobRunConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*JobRunEdge) graphql.Marshaler {
+			return ec.marshalNJobRunEdge2ᚕᚖgithubᚗcomᚋmembraneᚋmembraneᚋgraphᚐJobRunEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_JobRunConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "JobRunConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_JobRunEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _JobRunConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *JobRunConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_JobRunConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*membrane.JobRun) graphql.Marshaler {
+			return ec.marshalNJobRun2ᚕᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐJobRunᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_JobRunConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "JobRunConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_JobRun(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _JobRunConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *JobRunConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_JobRunConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *membrane.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_JobRunConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "JobRunConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _JobRunEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *JobRunEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_JobRunEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_JobRunEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("JobRunEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _JobRunEdge_node(ctx context.Context, field graphql.CollectedField, obj *JobRunEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_JobRunEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *membrane.JobRun) graphql.Marshaler {
+			return ec.marshalNJobRun2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐJobRun(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_JobRunEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "JobRunEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_JobRun(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Lifecycle_curve(ctx context.Context, field graphql.CollectedField, obj *membrane.Lifecycle) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4666,6 +5823,29 @@ func (ec *executionContext) _Lifecycle_lastReinforcedAt(ctx context.Context, fie
 }
 func (ec *executionContext) fieldContext_Lifecycle_lastReinforcedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Lifecycle", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _Lifecycle_baseSalience(ctx context.Context, field graphql.CollectedField, obj *membrane.Lifecycle) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Lifecycle_baseSalience(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BaseSalience, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Lifecycle_baseSalience(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Lifecycle", field, false, false, errors.New("field of type Float does not have child fields"))
 }
 
 func (ec *executionContext) _Lifecycle_pinned(ctx context.Context, field graphql.CollectedField, obj *membrane.Lifecycle) (ret graphql.Marshaler) {
@@ -4854,6 +6034,401 @@ func (ec *executionContext) _LineageNode_depth(ctx context.Context, field graphq
 }
 func (ec *executionContext) fieldContext_LineageNode_depth(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("LineageNode", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Metrics_collectedAt(ctx context.Context, field graphql.CollectedField, obj *membrane.Metrics) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Metrics_collectedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CollectedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Metrics_collectedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Metrics", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _Metrics_totalRecords(ctx context.Context, field graphql.CollectedField, obj *membrane.Metrics) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Metrics_totalRecords(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalRecords, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Metrics_totalRecords(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Metrics", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Metrics_redactedRecords(ctx context.Context, field graphql.CollectedField, obj *membrane.Metrics) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Metrics_redactedRecords(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RedactedRecords, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Metrics_redactedRecords(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Metrics", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Metrics_records(ctx context.Context, field graphql.CollectedField, obj *membrane.Metrics) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Metrics_records(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Records, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []membrane.RecordCount) graphql.Marshaler {
+			return ec.marshalNRecordCount2ᚕgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐRecordCountᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Metrics_records(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Metrics",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RecordCount(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Metrics_activeRecords(ctx context.Context, field graphql.CollectedField, obj *membrane.Metrics) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Metrics_activeRecords(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ActiveRecords, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Metrics_activeRecords(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Metrics", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Metrics_pinnedRecords(ctx context.Context, field graphql.CollectedField, obj *membrane.Metrics) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Metrics_pinnedRecords(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PinnedRecords, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Metrics_pinnedRecords(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Metrics", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Metrics_salienceHistogram(ctx context.Context, field graphql.CollectedField, obj *membrane.Metrics) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Metrics_salienceHistogram(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SalienceHistogram, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []membrane.SalienceBucket) graphql.Marshaler {
+			return ec.marshalNSalienceBucket2ᚕgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐSalienceBucketᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Metrics_salienceHistogram(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Metrics",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SalienceBucket(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Metrics_averageSalience(ctx context.Context, field graphql.CollectedField, obj *membrane.Metrics) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Metrics_averageSalience(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AverageSalience, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Metrics_averageSalience(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Metrics", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _Metrics_averageConfidence(ctx context.Context, field graphql.CollectedField, obj *membrane.Metrics) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Metrics_averageConfidence(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AverageConfidence, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Metrics_averageConfidence(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Metrics", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _Metrics_auditEntries(ctx context.Context, field graphql.CollectedField, obj *membrane.Metrics) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Metrics_auditEntries(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AuditEntries, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Metrics_auditEntries(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Metrics", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Metrics_auditByAction(ctx context.Context, field graphql.CollectedField, obj *membrane.Metrics) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Metrics_auditByAction(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AuditByAction, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []membrane.ActionCount) graphql.Marshaler {
+			return ec.marshalNActionCount2ᚕgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐActionCountᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Metrics_auditByAction(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Metrics",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ActionCount(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Metrics_memoryGrowthRate(ctx context.Context, field graphql.CollectedField, obj *membrane.Metrics) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Metrics_memoryGrowthRate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MemoryGrowthRate, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Metrics_memoryGrowthRate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Metrics", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _Metrics_retrievalUsefulness(ctx context.Context, field graphql.CollectedField, obj *membrane.Metrics) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Metrics_retrievalUsefulness(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RetrievalUsefulness, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Metrics_retrievalUsefulness(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Metrics", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _Metrics_competenceSuccessRate(ctx context.Context, field graphql.CollectedField, obj *membrane.Metrics) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Metrics_competenceSuccessRate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CompetenceSuccessRate, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Metrics_competenceSuccessRate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Metrics", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _Metrics_planReuseFrequency(ctx context.Context, field graphql.CollectedField, obj *membrane.Metrics) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Metrics_planReuseFrequency(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PlanReuseFrequency, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Metrics_planReuseFrequency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Metrics", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _Metrics_revisionRate(ctx context.Context, field graphql.CollectedField, obj *membrane.Metrics) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Metrics_revisionRate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RevisionRate, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Metrics_revisionRate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Metrics", field, false, false, errors.New("field of type Float does not have child fields"))
 }
 
 func (ec *executionContext) _Mutation_ingestEvent(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -5158,6 +6733,138 @@ func (ec *executionContext) fieldContext_Mutation_ingestBatch(ctx context.Contex
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_ingestBatch_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_runJob(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_runJob(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RunJob(ctx, fc.Args["job"].(membrane.JobName))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *membrane.JobRun) graphql.Marshaler {
+			return ec.marshalNJobRun2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐJobRun(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_runJob(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_JobRun(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_runJob_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deleteRecord(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deleteRecord(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeleteRecord(ctx, fc.Args["id"].(string), fc.Args["rationale"].(*string), fc.Args["expectedVersion"].(*int64))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *membrane.AuditEntry) graphql.Marshaler {
+			return ec.marshalNAuditEntry2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐAuditEntry(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deleteRecord(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AuditEntry(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deleteRecord_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_recordOutcome(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_recordOutcome(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RecordOutcome(ctx, fc.Args["recordId"].(string), fc.Args["status"].(membrane.OutcomeStatus), fc.Args["actor"].(*string), fc.Args["rationale"].(*string), fc.Args["idempotencyKey"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *membrane.Record) graphql.Marshaler {
+			return ec.marshalNRecord2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐRecord(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_recordOutcome(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Record(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_recordOutcome_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -6489,6 +8196,94 @@ func (ec *executionContext) fieldContext_Query_auditLog(ctx context.Context, fie
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_jobRuns(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_jobRuns(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().JobRuns(ctx, fc.Args["job"].(*membrane.JobName), fc.Args["first"].(*int64), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *JobRunConnection) graphql.Marshaler {
+			return ec.marshalNJobRunConnection2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋgraphᚐJobRunConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_jobRuns(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_JobRunConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_jobRuns_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_metrics(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_metrics(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Metrics(ctx, fc.Args["scopes"].([]string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *membrane.Metrics) graphql.Marshaler {
+			return ec.marshalNMetrics2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐMetrics(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_metrics(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Metrics(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_metrics_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_lineage(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -7780,6 +9575,75 @@ func (ec *executionContext) fieldContext_RecordConnection_totalCount(_ context.C
 	return graphql.NewScalarFieldContext("RecordConnection", field, true, true, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _RecordCount_type(ctx context.Context, field graphql.CollectedField, obj *membrane.RecordCount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RecordCount_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v membrane.MemoryType) graphql.Marshaler {
+			return ec.marshalNMemoryType2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐMemoryType(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RecordCount_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RecordCount", field, false, false, errors.New("field of type MemoryType does not have child fields"))
+}
+
+func (ec *executionContext) _RecordCount_status(ctx context.Context, field graphql.CollectedField, obj *membrane.RecordCount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RecordCount_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v membrane.RevisionStatus) graphql.Marshaler {
+			return ec.marshalNRevisionStatus2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐRevisionStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RecordCount_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RecordCount", field, false, false, errors.New("field of type RevisionStatus does not have child fields"))
+}
+
+func (ec *executionContext) _RecordCount_count(ctx context.Context, field graphql.CollectedField, obj *membrane.RecordCount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RecordCount_count(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Count, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RecordCount_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RecordCount", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _RecordEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *RecordEdge) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8145,6 +10009,75 @@ func (ec *executionContext) _RelationEdge_direction(ctx context.Context, field g
 }
 func (ec *executionContext) fieldContext_RelationEdge_direction(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("RelationEdge", field, false, false, errors.New("field of type RelationDirection does not have child fields"))
+}
+
+func (ec *executionContext) _SalienceBucket_min(ctx context.Context, field graphql.CollectedField, obj *membrane.SalienceBucket) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SalienceBucket_min(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Min, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SalienceBucket_min(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SalienceBucket", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _SalienceBucket_max(ctx context.Context, field graphql.CollectedField, obj *membrane.SalienceBucket) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SalienceBucket_max(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Max, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SalienceBucket_max(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SalienceBucket", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _SalienceBucket_count(ctx context.Context, field graphql.CollectedField, obj *membrane.SalienceBucket) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SalienceBucket_count(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Count, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SalienceBucket_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SalienceBucket", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _SemanticPayload_subject(ctx context.Context, field graphql.CollectedField, obj *membrane.SemanticPayload) (ret graphql.Marshaler) {
@@ -11951,6 +13884,49 @@ func (ec *executionContext) _Payload(ctx context.Context, sel ast.SelectionSet, 
 
 // region    **************************** object.gotpl ****************************
 
+var actionCountImplementors = []string{"ActionCount"}
+
+func (ec *executionContext) _ActionCount(ctx context.Context, sel ast.SelectionSet, obj *membrane.ActionCount) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, actionCountImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ActionCount")
+		case "action":
+			out.Values[i] = ec._ActionCount_action(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "count":
+			out.Values[i] = ec._ActionCount_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var auditConnectionImplementors = []string{"AuditConnection"}
 
 func (ec *executionContext) _AuditConnection(ctx context.Context, sel ast.SelectionSet, obj *AuditConnection) graphql.Marshaler {
@@ -12091,6 +14067,11 @@ func (ec *executionContext) _AuditEntry(ctx context.Context, sel ast.SelectionSe
 			}
 		case "previous":
 			out.Values[i] = ec._AuditEntry_previous(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "removedEdges":
+			out.Values[i] = ec._AuditEntry_removedEdges(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -12564,6 +14545,223 @@ func (ec *executionContext) _EvidenceRef(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
+var jobRunImplementors = []string{"JobRun"}
+
+func (ec *executionContext) _JobRun(ctx context.Context, sel ast.SelectionSet, obj *membrane.JobRun) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, jobRunImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("JobRun")
+		case "id":
+			out.Values[i] = ec._JobRun_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "job":
+			out.Values[i] = ec._JobRun_job(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "trigger":
+			out.Values[i] = ec._JobRun_trigger(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "holder":
+			out.Values[i] = ec._JobRun_holder(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "slot":
+			out.Values[i] = ec._JobRun_slot(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "scopes":
+			out.Values[i] = ec._JobRun_scopes(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "startedAt":
+			out.Values[i] = ec._JobRun_startedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "finishedAt":
+			out.Values[i] = ec._JobRun_finishedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "scanned":
+			out.Values[i] = ec._JobRun_scanned(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "changed":
+			out.Values[i] = ec._JobRun_changed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "error":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._JobRun_error(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "details":
+			out.Values[i] = ec._JobRun_details(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var jobRunConnectionImplementors = []string{"JobRunConnection"}
+
+func (ec *executionContext) _JobRunConnection(ctx context.Context, sel ast.SelectionSet, obj *JobRunConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, jobRunConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("JobRunConnection")
+		case "edges":
+			out.Values[i] = ec._JobRunConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nodes":
+			out.Values[i] = ec._JobRunConnection_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._JobRunConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var jobRunEdgeImplementors = []string{"JobRunEdge"}
+
+func (ec *executionContext) _JobRunEdge(ctx context.Context, sel ast.SelectionSet, obj *JobRunEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, jobRunEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("JobRunEdge")
+		case "cursor":
+			out.Values[i] = ec._JobRunEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._JobRunEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var lifecycleImplementors = []string{"Lifecycle"}
 
 func (ec *executionContext) _Lifecycle(ctx context.Context, sel ast.SelectionSet, obj *membrane.Lifecycle) graphql.Marshaler {
@@ -12603,6 +14801,11 @@ func (ec *executionContext) _Lifecycle(ctx context.Context, sel ast.SelectionSet
 			}
 		case "lastReinforcedAt":
 			out.Values[i] = ec._Lifecycle_lastReinforcedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "baseSalience":
+			out.Values[i] = ec._Lifecycle_baseSalience(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -12728,6 +14931,119 @@ func (ec *executionContext) _LineageNode(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
+var metricsImplementors = []string{"Metrics"}
+
+func (ec *executionContext) _Metrics(ctx context.Context, sel ast.SelectionSet, obj *membrane.Metrics) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, metricsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Metrics")
+		case "collectedAt":
+			out.Values[i] = ec._Metrics_collectedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalRecords":
+			out.Values[i] = ec._Metrics_totalRecords(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "redactedRecords":
+			out.Values[i] = ec._Metrics_redactedRecords(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "records":
+			out.Values[i] = ec._Metrics_records(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "activeRecords":
+			out.Values[i] = ec._Metrics_activeRecords(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pinnedRecords":
+			out.Values[i] = ec._Metrics_pinnedRecords(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "salienceHistogram":
+			out.Values[i] = ec._Metrics_salienceHistogram(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "averageSalience":
+			out.Values[i] = ec._Metrics_averageSalience(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "averageConfidence":
+			out.Values[i] = ec._Metrics_averageConfidence(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "auditEntries":
+			out.Values[i] = ec._Metrics_auditEntries(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "auditByAction":
+			out.Values[i] = ec._Metrics_auditByAction(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "memoryGrowthRate":
+			out.Values[i] = ec._Metrics_memoryGrowthRate(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "retrievalUsefulness":
+			out.Values[i] = ec._Metrics_retrievalUsefulness(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "competenceSuccessRate":
+			out.Values[i] = ec._Metrics_competenceSuccessRate(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "planReuseFrequency":
+			out.Values[i] = ec._Metrics_planReuseFrequency(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "revisionRate":
+			out.Values[i] = ec._Metrics_revisionRate(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var mutationImplementors = []string{"Mutation"}
 
 func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
@@ -12793,6 +15109,27 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "ingestBatch":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_ingestBatch(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "runJob":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_runJob(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deleteRecord":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deleteRecord(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "recordOutcome":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_recordOutcome(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -13387,6 +15724,50 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_auditLog(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "jobRuns":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_jobRuns(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "metrics":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_metrics(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -14088,6 +16469,54 @@ func (ec *executionContext) _RecordConnection(ctx context.Context, sel ast.Selec
 	return out
 }
 
+var recordCountImplementors = []string{"RecordCount"}
+
+func (ec *executionContext) _RecordCount(ctx context.Context, sel ast.SelectionSet, obj *membrane.RecordCount) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, recordCountImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RecordCount")
+		case "type":
+			out.Values[i] = ec._RecordCount_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._RecordCount_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "count":
+			out.Values[i] = ec._RecordCount_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var recordEdgeImplementors = []string{"RecordEdge"}
 
 func (ec *executionContext) _RecordEdge(ctx context.Context, sel ast.SelectionSet, obj *RecordEdge) graphql.Marshaler {
@@ -14266,6 +16695,54 @@ func (ec *executionContext) _RelationEdge(ctx context.Context, sel ast.Selection
 			}
 		case "direction":
 			out.Values[i] = ec._RelationEdge_direction(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var salienceBucketImplementors = []string{"SalienceBucket"}
+
+func (ec *executionContext) _SalienceBucket(ctx context.Context, sel ast.SelectionSet, obj *membrane.SalienceBucket) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, salienceBucketImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SalienceBucket")
+		case "min":
+			out.Values[i] = ec._SalienceBucket_min(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "max":
+			out.Values[i] = ec._SalienceBucket_max(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "count":
+			out.Values[i] = ec._SalienceBucket_count(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -15020,6 +17497,26 @@ func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, o
 
 // region    ***************************** type.gotpl *****************************
 
+func (ec *executionContext) marshalNActionCount2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐActionCount(ctx context.Context, sel ast.SelectionSet, v membrane.ActionCount) graphql.Marshaler {
+	return ec._ActionCount(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNActionCount2ᚕgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐActionCountᚄ(ctx context.Context, sel ast.SelectionSet, v []membrane.ActionCount) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNActionCount2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐActionCount(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) unmarshalNAuditAction2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐAuditAction(ctx context.Context, v any) (membrane.AuditAction, error) {
 	tmp, err := graphql.UnmarshalString(v)
 	res := unmarshalNAuditAction2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐAuditAction[tmp]
@@ -15468,6 +17965,126 @@ func (ec *executionContext) marshalNInt2int64(ctx context.Context, sel ast.Selec
 	return res
 }
 
+func (ec *executionContext) unmarshalNJobName2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐJobName(ctx context.Context, v any) (membrane.JobName, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalNJobName2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐJobName[tmp]
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNJobName2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐJobName(ctx context.Context, sel ast.SelectionSet, v membrane.JobName) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(marshalNJobName2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐJobName[v])
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+var (
+	unmarshalNJobName2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐJobName = map[string]membrane.JobName{
+		"DECAY":       membrane.JobDecay,
+		"PRUNE":       membrane.JobPrune,
+		"CONSOLIDATE": membrane.JobConsolidate,
+	}
+	marshalNJobName2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐJobName = map[membrane.JobName]string{
+		membrane.JobDecay:       "DECAY",
+		membrane.JobPrune:       "PRUNE",
+		membrane.JobConsolidate: "CONSOLIDATE",
+	}
+)
+
+func (ec *executionContext) marshalNJobRun2ᚕᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐJobRunᚄ(ctx context.Context, sel ast.SelectionSet, v []*membrane.JobRun) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNJobRun2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐJobRun(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNJobRun2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐJobRun(ctx context.Context, sel ast.SelectionSet, v *membrane.JobRun) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._JobRun(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNJobRunConnection2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋgraphᚐJobRunConnection(ctx context.Context, sel ast.SelectionSet, v *JobRunConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._JobRunConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNJobRunEdge2ᚕᚖgithubᚗcomᚋmembraneᚋmembraneᚋgraphᚐJobRunEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*JobRunEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNJobRunEdge2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋgraphᚐJobRunEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNJobRunEdge2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋgraphᚐJobRunEdge(ctx context.Context, sel ast.SelectionSet, v *JobRunEdge) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._JobRunEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNJobTrigger2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐJobTrigger(ctx context.Context, v any) (membrane.JobTrigger, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalNJobTrigger2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐJobTrigger[tmp]
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNJobTrigger2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐJobTrigger(ctx context.Context, sel ast.SelectionSet, v membrane.JobTrigger) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(marshalNJobTrigger2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐJobTrigger[v])
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+var (
+	unmarshalNJobTrigger2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐJobTrigger = map[string]membrane.JobTrigger{
+		"SCHEDULE": membrane.TriggerSchedule,
+		"MANUAL":   membrane.TriggerManual,
+	}
+	marshalNJobTrigger2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐJobTrigger = map[membrane.JobTrigger]string{
+		membrane.TriggerSchedule: "SCHEDULE",
+		membrane.TriggerManual:   "MANUAL",
+	}
+)
+
 func (ec *executionContext) marshalNLifecycle2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐLifecycle(ctx context.Context, sel ast.SelectionSet, v membrane.Lifecycle) graphql.Marshaler {
 	return ec._Lifecycle(ctx, sel, &v)
 }
@@ -15543,6 +18160,16 @@ var (
 		membrane.TypeEntity:     "ENTITY",
 	}
 )
+
+func (ec *executionContext) marshalNMetrics2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐMetrics(ctx context.Context, sel ast.SelectionSet, v *membrane.Metrics) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Metrics(ctx, sel, v)
+}
 
 func (ec *executionContext) unmarshalNOrderDirection2githubᚗcomᚋmembraneᚋmembraneᚋgraphᚐOrderDirection(ctx context.Context, v any) (OrderDirection, error) {
 	var res OrderDirection
@@ -15772,6 +18399,26 @@ func (ec *executionContext) marshalNRecordConnection2ᚖgithubᚗcomᚋmembrane�
 		return graphql.Null
 	}
 	return ec._RecordConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNRecordCount2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐRecordCount(ctx context.Context, sel ast.SelectionSet, v membrane.RecordCount) graphql.Marshaler {
+	return ec._RecordCount(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNRecordCount2ᚕgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐRecordCountᚄ(ctx context.Context, sel ast.SelectionSet, v []membrane.RecordCount) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNRecordCount2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐRecordCount(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalNRecordEdge2ᚕᚖgithubᚗcomᚋmembraneᚋmembraneᚋgraphᚐRecordEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*RecordEdge) graphql.Marshaler {
@@ -16025,6 +18672,26 @@ var (
 		membrane.StatusRetracted: "RETRACTED",
 	}
 )
+
+func (ec *executionContext) marshalNSalienceBucket2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐSalienceBucket(ctx context.Context, sel ast.SelectionSet, v membrane.SalienceBucket) graphql.Marshaler {
+	return ec._SalienceBucket(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNSalienceBucket2ᚕgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐSalienceBucketᚄ(ctx context.Context, sel ast.SelectionSet, v []membrane.SalienceBucket) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSalienceBucket2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐSalienceBucket(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
 
 func (ec *executionContext) unmarshalNSensitivity2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐSensitivity(ctx context.Context, v any) (membrane.Sensitivity, error) {
 	tmp, err := graphql.UnmarshalString(v)
@@ -16760,6 +19427,38 @@ func (ec *executionContext) marshalOJSONObject2map(ctx context.Context, sel ast.
 	res := graphql.MarshalMap(v)
 	return res
 }
+
+func (ec *executionContext) unmarshalOJobName2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐJobName(ctx context.Context, v any) (*membrane.JobName, error) {
+	if v == nil {
+		return nil, nil
+	}
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalOJobName2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐJobName[tmp]
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOJobName2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐJobName(ctx context.Context, sel ast.SelectionSet, v *membrane.JobName) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalString(marshalOJobName2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐJobName[*v])
+	return res
+}
+
+var (
+	unmarshalOJobName2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐJobName = map[string]membrane.JobName{
+		"DECAY":       membrane.JobDecay,
+		"PRUNE":       membrane.JobPrune,
+		"CONSOLIDATE": membrane.JobConsolidate,
+	}
+	marshalOJobName2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐJobName = map[membrane.JobName]string{
+		membrane.JobDecay:       "DECAY",
+		membrane.JobPrune:       "PRUNE",
+		membrane.JobConsolidate: "CONSOLIDATE",
+	}
+)
 
 func (ec *executionContext) unmarshalOLifecycleInput2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐLifecycleInput(ctx context.Context, v any) (*membrane.LifecycleInput, error) {
 	if v == nil {

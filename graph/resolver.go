@@ -14,7 +14,14 @@ type Resolver struct {
 	Store     membrane.RecordService
 	Revisions membrane.RevisionService
 	Lineages  membrane.LineageService
-	Policy    membrane.Policy
+	// Deletes deletes records (deleteRecord).
+	Deletes membrane.DeleteService
+	// MetricsService computes the metrics query.
+	MetricsService membrane.MetricsService
+	// Jobs runs maintenance jobs on demand and lists their runs; nil when
+	// the server runs none.
+	Jobs   membrane.JobService
+	Policy membrane.Policy
 	// Now is the clock.
 	Now func() time.Time
 }

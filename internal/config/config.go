@@ -15,6 +15,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/membrane/membrane/internal/jobs"
 	"github.com/membrane/membrane/internal/membrane"
 )
 
@@ -38,6 +39,8 @@ type Config struct {
 	APIKeysFile string `yaml:"api_keys_file"`
 	// Encryption configures encryption at rest of sensitive records.
 	Encryption Encryption `yaml:"encryption"`
+	// Jobs configures the maintenance jobs.
+	Jobs Jobs `yaml:"jobs"`
 }
 
 // Encryption configures AES-256-GCM encryption at rest.
@@ -68,6 +71,30 @@ type APIKey struct {
 	Scopes         []string `yaml:"scopes" json:"scopes"`
 }
 
+// Jobs configures the maintenance jobs.
+type Jobs struct {
+	// Decay, Prune and Consolidate are cron specs (five fields, an
+	// optional leading seconds field, or @hourly, @every 10m…); "off"
+	// disables a job's schedule (an admin can still run it with runJob).
+	Decay       string `yaml:"decay"`
+	Prune       string `yaml:"prune"`
+	Consolidate string `yaml:"consolidate"`
+	// Timeout bounds one run.
+	Timeout time.Duration `yaml:"timeout"`
+	// LeaseTTL is how long a job's lease outlives a process that stopped
+	// renewing it (crashed).
+	LeaseTTL time.Duration `yaml:"lease_ttl"`
+	// Scopes restricts every job to records in these scopes. Empty means
+	// every record (production); tests and scope-partitioned deployments
+	// set it.
+	Scopes []string `yaml:"scopes"`
+	// HistoryRetention is how long after its last change prune keeps a
+	// record that is part of revision history; 0 keeps history forever.
+	HistoryRetention time.Duration `yaml:"history_retention"`
+	// EpisodeWindow is the age window of episodic compression.
+	EpisodeWindow time.Duration `yaml:"episode_window"`
+}
+
 // Neo4j says how to reach the database.
 type Neo4j struct {
 	URI         string        `yaml:"uri"`
@@ -93,6 +120,14 @@ func Default() Config {
 		ReinforcementGain:  0.1,
 		LogFormat:          "text",
 		StartupTimeout:     60 * time.Second,
+		Jobs: Jobs{
+			Decay:         "@hourly",
+			Prune:         "@hourly",
+			Consolidate:   "0 */6 * * *",
+			Timeout:       30 * time.Minute,
+			LeaseTTL:      time.Minute,
+			EpisodeWindow: 24 * time.Hour,
+		},
 	}
 }
 
@@ -157,6 +192,14 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 			c.ReinforcementGain, err = strconv.ParseFloat(v, 64)
 			return err
 		}},
+		{"MEMBRANE_JOBS_DECAY", func(v string) error { c.Jobs.Decay = v; return nil }},
+		{"MEMBRANE_JOBS_PRUNE", func(v string) error { c.Jobs.Prune = v; return nil }},
+		{"MEMBRANE_JOBS_CONSOLIDATE", func(v string) error { c.Jobs.Consolidate = v; return nil }},
+		{"MEMBRANE_JOBS_SCOPES", func(v string) error { c.Jobs.Scopes = strings.Split(v, ","); return nil }},
+		{"MEMBRANE_JOBS_HISTORY_RETENTION", func(v string) (err error) {
+			c.Jobs.HistoryRetention, err = time.ParseDuration(v)
+			return err
+		}},
 	}
 	for _, e := range envs {
 		if v := getenv(e.name); v != "" {
@@ -197,7 +240,44 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		return c, fmt.Errorf("log_format must be text or json, got %q", c.LogFormat)
 	}
+	if _, err := c.JobsConfig(); err != nil {
+		return c, err
+	}
 	return c, nil
+}
+
+// JobsConfig returns the job runner's configuration, checking every
+// schedule and bound.
+func (c Config) JobsConfig() (jobs.Config, error) {
+	j := c.Jobs
+	cfg := jobs.Config{
+		Schedules: map[membrane.JobName]string{
+			membrane.JobDecay: j.Decay, membrane.JobPrune: j.Prune, membrane.JobConsolidate: j.Consolidate,
+		},
+		Timeout: j.Timeout, LeaseTTL: j.LeaseTTL, HistoryRetention: j.HistoryRetention,
+		Consolidation: membrane.DefaultConsolidationOptions(),
+	}
+	cfg.Consolidation.EpisodeWindow = j.EpisodeWindow
+	if len(j.Scopes) > 0 {
+		cfg.Scopes = j.Scopes
+	}
+	for job, spec := range cfg.Schedules {
+		if _, err := jobs.ParseSpec(spec); err != nil {
+			return cfg, fmt.Errorf("config: jobs.%s: %w", job, err)
+		}
+	}
+	switch {
+	case j.Timeout <= 0:
+		return cfg, fmt.Errorf("config: jobs.timeout must be > 0")
+	case j.LeaseTTL < time.Second:
+		return cfg, fmt.Errorf("config: jobs.lease_ttl must be >= 1s")
+	case j.HistoryRetention < 0:
+		return cfg, fmt.Errorf("config: jobs.history_retention must be >= 0")
+	}
+	if err := cfg.Consolidation.Validate(); err != nil {
+		return cfg, fmt.Errorf("config: jobs: %w", err)
+	}
+	return cfg, nil
 }
 
 // Policy returns the ingestion policy the configuration asks for.

@@ -61,6 +61,9 @@ func TestLoadRejectsBadValues(t *testing.T) {
 		"gain not a number":  {"MEMBRANE_REINFORCEMENT_GAIN": "much"},
 		"log format":         {"MEMBRANE_LOG_FORMAT": "xml"},
 		"missing file":       {"MEMBRANE_CONFIG": "/does/not/exist.yaml"},
+		"decay spec":         {"MEMBRANE_JOBS_DECAY": "hourly"},
+		"empty prune spec":   {"MEMBRANE_JOBS_PRUNE": " "},
+		"retention":          {"MEMBRANE_JOBS_HISTORY_RETENTION": "-1h"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if _, err := config.Load(nil, env(e)); err == nil {
@@ -116,5 +119,35 @@ func TestLoadEncryption(t *testing.T) {
 		if _, err := config.Load(nil, env(e)); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
+	}
+}
+
+func TestJobsConfig(t *testing.T) {
+	c, err := config.Load(nil, env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := c.JobsConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j.Schedules["decay"] != "@hourly" || j.Schedules["prune"] != "@hourly" || j.Schedules["consolidate"] != "0 */6 * * *" ||
+		j.Scopes != nil || j.Timeout != 30*time.Minute || j.Consolidation.EpisodeWindow != 24*time.Hour || j.HistoryRetention != 0 {
+		t.Fatalf("default jobs config = %+v", j)
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "membrane.yaml")
+	yaml := "jobs:\n  consolidate: \"off\"\n  scopes: [a, b]\n  history_retention: 720h\n  episode_window: 12h\n"
+	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err = config.Load([]string{"-config", file}, env(map[string]string{"MEMBRANE_JOBS_DECAY": "*/10 * * * * *"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, _ = c.JobsConfig()
+	if j.Schedules["consolidate"] != "off" || j.Schedules["decay"] != "*/10 * * * * *" || len(j.Scopes) != 2 ||
+		j.HistoryRetention != 720*time.Hour || j.Consolidation.EpisodeWindow != 12*time.Hour {
+		t.Fatalf("jobs config from file and env = %+v", j)
 	}
 }

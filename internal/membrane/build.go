@@ -75,6 +75,8 @@ func (p Policy) BuildRecord(in RecordInput, now time.Time) (*Record, error) {
 		r.Provenance.Sources = pv.Sources
 		setIf(&r.Provenance.CreatedBy, pv.CreatedBy)
 	}
+	// A new record's decay starts now, from the salience it is created with.
+	r.Lifecycle.BaseSalience = r.Salience
 	if e, ok := r.Payload.(*EntityPayload); ok && e.PrimaryType == "" {
 		e.PrimaryType = "Other"
 	}

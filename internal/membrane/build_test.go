@@ -82,7 +82,7 @@ func TestBuildRecordOverrides(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := membrane.Lifecycle{Curve: membrane.DecayLinear, HalfLifeSeconds: 60, MinSalience: 0.2, MaxAgeSeconds: 7,
-		ReinforcementGain: 0.5, LastReinforcedAt: now, Pinned: true, DeletionPolicy: membrane.DeleteNever}
+		ReinforcementGain: 0.5, LastReinforcedAt: now, BaseSalience: 3.5, Pinned: true, DeletionPolicy: membrane.DeleteNever}
 	if r.Lifecycle != want {
 		t.Fatalf("lifecycle = %+v, want %+v", r.Lifecycle, want)
 	}

@@ -17,7 +17,7 @@ import (
 //   - never below MinSalience, unless base itself is lower (a retracted
 //     record's 0 stays 0).
 func EffectiveSalience(base float64, lc Lifecycle, createdAt, now time.Time) float64 {
-	if lc.MaxAgeSeconds > 0 && now.Sub(createdAt) >= time.Duration(lc.MaxAgeSeconds)*time.Second {
+	if MaxAgeReached(lc, createdAt, now) {
 		return 0
 	}
 	if lc.Pinned || lc.HalfLifeSeconds <= 0 {
@@ -40,4 +40,16 @@ func EffectiveSalience(base float64, lc Lifecycle, createdAt, now time.Time) flo
 		return floor
 	}
 	return v
+}
+
+// maxDurationSeconds is the largest whole number of seconds a
+// time.Duration holds (about 292 years).
+const maxDurationSeconds = int64(math.MaxInt64 / int64(time.Second))
+
+// MaxAgeReached reports whether a record created at createdAt is at or past
+// its maximum age at now. A maximum age beyond what a time.Duration holds is
+// never reached (rather than overflowing into the past).
+func MaxAgeReached(lc Lifecycle, createdAt, now time.Time) bool {
+	return lc.MaxAgeSeconds > 0 && lc.MaxAgeSeconds <= maxDurationSeconds &&
+		now.Sub(createdAt) >= time.Duration(lc.MaxAgeSeconds)*time.Second
 }

@@ -15,4 +15,6 @@ const (
 	MaxPageSize = 500
 	// DefaultPageSize is the page size when first is not given.
 	DefaultPageSize = 20
+	// MaxMergeIDs is the most records one merge takes.
+	MaxMergeIDs = 100
 )

@@ -424,19 +424,82 @@ func DisplayName(r *Record) string {
 func BrowserFields(p Payload) map[string]any {
 	switch p := p.(type) {
 	case *EpisodicPayload:
+		// toolCalls lets consolidation find episodes worth a plan or a
+		// competence without decoding every payload.
+		f := map[string]any{"toolCalls": int64(len(p.ToolGraph))}
 		if p.Outcome != nil {
-			return map[string]any{"outcome": string(*p.Outcome)}
+			f["outcome"] = string(*p.Outcome)
 		}
+		return f
 	case *WorkingPayload:
 		return map[string]any{"threadId": p.ThreadID, "taskState": string(p.State)}
 	case *SemanticPayload:
 		return map[string]any{"subject": p.Subject, "predicate": p.Predicate, "object": objectText(p.Object)}
 	case *CompetencePayload:
-		return map[string]any{"skillName": p.SkillName}
+		// Performance is copied out for the metrics aggregation.
+		f := map[string]any{"skillName": p.SkillName}
+		if ps := p.Performance; ps != nil {
+			f["successCount"], f["failureCount"], f["successRate"] = ps.SuccessCount, ps.FailureCount, ps.SuccessRate
+		}
+		return f
 	case *PlanGraphPayload:
-		return map[string]any{"planId": p.PlanID, "intent": p.Intent}
+		f := map[string]any{"planId": p.PlanID, "intent": p.Intent}
+		if m := p.Metrics; m != nil {
+			f["executionCount"], f["failureRate"] = m.ExecutionCount, m.FailureRate
+		}
+		return f
 	case *EntityPayload:
 		return map[string]any{"canonicalName": p.CanonicalName, "primaryType": p.PrimaryType}
 	}
 	return nil
+}
+
+// PlanStep is one node of a plan graph, stored as a (:PlanStep) node beside
+// its record so that analysts see and traverse the plan in Neo4j Browser.
+type PlanStep struct {
+	// ID is unique across plans: the record id, "/", the step id.
+	ID       string
+	StepID   string
+	Op       string
+	Params   string // JSON text
+	Guards   string // JSON text
+	Position int64
+}
+
+// PlanLink is an edge between two steps of a plan: NEXT for control flow,
+// DATA for a data dependency.
+type PlanLink struct {
+	From, To string
+	Type     string
+}
+
+// PlanSubgraph returns the steps and links of a plan graph record, derived
+// from its payload (which stays the source of truth), or nothing for other
+// records.
+func PlanSubgraph(r *Record) ([]PlanStep, []PlanLink, error) {
+	p, ok := r.Payload.(*PlanGraphPayload)
+	if !ok {
+		return nil, nil, nil
+	}
+	steps := make([]PlanStep, len(p.Nodes))
+	for i, n := range p.Nodes {
+		params, err := json.Marshal(n.Params)
+		if err != nil {
+			return nil, nil, fmt.Errorf("plan step %s: %w", n.ID, err)
+		}
+		guards, err := json.Marshal(n.Guards)
+		if err != nil {
+			return nil, nil, fmt.Errorf("plan step %s: %w", n.ID, err)
+		}
+		steps[i] = PlanStep{ID: r.ID + "/" + n.ID, StepID: n.ID, Op: n.Op, Params: string(params), Guards: string(guards), Position: int64(i)}
+	}
+	links := make([]PlanLink, 0, len(p.Edges))
+	for _, e := range p.Edges {
+		t := "NEXT"
+		if e.Kind == EdgeData {
+			t = "DATA"
+		}
+		links = append(links, PlanLink{From: e.From, To: e.To, Type: t})
+	}
+	return steps, links, nil
 }

@@ -186,8 +186,10 @@ type Record struct {
 	Sensitivity Sensitivity
 	// Confidence is the epistemic confidence in [0,1].
 	Confidence float64
-	// Salience is the stored (materialised) salience, >= 0. See
-	// Lifecycle.EffectiveSalience for its value at another instant.
+	// Salience is the stored (materialised) salience, >= 0: the value of
+	// EffectiveSalience at the last write or decay sweep. Decay is computed
+	// from Lifecycle.BaseSalience, never from this value, so sweeps cannot
+	// compound.
 	Salience   float64
 	Scope      string
 	Tags       []string
@@ -221,7 +223,16 @@ type Lifecycle struct {
 	MaxAgeSeconds int64
 	// ReinforcementGain is added to salience by each reinforce.
 	ReinforcementGain float64
-	LastReinforcedAt  time.Time
+	// LastReinforcedAt is the decay anchor: decay runs from this instant.
+	LastReinforcedAt time.Time
+	// BaseSalience is the salience at LastReinforcedAt, the value decay
+	// starts from. Every write that sets Salience sets it too (create,
+	// reinforce, penalize, retire); a decay sweep only rewrites Salience.
+	BaseSalience float64
+	// Compressions counts the windows of age for which consolidation has
+	// compressed an episodic record's salience (so it compresses once per
+	// window, however often it runs).
+	Compressions int64
 	// Pinned records never decay.
 	Pinned         bool
 	DeletionPolicy DeletionPolicy
@@ -258,4 +269,7 @@ type AuditEntry struct {
 	// Previous holds the changed fields' values before the action; nil when
 	// nothing existed before (create).
 	Previous map[string]any
+	// RemovedEdges, on a delete tombstone, lists the edges the deletion
+	// removed: TYPE->id (outgoing) or TYPE<-id (incoming).
+	RemovedEdges []string
 }

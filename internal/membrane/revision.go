@@ -125,6 +125,9 @@ func audit(prev, cur *Record, action AuditAction, meta RevisionMeta, rationale s
 	if prev.Salience != cur.Salience {
 		p["salience"] = prev.Salience
 	}
+	if prev.Lifecycle.BaseSalience != cur.Lifecycle.BaseSalience {
+		p["baseSalience"] = prev.Lifecycle.BaseSalience
+	}
 	if !prev.Lifecycle.LastReinforcedAt.Equal(cur.Lifecycle.LastReinforcedAt) {
 		p["lastReinforcedAt"] = prev.Lifecycle.LastReinforcedAt.UTC().Format(time.RFC3339Nano)
 	}
@@ -144,10 +147,26 @@ func why(meta RevisionMeta, what string) string {
 	return what + ": " + meta.Rationale
 }
 
+// setSalience sets r's salience to v as of now and re-anchors decay there:
+// the stored salience, the base and the anchor always change together, so
+// a later decay starts from v at now and never applies twice.
+func setSalience(r *Record, v float64, now time.Time) {
+	r.Salience = v
+	r.Lifecycle.BaseSalience = v
+	r.Lifecycle.LastReinforcedAt = now.UTC()
+}
+
+// reinforce adds r's reinforcement gain to its salience as of now, capped
+// at 1 without lowering a salience already above 1, and restarts decay.
+func reinforce(r *Record, now time.Time) {
+	eff := EffectiveSalience(r.Lifecycle.BaseSalience, r.Lifecycle, r.CreatedAt, now)
+	setSalience(r, math.Max(eff, math.Min(eff+r.Lifecycle.ReinforcementGain, 1)), now)
+}
+
 func retire(old *Record, now time.Time) *Record {
 	n := next(old, now)
 	n.Status = StatusRetracted
-	n.Salience = 0
+	setSalience(n, 0, now)
 	return n
 }
 
@@ -226,8 +245,8 @@ func ValidateMergeIDs(ids []string) error {
 	if len(ids) < 2 {
 		v.add("ids", "merge needs at least two records")
 	}
-	if len(ids) > 100 {
-		v.add("ids", "merge takes at most 100 records")
+	if len(ids) > MaxMergeIDs {
+		v.add("ids", "merge takes at most %d records", MaxMergeIDs)
 	}
 	seen := map[string]bool{}
 	for i, id := range ids {
@@ -316,10 +335,8 @@ func Reinforce(r *Record, meta RevisionMeta, now time.Time) (*Change, error) {
 	if err := checkTarget(r, "reinforce", &meta); err != nil {
 		return nil, err
 	}
-	eff := EffectiveSalience(r.Salience, r.Lifecycle, r.CreatedAt, now)
 	n := next(r, now)
-	n.Salience = math.Max(eff, math.Min(eff+r.Lifecycle.ReinforcementGain, 1))
-	n.Lifecycle.LastReinforcedAt = now
+	reinforce(n, now)
 	return &Change{Updates: []*Record{n}, Result: n,
 		Audits: []*AuditEntry{audit(r, n, AuditReinforce, meta, why(meta, "reinforced"), now)}}, nil
 }
@@ -338,10 +355,9 @@ func Penalize(r *Record, amount float64, meta RevisionMeta, now time.Time) (*Cha
 	if err := checkTarget(r, "penalize", &meta); err != nil {
 		return nil, err
 	}
-	eff := EffectiveSalience(r.Salience, r.Lifecycle, r.CreatedAt, now)
+	eff := EffectiveSalience(r.Lifecycle.BaseSalience, r.Lifecycle, r.CreatedAt, now)
 	n := next(r, now)
-	n.Salience = math.Max(eff-amount, math.Min(r.Lifecycle.MinSalience, eff))
-	n.Lifecycle.LastReinforcedAt = now
+	setSalience(n, math.Max(eff-amount, math.Min(r.Lifecycle.MinSalience, eff)), now)
 	return &Change{Updates: []*Record{n}, Result: n,
 		Audits: []*AuditEntry{audit(r, n, AuditPenalize, meta, why(meta, "penalized by "+ftoa(amount)), now)}}, nil
 }

@@ -156,6 +156,33 @@ func execute[T any](ctx context.Context, db *DB, mode neo4j.AccessMode, fn func(
 	return v.(T), nil
 }
 
+// autocommit runs one statement in an auto-commit transaction
+// (session.Run) and returns its rows. Statements with CALL { } IN
+// TRANSACTIONS must run this way: they commit batch by batch themselves,
+// which a managed transaction (ExecuteWrite) does not allow. The outer
+// transaction lives as long as the statement, so its timeout is ctx's
+// deadline (a job's run timeout) rather than the per-request tx_timeout.
+// It is not retried: every statement run this way is idempotent, and the
+// job that runs it tries again on its next tick.
+func autocommit(ctx context.Context, db *DB, stmt string, params map[string]any) ([]*neo4j.Record, error) {
+	s := db.session(ctx, neo4j.AccessModeWrite)
+	defer s.Close(ctx)
+	var conf []func(*neo4j.TransactionConfig)
+	if deadline, ok := ctx.Deadline(); ok {
+		conf = append(conf, neo4j.WithTxTimeout(max(time.Until(deadline), time.Millisecond)))
+	}
+	db.txCount.Add(1)
+	res, err := s.Run(ctx, stmt, params, conf...)
+	if err != nil {
+		return nil, mapError(err)
+	}
+	rows, err := res.Collect(ctx)
+	if err != nil {
+		return nil, mapError(err)
+	}
+	return rows, nil
+}
+
 // single runs a statement expected to return at most one row; it returns
 // nil and no error when there is none.
 func single(ctx context.Context, tx neo4j.ManagedTransaction, stmt string, params map[string]any) (*neo4j.Record, error) {

@@ -53,6 +53,8 @@ func plainProps(r *membrane.Record) (map[string]any, error) {
 		"maxAgeSeconds":       r.Lifecycle.MaxAgeSeconds,
 		"reinforcementGain":   r.Lifecycle.ReinforcementGain,
 		"lastReinforcedAt":    r.Lifecycle.LastReinforcedAt.UTC(),
+		"baseSalience":        r.Lifecycle.BaseSalience,
+		"compressions":        r.Lifecycle.Compressions,
 		"pinned":              r.Lifecycle.Pinned,
 		"deletionPolicy":      string(r.Lifecycle.DeletionPolicy),
 		"provenanceCreatedBy": r.Provenance.CreatedBy,
@@ -65,6 +67,14 @@ func plainProps(r *membrane.Record) (map[string]any, error) {
 	}
 	for k, v := range membrane.BrowserFields(r.Payload) {
 		p[k] = v
+	}
+	if k, ok := membrane.KeyOf(r); ok {
+		// Consolidation finds a fact by this digest (membrane.FactKey).
+		p["factKey"] = k.Hash()
+	}
+	if c, ok := r.Payload.(*membrane.CompetencePayload); ok {
+		// And a skill by this one (membrane.CompetenceKey).
+		p["skillKey"] = membrane.CompetenceKey{SkillName: c.SkillName, Scope: r.Scope}.Hash()
 	}
 	return p, nil
 }
@@ -95,10 +105,18 @@ func (db *DB) recordFromProps(p map[string]any) (*membrane.Record, error) {
 			MaxAgeSeconds:     integer(p["maxAgeSeconds"]),
 			ReinforcementGain: float(p["reinforcementGain"]),
 			LastReinforcedAt:  tm(p["lastReinforcedAt"]),
+			Compressions:      integer(p["compressions"]),
 			Pinned:            p["pinned"] == true,
 			DeletionPolicy:    membrane.DeletionPolicy(str(p["deletionPolicy"])),
 		},
 		Provenance: membrane.Provenance{CreatedBy: str(p["provenanceCreatedBy"])},
+	}
+	if b, ok := p["baseSalience"]; ok {
+		r.Lifecycle.BaseSalience = float(b)
+	} else {
+		// Records written before the base existed were never swept: their
+		// stored salience is still the value at their anchor.
+		r.Lifecycle.BaseSalience = r.Salience
 	}
 	if s := str(p["provenanceSources"]); s != "" {
 		if err := json.Unmarshal([]byte(s), &r.Provenance.Sources); err != nil {
@@ -145,6 +163,9 @@ func plainAuditProps(a *membrane.AuditEntry) (map[string]any, error) {
 		"at":          a.Timestamp.UTC(),
 		"rationale":   a.Rationale,
 	}
+	if len(a.RemovedEdges) > 0 {
+		p["removedEdges"] = a.RemovedEdges
+	}
 	if a.Previous != nil {
 		// Status and salience before the change are also plain properties:
 		// time-travel reads (asOf) undo changes with them in Cypher.
@@ -182,6 +203,9 @@ func (db *DB) auditFromProps(p map[string]any) (*membrane.AuditEntry, error) {
 		ActorDetail: str(p["actorDetail"]),
 		Timestamp:   tm(p["at"]),
 		Rationale:   str(p["rationale"]),
+	}
+	if e, ok := p["removedEdges"]; ok {
+		a.RemovedEdges = strs(e)
 	}
 	if s := str(p["previous"]); s != "" {
 		if err := json.Unmarshal([]byte(s), &a.Previous); err != nil {
@@ -278,13 +302,20 @@ func (db *DB) seal(r *membrane.Record, p map[string]any) error {
 	if _, ok := p["searchText"]; ok {
 		p["searchText"] = ""
 	}
-	for k := range membrane.BrowserFields(r.Payload) {
+	// Copied-out free text goes; enums and counts (outcome, toolCalls,
+	// taskState, performance) stay, so consolidation and metrics still
+	// see sensitive records.
+	for _, k := range freeTextProps {
 		if _, ok := p[k]; ok {
 			p[k] = nil // SET += removes properties set to null
 		}
 	}
 	return nil
 }
+
+// freeTextProps are the payload fields copied out as properties that hold
+// free text, which a sensitive record does not store in clear.
+var freeTextProps = []string{"subject", "predicate", "object", "threadId", "skillName", "planId", "intent", "canonicalName"}
 
 // unseal opens p's sealed properties in place.
 func (db *DB) unseal(p map[string]any) error {

@@ -104,7 +104,7 @@ func (db *DB) CreateRecords(ctx context.Context, idem *membrane.Idempotency, rec
 		for i, in := range recs {
 			created[i] = in.Record
 		}
-		return created, nil
+		return created, writePlanSteps(ctx, tx, created)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create %d records: %w", len(recs), err)

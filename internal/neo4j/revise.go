@@ -122,9 +122,41 @@ func (db *DB) applyChange(ctx context.Context, tx neo4j.ManagedTransaction, befo
 		}
 		audits[i] = map[string]any{"recordId": a.RecordID, "props": props}
 	}
-	_, err := single(ctx, tx, cypher.Must("apply_change"), map[string]any{
+	if _, err := single(ctx, tx, cypher.Must("apply_change"), map[string]any{
 		"creates": creates, "updates": updates, "edges": edges, "audits": audits,
-	})
+	}); err != nil {
+		return err
+	}
+	return writePlanSteps(ctx, tx, c.Creates)
+}
+
+// writePlanSteps stores the plan graph records among recs as subgraphs of
+// plan steps (see membrane.PlanSubgraph), in the caller's transaction. It
+// costs a round trip only when there are plans.
+func writePlanSteps(ctx context.Context, tx neo4j.ManagedTransaction, recs []*membrane.Record) error {
+	var plans []map[string]any
+	for _, r := range recs {
+		steps, links, err := membrane.PlanSubgraph(r)
+		if err != nil {
+			return err
+		}
+		if len(steps) == 0 {
+			continue
+		}
+		ss := make([]map[string]any, len(steps))
+		for i, s := range steps {
+			ss[i] = map[string]any{"id": s.ID, "stepId": s.StepID, "op": s.Op, "params": s.Params, "guards": s.Guards, "position": s.Position}
+		}
+		ls := make([]map[string]any, len(links))
+		for i, l := range links {
+			ls[i] = map[string]any{"from": l.From, "to": l.To, "type": l.Type}
+		}
+		plans = append(plans, map[string]any{"recordId": r.ID, "steps": ss, "links": ls})
+	}
+	if len(plans) == 0 {
+		return nil
+	}
+	_, err := single(ctx, tx, cypher.Must("plan_steps"), map[string]any{"plans": plans})
 	return err
 }
 

@@ -1,0 +1,12 @@
+// Delete record $id with its edges and plan steps, leaving the tombstone
+// $audit. Audit entries are nodes of their own linked by HAS_AUDIT, so
+// DETACH DELETE removes only the links: the record's trail, found by
+// recordId, stays, and the tombstone joins it.
+MATCH (m:Memory {id: $id})
+OPTIONAL MATCH (m)-[:HAS_STEP]->(s:PlanStep)
+DETACH DELETE s
+WITH DISTINCT m
+CREATE (a:AuditEntry)
+SET a = $audit, a.scope = m.scope, a.sensitivityLevel = m.sensitivityLevel
+DETACH DELETE m
+RETURN count(*) AS deleted

@@ -1,0 +1,3 @@
+// Record a job run as it starts.
+CREATE (r:JobRun)
+SET r = $props

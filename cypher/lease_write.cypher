@@ -1,0 +1,3 @@
+// Write job lease $key as the domain decided (a null holder frees it).
+MATCH (l:JobLease {key: $key})
+SET l += $props

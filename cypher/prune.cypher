@@ -1,0 +1,39 @@
+// Prune: delete the records in reach that internal/membrane.Prunable
+// allows, each leaving a tombstone audit entry (action delete, found by
+// recordId with the rest of its trail), in batches of $batch rows per
+// transaction. A record is deleted only when it is auto_prune, not
+// pinned, its effective salience at $now is below $floor, and it is not
+// part of revision history (retracted, contested or linked by a lineage
+// edge either way) unless it last changed at or before $historyCutoff
+// (null: history is kept forever). The first clause matches the records in
+// reach; the inner CALL computes eff (effective_salience). The tombstone's
+// previous is JSON built from fixed-vocabulary and numeric values only, so
+// nothing in it needs escaping; removedEdges lists the edges removed.
+__RECORDS__
+CALL (m) {
+  WITH m
+  WHERE m.deletionPolicy = 'auto_prune' AND NOT coalesce(m.pinned, false)
+  CALL (m) {
+    __EFFECTIVE__
+  }
+  WITH m, eff
+  WHERE eff < $floor
+    AND ((m.status = 'active' AND NOT EXISTS { (m)-[:SUPERSEDES|DERIVED_FROM|CONTESTED_BY]-(:Memory) })
+         OR ($historyCutoff IS NOT NULL AND m.updatedAt <= $historyCutoff))
+  OPTIONAL MATCH (m)-[r]-(o:Memory)
+  WITH m, eff, collect(type(r) + CASE WHEN startNode(r) = m THEN '->' ELSE '<-' END + o.id) AS edges
+  OPTIONAL MATCH (m)-[:HAS_STEP]->(s:PlanStep)
+  WITH m, eff, edges, collect(s) AS steps
+  CREATE (a:AuditEntry {
+    id: randomUUID(), recordId: m.id, action: 'delete', actor: $actor, at: $now,
+    scope: m.scope, sensitivityLevel: m.sensitivityLevel,
+    rationale: 'auto-pruned: effective salience ' + toString(eff) + ' is below the prune floor ' + toString($floor),
+    prevStatus: m.status, prevSalience: m.salience, removedEdges: edges,
+    previous: '{"type":"' + m.type + '","status":"' + m.status + '","salience":' + toString(m.salience)
+      + ',"baseSalience":' + toString(coalesce(m.baseSalience, m.salience)) + ',"version":' + toString(m.version) + '}'
+  })
+  FOREACH (s IN steps | DETACH DELETE s)
+  DETACH DELETE m
+  RETURN count(*) AS deleted
+} IN TRANSACTIONS OF $batch ROWS
+RETURN count(*) AS scanned, sum(deleted) AS changed

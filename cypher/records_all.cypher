@@ -1,0 +1,3 @@
+// Every record: what a production maintenance pass reaches (the first
+// clause of maintenance statements).
+MATCH (m:Memory)

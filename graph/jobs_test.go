@@ -1,0 +1,314 @@
+package graph_test
+
+import (
+	"io"
+	"log/slog"
+	"math"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/membrane/membrane/graph"
+	"github.com/membrane/membrane/internal/jobs"
+	"github.com/membrane/membrane/internal/membrane"
+	"github.com/membrane/membrane/internal/neo4jtest"
+)
+
+// testClock is the injected clock of the API and the job runner.
+type testClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *testClock) Add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+func principal(role membrane.Role, ceiling membrane.Sensitivity, scopes ...string) *membrane.Trust {
+	t, err := membrane.NewTrust(membrane.Principal{Actor: "user-" + string(role), Role: role, MaxSensitivity: ceiling, Scopes: scopes}, nil, nil)
+	if err != nil {
+		panic(err)
+	}
+	return &t
+}
+
+// jobsClient is a client authenticated by an API key as trust's principal
+// (nil: a reader of public, unscoped records only) whose server runs jobs
+// restricted to scope, on the clock c.
+func jobsClient(t *testing.T, trust *membrane.Trust, scope string, c *testClock) *client {
+	t.Helper()
+	db := neo4jtest.DB(t)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	runner, err := jobs.New(db, membrane.DefaultPolicy(), jobs.Config{Timeout: time.Minute, LeaseTTL: time.Minute,
+		Holder: "graph-test", Scopes: []string{scope}, Consolidation: membrane.DefaultConsolidationOptions()}, log, c.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = runner.Stop(t.Context()) })
+	r := &graph.Resolver{Store: db, Revisions: db, Lineages: db, Deletes: db, MetricsService: db, Jobs: runner,
+		Policy: membrane.DefaultPolicy(), Now: c.Now}
+	p := membrane.Principal{Actor: "public", Role: membrane.RoleReader, MaxSensitivity: membrane.SensitivityPublic, Scopes: []string{}}
+	if trust != nil {
+		p = trust.Principal
+	}
+	secret := "key-" + membrane.NewID()
+	key, err := membrane.NewAPIKey(membrane.HashKey(secret), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(graph.NewHandler(r, db, membrane.NewKeyring([]membrane.APIKey{key}), log))
+	t.Cleanup(srv.Close)
+	return &client{t: t, url: srv.URL, db: db, key: secret, actor: p.Actor, keys: map[string]string{p.Actor: secret}}
+}
+
+func TestAdminOnly(t *testing.T) {
+	scope := neo4jtest.Scope(t)
+	c := &testClock{t: time.Now().UTC()}
+	for name, trust := range map[string]*membrane.Trust{
+		"no principal": nil,
+		"writer":       principal(membrane.RoleWriter, membrane.SensitivityHyper, "*"),
+	} {
+		t.Run(name, func(t *testing.T) {
+			cl := jobsClient(t, trust, scope, c)
+			cl.fail(membrane.EFORBIDDEN, `mutation { runJob(job: DECAY) { id } }`, nil)
+			cl.fail(membrane.EFORBIDDEN, `query { jobRuns { nodes { id } } }`, nil)
+			cl.fail(membrane.EFORBIDDEN, `mutation { deleteRecord(id: "x") { id } }`, nil)
+		})
+	}
+}
+
+type jobRun struct {
+	ID, Job, Trigger, Holder string
+	Slot                     *string
+	Scopes                   []string
+	StartedAt                string
+	FinishedAt               *string
+	Scanned, Changed         int
+	Error                    *string
+	Details                  map[string]any
+}
+
+const runSel = `id job trigger holder slot scopes startedAt finishedAt scanned changed error details`
+
+func TestRunJobAndJobRuns(t *testing.T) {
+	scope := neo4jtest.Scope(t)
+	c := &testClock{t: time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)}
+	cl := jobsClient(t, principal(membrane.RoleAdmin, membrane.SensitivityHyper, "*"), scope, c)
+	ids := make([]string, 3)
+	for i := range ids {
+		ids[i] = cl.create(scope, "SEMANTIC", fact("f"), map[string]any{"lifecycle": map[string]any{"halfLifeSeconds": 3600}})
+	}
+	c.Add(time.Hour)
+	var out struct{ RunJob jobRun }
+	cl.do(`mutation { runJob(job: DECAY) { `+runSel+` } }`, nil, &out)
+	run := out.RunJob
+	if run.Job != "DECAY" || run.Trigger != "MANUAL" || run.Holder != "graph-test" || run.Scanned != 3 || run.Changed != 3 ||
+		run.Error != nil || run.FinishedAt == nil || run.Slot != nil || len(run.Scopes) != 1 {
+		t.Fatalf("run = %+v", run)
+	}
+	if got := cl.get(ids[0]); math.Abs(got.Salience-0.5) > 1e-12 {
+		t.Fatalf("salience one half-life on = %v", got.Salience)
+	}
+	cl.do(`mutation { runJob(job: CONSOLIDATE) { `+runSel+` } }`, nil, &out)
+	if out.RunJob.Details["factsCreated"] != float64(0) || out.RunJob.Error != nil {
+		t.Fatalf("consolidation run = %+v", out.RunJob)
+	}
+
+	// The decay run is listed, newest first, and pages by cursor.
+	var runs struct {
+		JobRuns struct {
+			Edges []struct {
+				Cursor string
+				Node   jobRun
+			}
+			PageInfo struct {
+				HasNextPage bool
+				EndCursor   string
+			}
+		}
+	}
+	q := `query($job: JobName, $after: String) { jobRuns(job: $job, first: 1, after: $after) { edges { cursor node { ` + runSel + ` } } pageInfo { hasNextPage endCursor } } }`
+	found := false
+	var after any
+	for page := 0; page < 50 && !found; page++ {
+		cl.do(q, map[string]any{"job": "DECAY", "after": after}, &runs)
+		for _, e := range runs.JobRuns.Edges {
+			if e.Node.Job != "DECAY" {
+				t.Fatalf("jobRuns(job: DECAY) listed %+v", e.Node)
+			}
+			found = found || e.Node.ID == run.ID && e.Node.Changed == 3
+		}
+		if !runs.JobRuns.PageInfo.HasNextPage {
+			break
+		}
+		after = runs.JobRuns.PageInfo.EndCursor
+	}
+	if !found {
+		t.Fatalf("run %s not listed by jobRuns", run.ID)
+	}
+	cl.fail(membrane.EINVALID, `query { jobRuns(first: 501) { nodes { id } } }`, nil)
+	cl.fail(membrane.EINVALID, `query { jobRuns(after: "bm90IGEgY3Vyc29y") { nodes { id } } }`, nil)
+}
+
+func TestDeleteRecordAPI(t *testing.T) {
+	scope := neo4jtest.Scope(t)
+	c := &testClock{t: time.Now().UTC()}
+	cl := jobsClient(t, principal(membrane.RoleAdmin, membrane.SensitivityHyper, "*"), scope, c)
+	manual := cl.create(scope, "ENTITY", map[string]any{"entity": map[string]any{"canonicalName": "payments"}}, nil)
+	never := cl.create(scope, "SEMANTIC", fact("kept"), map[string]any{"lifecycle": map[string]any{"deletionPolicy": "NEVER"}})
+	cl.do(`mutation($s: ID!, $t: ID!) { addRelation(sourceId: $s, predicate: MENTIONS, targetId: $t, actor: "a") { weight } }`,
+		map[string]any{"s": never, "t": manual}, nil)
+
+	var out struct {
+		DeleteRecord struct {
+			RecordID, Action, Actor, Rationale string
+			RemovedEdges                       []string
+			Previous                           map[string]any
+		}
+	}
+	cl.do(`mutation($id: ID!) { deleteRecord(id: $id, rationale: "retired service") { recordId action actor rationale removedEdges previous } }`,
+		map[string]any{"id": manual}, &out)
+	d := out.DeleteRecord
+	if d.RecordID != manual || d.Action != "DELETE" || d.Actor != "user-admin" || d.Rationale != "deleted by an admin: retired service" ||
+		len(d.RemovedEdges) != 1 || d.RemovedEdges[0] != "MENTIONS<-"+never || d.Previous["type"] != "entity" {
+		t.Fatalf("tombstone = %+v", d)
+	}
+	cl.fail(membrane.ENOTFOUND, `query($id: ID!) { record(id: $id) { id } }`, map[string]any{"id": manual})
+	var trail struct {
+		AuditLog struct{ Nodes []struct{ Action string } }
+	}
+	cl.do(`query($id: ID!) { auditLog(filter: {recordId: $id}) { nodes { action } } }`, map[string]any{"id": manual}, &trail)
+	if n := trail.AuditLog.Nodes; len(n) != 3 || n[0].Action != "CREATE" || n[1].Action != "RELATE" || n[2].Action != "DELETE" {
+		t.Fatalf("trail of the deleted record = %+v", n)
+	}
+	cl.fail(membrane.EPRECONDITION, `mutation($id: ID!) { deleteRecord(id: $id) { id } }`, map[string]any{"id": never})
+	auto := cl.create(scope, "SEMANTIC", fact("auto"), nil)
+	cl.fail(membrane.ECONFLICT, `mutation($id: ID!) { deleteRecord(id: $id, expectedVersion: 7) { id } }`, map[string]any{"id": auto})
+	cl.fail(membrane.ENOTFOUND, `mutation($id: ID!) { deleteRecord(id: $id) { id } }`, map[string]any{"id": manual})
+}
+
+func TestRecordOutcomeAPI(t *testing.T) {
+	scope := neo4jtest.Scope(t)
+	cl := newClient(t)
+	comp := cl.create(scope, "COMPETENCE", map[string]any{"competence": map[string]any{"skillName": "deploy",
+		"performance": map[string]any{"successCount": 1, "failureCount": 0, "successRate": 1}}}, nil)
+	plan := cl.create(scope, "PLAN_GRAPH", map[string]any{"planGraph": map[string]any{"planId": "p1",
+		"nodes": []any{map[string]any{"id": "a", "op": "checkout"}, map[string]any{"id": "b", "op": "build"}},
+		"edges": []any{map[string]any{"from": "a", "to": "b", "kind": "CONTROL"}}}}, nil)
+	sem := cl.create(scope, "SEMANTIC", fact("x"), nil)
+	q := `mutation($id: ID!, $s: OutcomeStatus!, $k: String) { recordOutcome(recordId: $id, status: $s, actor: "agent-1", rationale: "ran it", idempotencyKey: $k) {
+	  version payload { ... on CompetencePayload { performance { successCount failureCount successRate } }
+	                    ... on PlanGraphPayload { metrics { executionCount failureRate } } }
+	  auditLog(first: 10) { nodes { action actor rationale previous } } } }`
+	type result struct {
+		RecordOutcome struct {
+			Version int
+			Payload struct {
+				Performance *struct {
+					SuccessCount, FailureCount int
+					SuccessRate                float64
+				}
+				Metrics *struct {
+					ExecutionCount int
+					FailureRate    float64
+				}
+			}
+			AuditLog struct {
+				Nodes []struct {
+					Action, Actor, Rationale string
+					Previous                 map[string]any
+				}
+			}
+		}
+	}
+	var out result
+	cl.do(q, map[string]any{"id": comp, "s": "FAILURE", "k": "outcome-" + comp}, &out)
+	cl.do(q, map[string]any{"id": comp, "s": "FAILURE", "k": "outcome-" + comp}, &out) // a retry: replayed, not counted twice
+	p := out.RecordOutcome.Payload.Performance
+	last := out.RecordOutcome.AuditLog.Nodes[len(out.RecordOutcome.AuditLog.Nodes)-1]
+	if p.SuccessCount != 1 || p.FailureCount != 1 || p.SuccessRate != 0.5 || out.RecordOutcome.Version != 2 ||
+		last.Action != "OUTCOME" || last.Actor != cl.actor || last.Rationale != "outcome failure recorded: ran it" || last.Previous["performance"] == nil {
+		t.Fatalf("competence after a failure = %+v", out.RecordOutcome)
+	}
+	for _, s := range []string{"SUCCESS", "PARTIAL"} {
+		cl.do(q, map[string]any{"id": plan, "s": s}, &out)
+	}
+	if m := out.RecordOutcome.Payload.Metrics; m.ExecutionCount != 2 || m.FailureRate != 0.5 {
+		t.Fatalf("plan metrics = %+v", m)
+	}
+	cl.fail(membrane.EPRECONDITION, q, map[string]any{"id": sem, "s": "SUCCESS"})
+	cl.fail(membrane.ENOTFOUND, q, map[string]any{"id": "missing", "s": "SUCCESS"})
+}
+
+func TestMetricsAreGatedByTrust(t *testing.T) {
+	scope, other := neo4jtest.Scope(t), neo4jtest.Scope(t)
+	c := &testClock{t: time.Now().UTC()}
+	seed := jobsClient(t, principal(membrane.RoleAdmin, membrane.SensitivityHyper, "*"), scope, c)
+	for _, s := range []string{"PUBLIC", "LOW", "MEDIUM", "HIGH", "HYPER"} {
+		seed.create(scope, "SEMANTIC", fact(s), map[string]any{"sensitivity": s, "salience": 0.3})
+	}
+	seed.create(scope, "COMPETENCE", map[string]any{"competence": map[string]any{"skillName": "s",
+		"performance": map[string]any{"successCount": 1, "failureCount": 3, "successRate": 0.25}}}, map[string]any{"salience": 0.9})
+	plan := seed.create(scope, "PLAN_GRAPH", map[string]any{"planGraph": map[string]any{"planId": "p",
+		"metrics": map[string]any{"executionCount": 4, "failureRate": 0}}}, nil)
+	seed.do(`mutation($id: ID!) { reinforce(id: $id, actor: "a") { id } }`, map[string]any{"id": plan}, nil)
+	seed.create(other, "SEMANTIC", fact("elsewhere"), nil)
+
+	type metrics struct {
+		Metrics struct {
+			TotalRecords, RedactedRecords, ActiveRecords, AuditEntries int
+			Records                                                    []struct {
+				Type, Status string
+				Count        int
+			}
+			SalienceHistogram []struct {
+				Min   float64
+				Max   *float64
+				Count int
+			}
+			AverageSalience, MemoryGrowthRate, RetrievalUsefulness, CompetenceSuccessRate, PlanReuseFrequency, RevisionRate float64
+		}
+	}
+	q := `query($s: [String!]) { metrics(scopes: $s) { totalRecords redactedRecords activeRecords auditEntries records { type status count }
+	  salienceHistogram { min max count } averageSalience memoryGrowthRate retrievalUsefulness competenceSuccessRate planReuseFrequency revisionRate } }`
+	both := map[string]any{"s": []string{scope, other}}
+
+	// A LOW reader of scope sees public and low in full, medium redacted,
+	// high and hyper not at all, and nothing of the other scope.
+	var low metrics
+	jobsClient(t, principal(membrane.RoleReader, membrane.SensitivityLow, scope), scope, c).do(q, both, &low)
+	m := low.Metrics
+	if m.TotalRecords != 5 || m.RedactedRecords != 1 || m.ActiveRecords != 5 || m.AuditEntries != 6 ||
+		math.Abs(m.RetrievalUsefulness-1.0/6) > 1e-9 || m.CompetenceSuccessRate != 0.25 || m.PlanReuseFrequency != 4 ||
+		m.MemoryGrowthRate != 1 || m.RevisionRate != 0 {
+		t.Fatalf("metrics for a low reader = %+v", m)
+	}
+	if h := m.SalienceHistogram; len(h) != 5 || h[1].Count != 3 || h[4].Count != 2 || h[4].Max != nil || *h[0].Max != 0.2 {
+		t.Fatalf("histogram = %+v", h)
+	}
+	counts := map[string]int{}
+	for _, r := range m.Records {
+		counts[r.Type+"/"+r.Status] = r.Count
+	}
+	if counts["SEMANTIC/ACTIVE"] != 3 || counts["COMPETENCE/ACTIVE"] != 1 || counts["PLAN_GRAPH/ACTIVE"] != 1 {
+		t.Fatalf("counts by type and status = %v", counts)
+	}
+
+	// Every scope and level: all seven; no principal at all: nothing
+	// (none of these records is public and unscoped).
+	var all, none metrics
+	jobsClient(t, principal(membrane.RoleAdmin, membrane.SensitivityHyper, "*"), scope, c).do(q, both, &all)
+	jobsClient(t, nil, scope, c).do(q, both, &none)
+	if all.Metrics.TotalRecords != 8 || all.Metrics.RedactedRecords != 0 || none.Metrics.TotalRecords != 0 {
+		t.Fatalf("admin sees %d (%d redacted), anonymous %d", all.Metrics.TotalRecords, all.Metrics.RedactedRecords, none.Metrics.TotalRecords)
+	}
+}

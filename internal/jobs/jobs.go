@@ -1,0 +1,401 @@
+// Package jobs runs Membrane's maintenance jobs (decay, prune, consolidate)
+// on cron schedules. A lease held in Neo4j makes each job run on one
+// process at a time, however many server processes share the database;
+// every run is recorded as a JobRun node.
+package jobs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/robfig/cron/v3"
+
+	"github.com/membrane/membrane/internal/membrane"
+)
+
+// Off is the schedule spec that disables a job.
+const Off = "off"
+
+// parser reads the five standard cron fields with an optional leading
+// seconds field, or a descriptor (@hourly, @every 10m).
+var parser = cron.NewParser(cron.SecondOptional | cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
+
+// ParseSpec returns the schedule of a cron spec, or nil for "off".
+//
+// Use absolute specs (fields, @hourly, @daily) when several processes share
+// a database: every process computes the same slots from them, so each slot
+// runs once. @every schedules count from each process's start, so replicas
+// fire at different moments; the lease still keeps runs from overlapping.
+func ParseSpec(spec string) (cron.Schedule, error) {
+	if spec == Off {
+		return nil, nil
+	}
+	s, err := parser.Parse(spec)
+	if err != nil {
+		return nil, fmt.Errorf("cron spec %q: %w", spec, err)
+	}
+	return s, nil
+}
+
+// Config configures the runner.
+type Config struct {
+	// Schedules maps each job to its cron spec; a missing job or "off" is
+	// not scheduled (it can still be run on demand).
+	Schedules map[membrane.JobName]string
+	// Timeout bounds one run.
+	Timeout time.Duration
+	// LeaseTTL is how long a lease lasts without renewal; a running job
+	// renews it every third of that, so a crashed process blocks the job
+	// for at most LeaseTTL.
+	LeaseTTL time.Duration
+	// Holder identifies this process in leases and runs; DefaultHolder
+	// when empty.
+	Holder string
+	// Scopes, when non-nil, restricts every run to records in these
+	// scopes. Production leaves it nil; tests always set it.
+	Scopes []string
+	// HistoryRetention: see membrane.PruneOptions.
+	HistoryRetention time.Duration
+	// Consolidation tunes the consolidation job.
+	Consolidation membrane.ConsolidationOptions
+}
+
+// DefaultHolder identifies this process: host, pid and a random suffix, so
+// a restarted process never mistakes its predecessor's lease for its own.
+func DefaultHolder() string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s/%d/%s", host, os.Getpid(), membrane.NewID()[24:])
+}
+
+// Store is what the jobs need from the database.
+type Store interface {
+	membrane.LeaseService
+	DecaySweep(ctx context.Context, o membrane.SweepOptions) (membrane.SweepResult, error)
+	Prune(ctx context.Context, o membrane.PruneOptions) (membrane.SweepResult, error)
+	ConsolidationStore
+}
+
+// Runner schedules and runs the jobs. It implements membrane.JobService.
+type Runner struct {
+	store  Store
+	policy membrane.Policy
+	cfg    Config
+	log    *slog.Logger
+	now    func() time.Time
+	cron   *cron.Cron
+
+	// base is canceled by Stop; every run's context derives from it.
+	base       context.Context
+	cancelBase context.CancelCauseFunc
+
+	mu      sync.Mutex
+	stopped bool
+	running sync.WaitGroup
+}
+
+var _ membrane.JobService = (*Runner)(nil)
+
+var (
+	errShutdown = errors.New("the server is shutting down")
+	errLostLock = errors.New("the lease was lost to another process")
+)
+
+// New returns a runner over store with the clock now. It checks every
+// schedule; nothing runs until Start.
+func New(store Store, policy membrane.Policy, cfg Config, log *slog.Logger, now func() time.Time) (*Runner, error) {
+	if cfg.Holder == "" {
+		cfg.Holder = DefaultHolder()
+	}
+	if cfg.Timeout <= 0 {
+		return nil, fmt.Errorf("jobs: timeout must be > 0")
+	}
+	if cfg.LeaseTTL < 3*time.Millisecond {
+		return nil, fmt.Errorf("jobs: lease TTL must be >= 3ms")
+	}
+	if err := cfg.Consolidation.Validate(); err != nil {
+		return nil, fmt.Errorf("jobs: %w", err)
+	}
+	r := &Runner{store: store, policy: policy, cfg: cfg, log: log, now: now}
+	// Jobs are the server's own work: they act with the system's trust
+	// (every record, every scope), never a caller's.
+	r.base, r.cancelBase = context.WithCancelCause(membrane.NewContextWithTrust(context.Background(), membrane.SystemTrust(membrane.JobActor)))
+	cl := cronLogger{log}
+	r.cron = cron.New(cron.WithParser(parser), cron.WithLogger(cl),
+		cron.WithChain(cron.Recover(cl), cron.SkipIfStillRunning(cl)))
+	for _, job := range membrane.JobNames {
+		spec, ok := cfg.Schedules[job]
+		if !ok {
+			continue
+		}
+		sched, err := ParseSpec(spec)
+		if err != nil {
+			return nil, fmt.Errorf("jobs: %s: %w", job, err)
+		}
+		if sched != nil {
+			r.cron.Schedule(sched, &entry{r: r, job: job, sched: sched})
+		}
+	}
+	return r, nil
+}
+
+// Holder is this runner's holder id.
+func (r *Runner) Holder() string { return r.cfg.Holder }
+
+// Start starts the schedules.
+func (r *Runner) Start() {
+	now := r.now()
+	for _, e := range r.cron.Entries() {
+		if en, ok := e.Job.(*entry); ok {
+			en.start(now)
+		}
+	}
+	r.cron.Start()
+	r.log.Info("jobs scheduled", "holder", r.cfg.Holder, "schedules", r.cfg.Schedules, "scopes", r.cfg.Scopes)
+}
+
+// Stop stops the schedules, cancels the runs under way and waits, until ctx
+// ends, for them to record their end and release their leases. A canceled
+// sweep keeps the batches it committed: every job is idempotent, so the
+// next run finishes the work.
+func (r *Runner) Stop(ctx context.Context) error {
+	r.mu.Lock()
+	r.stopped = true
+	r.mu.Unlock()
+	r.cron.Stop()
+	r.cancelBase(errShutdown)
+	done := make(chan struct{})
+	go func() {
+		r.running.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("jobs: runs still under way at shutdown: %w", ctx.Err())
+	}
+}
+
+// RunJob runs job now, on this process, and returns its recorded run (with
+// its error, if the job failed). ECONFLICT when it is running somewhere.
+func (r *Runner) RunJob(ctx context.Context, job membrane.JobName) (*membrane.JobRun, error) {
+	if !job.Valid() {
+		return nil, membrane.Errorf(membrane.EINVALID, "unknown job %q", job)
+	}
+	return r.run(ctx, job, membrane.TriggerManual, nil)
+}
+
+// RunScheduled runs job for the schedule slot slot (the instant it was
+// due): of every process firing for one slot, exactly one runs it, the
+// others get ECONFLICT. The cron schedules call it; tests call it directly.
+func (r *Runner) RunScheduled(ctx context.Context, job membrane.JobName, slot time.Time) (*membrane.JobRun, error) {
+	return r.run(ctx, job, membrane.TriggerSchedule, &slot)
+}
+
+// JobRuns lists recorded runs, newest first.
+func (r *Runner) JobRuns(ctx context.Context, job *membrane.JobName, page membrane.Page) (*membrane.JobRunPage, error) {
+	return r.store.FindJobRuns(ctx, job, page)
+}
+
+// run acquires the job's lease, records the run, executes it under the
+// run timeout while renewing the lease, and records how it ended. ctx only
+// bounds the wait of the caller: the run itself stops on its timeout, on
+// Stop, or when its lease is lost.
+func (r *Runner) run(ctx context.Context, job membrane.JobName, trigger membrane.JobTrigger, slot *time.Time) (*membrane.JobRun, error) {
+	r.mu.Lock()
+	if r.stopped {
+		r.mu.Unlock()
+		return nil, membrane.Errorf(membrane.EUNAVAILABLE, "jobs are stopped: %v", errShutdown)
+	}
+	r.running.Add(1)
+	r.mu.Unlock()
+	defer r.running.Done()
+
+	key := membrane.LeaseKey(job, r.cfg.Scopes)
+	if _, err := r.store.UpdateLease(ctx, key, func(l membrane.Lease) (membrane.Lease, error) {
+		return l.Acquire(r.cfg.Holder, slot, r.now(), r.cfg.LeaseTTL)
+	}); err != nil {
+		return nil, err
+	}
+	// Bookkeeping after the run must happen even when the run was
+	// canceled, so it gets a context of its own.
+	after := func() (context.Context, context.CancelFunc) {
+		return context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	}
+	defer func() {
+		c, cancel := after()
+		defer cancel()
+		if _, err := r.store.UpdateLease(c, key, func(l membrane.Lease) (membrane.Lease, error) {
+			return l.Release(r.cfg.Holder), nil
+		}); err != nil {
+			r.log.Error("job lease not released; it expires on its own", "job", job, "lease", key, "err", err)
+		}
+	}()
+
+	run := &membrane.JobRun{ID: membrane.NewID(), Job: job, Trigger: trigger, Holder: r.cfg.Holder, Slot: slot,
+		Scopes: r.cfg.Scopes, StartedAt: r.now().UTC()}
+	if err := r.store.CreateJobRun(ctx, run); err != nil {
+		return nil, err
+	}
+	runCtx, cancel := context.WithCancelCause(r.base)
+	defer cancel(nil)
+	runCtx, cancelTimeout := context.WithTimeout(runCtx, r.cfg.Timeout)
+	defer cancelTimeout()
+	stopRenewing := r.renew(runCtx, cancel, key)
+
+	res, details, err := r.execute(runCtx, job, membrane.SweepOptions{Now: run.StartedAt, Scopes: r.cfg.Scopes})
+	stopRenewing()
+	finished := r.now().UTC()
+	run.FinishedAt, run.Scanned, run.Changed, run.Details = &finished, res.Scanned, res.Changed, details
+	if err != nil {
+		run.Error = r.failure(runCtx, run, err)
+	}
+	c, cancelAfter := after()
+	defer cancelAfter()
+	if ferr := r.store.FinishJobRun(c, run); ferr != nil {
+		r.log.Error("job run not recorded", "job", job, "run", run.ID, "err", ferr)
+	}
+	return run, nil
+}
+
+// failure returns the caller-safe message of a failed run and logs the
+// full error: run errors are shown over the API, driver text is not.
+func (r *Runner) failure(runCtx context.Context, run *membrane.JobRun, err error) string {
+	msg := "internal error; see the server log for run " + run.ID
+	switch {
+	case errors.Is(runCtx.Err(), context.DeadlineExceeded):
+		msg = "timed out after " + r.cfg.Timeout.String()
+	case runCtx.Err() != nil:
+		msg = "canceled: " + context.Cause(runCtx).Error()
+	case membrane.ErrorCode(err) != membrane.EINTERNAL:
+		msg = membrane.ErrorMessage(err)
+	}
+	r.log.Error("job failed", "job", run.Job, "run", run.ID, "err", err)
+	return msg
+}
+
+// renew renews the lease every third of its TTL until the returned stop is
+// called; losing the lease cancels the run with errLostLock.
+func (r *Runner) renew(ctx context.Context, cancel context.CancelCauseFunc, key string) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(r.cfg.LeaseTTL / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				_, err := r.store.UpdateLease(ctx, key, func(l membrane.Lease) (membrane.Lease, error) {
+					return l.Renew(r.cfg.Holder, r.now(), r.cfg.LeaseTTL)
+				})
+				if membrane.ErrorCode(err) == membrane.ECONFLICT {
+					r.log.Error("job lease lost; stopping the run", "lease", key, "err", err)
+					cancel(errLostLock)
+					return
+				} else if err != nil && ctx.Err() == nil {
+					// A failed renewal is retried on the next tick; the
+					// lease lasts three ticks.
+					r.log.Warn("job lease not renewed", "lease", key, "err", err)
+				}
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		wg.Wait()
+	}
+}
+
+// execute runs one job, turning a panic into an error so that the run is
+// still recorded and the process keeps serving.
+func (r *Runner) execute(ctx context.Context, job membrane.JobName, o membrane.SweepOptions) (res membrane.SweepResult, details map[string]any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			r.log.Error("job panicked", "job", job, "panic", p, "stack", string(debug.Stack()))
+			err = fmt.Errorf("panic: %v", p)
+		}
+	}()
+	switch job {
+	case membrane.JobDecay:
+		res, err = r.store.DecaySweep(ctx, o)
+	case membrane.JobPrune:
+		res, err = r.store.Prune(ctx, membrane.PruneOptions{SweepOptions: o, HistoryRetention: r.cfg.HistoryRetention})
+	case membrane.JobConsolidate:
+		var c *membrane.ConsolidationResult
+		c, err = r.consolidate(ctx, o)
+		if c != nil {
+			res, details = c.Totals(), c.Details()
+		}
+	default:
+		err = membrane.Errorf(membrane.EINVALID, "unknown job %q", job)
+	}
+	return res, details, err
+}
+
+// entry is one scheduled job. It knows the slot each firing is for, so
+// that processes firing for the same slot can tell.
+type entry struct {
+	r     *Runner
+	job   membrane.JobName
+	sched cron.Schedule
+
+	mu       sync.Mutex
+	expected time.Time
+}
+
+func (e *entry) start(now time.Time) {
+	e.mu.Lock()
+	e.expected = e.sched.Next(now)
+	e.mu.Unlock()
+}
+
+// slot returns the latest scheduled instant at or before fired: the one
+// cron woke up for, even if it woke late or skipped a firing.
+func (e *entry) slot(fired time.Time) time.Time {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	slot := e.expected
+	for n := e.sched.Next(slot); !n.After(fired); n = e.sched.Next(n) {
+		slot = n
+	}
+	e.expected = e.sched.Next(slot)
+	return slot
+}
+
+// Run implements cron.Job.
+func (e *entry) Run() {
+	slot := e.slot(e.r.now())
+	run, err := e.r.RunScheduled(e.r.base, e.job, slot)
+	switch {
+	case membrane.ErrorCode(err) == membrane.ECONFLICT:
+		e.r.log.Info("job skipped", "job", e.job, "slot", slot, "holder", e.r.cfg.Holder, "reason", membrane.ErrorMessage(err))
+	case err != nil:
+		e.r.log.Error("job not run", "job", e.job, "slot", slot, "holder", e.r.cfg.Holder, "err", err)
+	default:
+		e.r.log.Info("job finished", "job", e.job, "slot", slot, "holder", e.r.cfg.Holder, "run", run.ID,
+			"scanned", run.Scanned, "changed", run.Changed, "error", run.Error, "took", run.FinishedAt.Sub(run.StartedAt))
+	}
+}
+
+// cronLogger adapts slog to cron's logger.
+type cronLogger struct{ l *slog.Logger }
+
+// Info logs cron's routine messages (wake-ups, schedules) at debug level.
+func (c cronLogger) Info(msg string, kv ...any) { c.l.Debug("cron: "+msg, kv...) }
+
+// Error logs cron's errors (a recovered panic, a skipped firing).
+func (c cronLogger) Error(err error, msg string, kv ...any) {
+	c.l.Error("cron: "+msg, append(kv, "err", err)...)
+}

@@ -1,0 +1,90 @@
+package membrane
+
+import (
+	"context"
+	"time"
+)
+
+// PruneFloor is the effective salience below which prune deletes an
+// auto_prune record (the reference's 0.001). A record whose minimum
+// salience is above it never gets there: its floor keeps it.
+const PruneFloor = 0.001
+
+// JobActor is the actor of audit entries written by maintenance jobs.
+const JobActor = "membrane-jobs"
+
+// PruneOptions bounds one prune pass.
+type PruneOptions struct {
+	SweepOptions
+	// HistoryRetention is how long after its last change a record that is
+	// part of revision history is kept; 0 keeps history forever.
+	HistoryRetention time.Duration
+}
+
+// InHistory reports whether a record is part of revision history: it is
+// retracted (superseded, merged or withdrawn) or contested, or a lineage
+// edge (SUPERSEDES, DERIVED_FROM, CONTESTED_BY) links it to another record
+// in either direction. hasLineageEdge says whether such an edge exists.
+func InHistory(r *Record, hasLineageEdge bool) bool {
+	return r.Status != StatusActive || hasLineageEdge
+}
+
+// Prunable reports whether prune may delete r at now: only auto_prune,
+// unpinned records whose effective salience is below PruneFloor, and of
+// those, records that are part of revision history only once
+// HistoryRetention has passed since their last change. manual_only records
+// are deleted only by an admin (deleteRecord), never records not at all.
+// cypher/prune.cypher applies the same rule, set-based.
+func Prunable(r *Record, hasLineageEdge bool, o PruneOptions) bool {
+	lc := r.Lifecycle
+	if lc.DeletionPolicy != DeleteAutoPrune || lc.Pinned {
+		return false
+	}
+	if EffectiveSalience(lc.BaseSalience, lc, r.CreatedAt, o.Now) >= PruneFloor {
+		return false
+	}
+	if InHistory(r, hasLineageEdge) {
+		return o.HistoryRetention > 0 && o.Now.Sub(r.UpdatedAt) >= o.HistoryRetention
+	}
+	return true
+}
+
+// PlanDelete plans deleting r on an admin's request: it returns the
+// tombstone audit entry that outlives the record. Records whose deletion
+// policy is never cannot be deleted. edges lists the edges the deletion
+// removes (TYPE->id outgoing, TYPE<-id incoming), kept on the tombstone so
+// that the lineage the record took part in stays readable.
+func PlanDelete(r *Record, edges []string, meta RevisionMeta, now time.Time) (*AuditEntry, error) {
+	if err := validateMeta(meta); err != nil {
+		return nil, err
+	}
+	if r.Lifecycle.DeletionPolicy == DeleteNever {
+		return nil, Errorf(EPRECONDITION, "record %s has deletion policy never: it cannot be deleted", r.ID)
+	}
+	if meta.ExpectedVersion != nil && *meta.ExpectedVersion != r.Version {
+		return nil, Errorf(ECONFLICT, "record %s is at version %d, not the expected %d", r.ID, r.Version, *meta.ExpectedVersion)
+	}
+	a := NewAuditEntry(r.ID, AuditDelete, meta.Actor, why(meta, "deleted by an admin"), now)
+	a.Previous = Tombstone(r)
+	a.RemovedEdges = append([]string{}, edges...)
+	return a, nil
+}
+
+// Tombstone is what a delete audit entry keeps of the deleted record.
+func Tombstone(r *Record) map[string]any {
+	return map[string]any{
+		"type": string(r.Type), "status": string(r.Status), "salience": r.Salience,
+		"baseSalience": r.Lifecycle.BaseSalience, "version": r.Version,
+	}
+}
+
+// DeleteService deletes records. Implemented by the neo4j package.
+type DeleteService interface {
+	// DeleteRecord deletes record id and its edges in one transaction,
+	// writing the tombstone plan returns (plan sees the record, locked, and
+	// the edges the deletion removes). ENOTFOUND when there is no record.
+	DeleteRecord(ctx context.Context, id string, plan func(r *Record, edges []string) (*AuditEntry, error)) (*AuditEntry, error)
+	// Prune deletes every prunable record in reach (see Prunable), each
+	// with a tombstone, in batched transactions.
+	Prune(ctx context.Context, o PruneOptions) (SweepResult, error)
+}
