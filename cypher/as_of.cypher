@@ -1,9 +1,20 @@
-// Status and salience of m as they were at $asOf: the earliest change after
-// $asOf recorded what they were before it (audit prevStatus/prevSalience);
-// with no such change they are what they are now. Used inside CALL (m) {}.
+// Status and salience of m as they were at $asOf. The earliest change after
+// $asOf recorded what status, salience base and decay anchor were before it
+// (audit prevStatus/prevBaseSalience/prevAnchor); with no such change they
+// are what they are now. Salience is then the effective salience at $asOf
+// from that base and anchor (decay sweeps write no audit, and need none:
+// decay is a function of the base). Used inside CALL (m) {}; the placeholder
+// is effective_salience.cypher evaluated on the map h at $asOf.
 OPTIONAL MATCH (m)-[:HAS_AUDIT]->(a:AuditEntry)
-WHERE $asOf IS NOT NULL AND a.at > $asOf AND (a.prevStatus IS NOT NULL OR a.prevSalience IS NOT NULL)
+WHERE $asOf IS NOT NULL AND a.at > $asOf
+  AND (a.prevStatus IS NOT NULL OR a.prevSalience IS NOT NULL OR a.prevBaseSalience IS NOT NULL)
 WITH m, a
 ORDER BY a.at, a.id
-WITH m, collect(a.prevStatus)[0] AS st, collect(a.prevSalience)[0] AS sal
-RETURN m {.*, status: coalesce(st, m.status), salience: coalesce(sal, m.salience)} AS v
+WITH m, collect(a.prevStatus)[0] AS st, collect(a.prevBaseSalience)[0] AS pb,
+     collect(a.prevSalience)[0] AS ps, collect(a.prevAnchor)[0] AS pa
+WITH m, st, m {.*, baseSalience: coalesce(pb, ps, m.baseSalience, m.salience), lastReinforcedAt: coalesce(pa, m.lastReinforcedAt)} AS h
+CALL (h) {
+  __EFFECTIVE__
+}
+RETURN m {.*, status: coalesce(st, m.status),
+          salience: CASE WHEN $asOf IS NULL THEN m.salience ELSE eff END} AS v

@@ -136,7 +136,7 @@ func TestRunJobAndJobRuns(t *testing.T) {
 			}
 		}
 	}
-	q := `query($job: JobName, $after: String) { jobRuns(job: $job, first: 1, after: $after) { edges { cursor node { ` + runSel + ` } } pageInfo { hasNextPage endCursor } } }`
+	q := `query($job: JobName, $after: String) { jobRuns(job: $job, first: 200, after: $after) { edges { cursor node { ` + runSel + ` } } pageInfo { hasNextPage endCursor } } }`
 	found := false
 	var after any
 	for page := 0; page < 50 && !found; page++ {

@@ -632,7 +632,7 @@ func TestLineageAndTimeTravel(t *testing.T) {
 		}
 		q := `query($id: ID!, $at: DateTime) { record(id: $id, asOf: $at) { status salience supersededBy { id } history { id } } }`
 		c.do(q, map[string]any{"id": v1, "at": tBeforeRevisions}, &r)
-		if r.Record.Status != "ACTIVE" || r.Record.Salience != 1 || r.Record.SupersededBy != nil || len(r.Record.History) != 1 {
+		if r.Record.Status != "ACTIVE" || math.Abs(r.Record.Salience-1) > 1e-6 || r.Record.SupersededBy != nil || len(r.Record.History) != 1 {
 			t.Fatalf("v1 before revisions = %+v", r.Record)
 		}
 		c.do(q, map[string]any{"id": v1, "at": tAfterFirst}, &r)
@@ -660,7 +660,7 @@ func TestLineageAndTimeTravel(t *testing.T) {
 			t.Fatalf("active records as of after the first supersede = %+v", list.Records)
 		}
 		c.do(rq, map[string]any{"s": []any{scope}, "st": []any{"ACTIVE"}, "at": tBeforeRevisions}, &list)
-		if len(list.Records.Nodes) != 1 || list.Records.Nodes[0].ID != v1 || list.Records.Nodes[0].Salience != 1 {
+		if len(list.Records.Nodes) != 1 || list.Records.Nodes[0].ID != v1 || math.Abs(list.Records.Nodes[0].Salience-1) > 1e-6 {
 			t.Fatalf("active records before the revisions = %+v", list.Records)
 		}
 		c.do(rq, map[string]any{"s": []any{scope}, "st": []any{"RETRACTED"}, "at": tAfterFirst}, &list)
@@ -677,4 +677,36 @@ func TestLineageAndTimeTravel(t *testing.T) {
 			t.Fatalf("lineage as of then = %v", got)
 		}
 	})
+}
+
+// TestAsOfSalienceDecays: salience as of an instant is the decayed value
+// then, from the base and anchor in force then, whatever sweeps wrote since.
+func TestAsOfSalienceDecays(t *testing.T) {
+	c := newClient(t)
+	scope := neo4jtest.Scope(t)
+	id := c.create(scope, "SEMANTIC", fact("decaying"), map[string]any{"lifecycle": map[string]any{"halfLifeSeconds": 3600}})
+	created := c.get(id)
+	t0, err := time.Parse(time.RFC3339Nano, created.CreatedAt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	salienceAt := func(at time.Time) float64 {
+		t.Helper()
+		var out struct{ Record struct{ Salience float64 } }
+		c.do(`query($id: ID!, $at: DateTime) { record(id: $id, asOf: $at) { salience } }`, map[string]any{"id": id, "at": at.Format(time.RFC3339Nano)}, &out)
+		return out.Record.Salience
+	}
+	if got := salienceAt(t0.Add(time.Hour)); math.Abs(got-0.5) > 1e-9 {
+		t.Fatalf("one half-life after creation: %v, want 0.5", got)
+	}
+	var pen struct{ Penalize struct{ Salience float64 } }
+	c.do(`mutation($id: ID!) { penalize(id: $id, amount: 0.5) { salience } }`, map[string]any{"id": id}, &pen)
+	t1, _ := time.Parse(time.RFC3339Nano, c.get(id).Lifecycle.LastReinforcedAt)
+	want := math.Exp2(-t1.Add(-time.Microsecond).Sub(t0).Seconds() / 3600)
+	if got := salienceAt(t1.Add(-time.Microsecond)); math.Abs(got-want) > 1e-9 {
+		t.Fatalf("just before the penalty: %v, want %v", got, want)
+	}
+	if got, want := salienceAt(t1.Add(time.Hour)), pen.Penalize.Salience/2; math.Abs(got-want) > 1e-9 {
+		t.Fatalf("one half-life after the penalty: %v, want %v", got, want)
+	}
 }

@@ -15,7 +15,10 @@ import (
 var _ membrane.LineageService = (*DB)(nil)
 
 var (
-	asOfFragment   = cypher.Must("as_of")
+	asOfFragment = strings.ReplaceAll(cypher.Must("as_of"), "__EFFECTIVE__",
+		// The effective salience statement, on the map h (the record with
+		// its base and anchor as of $asOf) at $asOf. Fixed text only.
+		strings.NewReplacer("WITH m,", "WITH h,", "m.", "h.", "$now", "$asOf").Replace(cypher.Must("effective_salience")))
 	recordAsOf     = strings.ReplaceAll(cypher.Must("record_as_of"), "__AS_OF__", asOfFragment)
 	neighborsStmt  = strings.ReplaceAll(cypher.Must("neighbors"), "__AS_OF__", asOfFragment)
 	supersedeChain = strings.ReplaceAll(cypher.Must("supersede_chain"), "__AS_OF__", asOfFragment)

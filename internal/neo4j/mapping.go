@@ -175,6 +175,14 @@ func plainAuditProps(a *membrane.AuditEntry) (map[string]any, error) {
 		if s, ok := a.Previous["salience"]; ok {
 			p["prevSalience"] = s
 		}
+		if s, ok := a.Previous["baseSalience"]; ok {
+			p["prevBaseSalience"] = s
+		}
+		if s, ok := a.Previous["lastReinforcedAt"].(string); ok {
+			if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+				p["prevAnchor"] = t.UTC()
+			}
+		}
 		b, err := json.Marshal(a.Previous)
 		if err != nil {
 			return nil, fmt.Errorf("encode audit previous: %w", err)
