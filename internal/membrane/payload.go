@@ -436,7 +436,9 @@ func BrowserFields(p Payload) map[string]any {
 	case *PlanGraphPayload:
 		return map[string]any{"planId": p.PlanID, "intent": p.Intent}
 	case *EntityPayload:
-		return map[string]any{"canonicalName": p.CanonicalName, "primaryType": p.PrimaryType}
+		// terms are the normalised names the entity is resolved by
+		// (captureMemory), indexed by entity_terms.
+		return map[string]any{"canonicalName": p.CanonicalName, "primaryType": p.PrimaryType, "terms": EntityTerms(p)}
 	}
 	return nil
 }
