@@ -81,7 +81,7 @@ func run(args []string) error {
 		return err
 	}
 
-	resolver := &graph.Resolver{Store: db, Revisions: db, Lineages: db, Policy: policy, Now: time.Now}
+	resolver := &graph.Resolver{Store: db, Revisions: db, Lineages: db, Retrieval: db, Captures: db, Policy: policy, Now: time.Now}
 	srv := &http.Server{
 		Addr:              cfg.Listen,
 		Handler:           graph.NewHandler(resolver, db, keys, log),

@@ -25,5 +25,14 @@ CREATE INDEX audit_action IF NOT EXISTS FOR (a:AuditEntry) ON (a.action);
 DROP INDEX memory_search IF EXISTS;
 CREATE FULLTEXT INDEX memory_text IF NOT EXISTS FOR (m:Memory) ON EACH [m.name, m.searchText]
   OPTIONS {indexConfig: {`fulltext.analyzer`: 'standard-no-stop-words', `fulltext.eventually_consistent`: true}};
+// Entity resolution (captureMemory): entities by normalised name or alias
+// (Entity.terms, a list) within a scope. The keyword analyzer keeps each
+// name and the scope whole, so a query matches them exactly; the index is
+// synchronous, so a capture sees the entities committed before it. Only
+// Entity nodes are indexed, so ordinary writes never touch it.
+CREATE FULLTEXT INDEX entity_terms IF NOT EXISTS FOR (e:Entity) ON EACH [e.terms, e.scope]
+  OPTIONS {indexConfig: {`fulltext.analyzer`: 'keyword', `fulltext.eventually_consistent`: false}};
+// Lock buckets that serialise captures creating same-named entities.
+CREATE CONSTRAINT entity_lock_bucket IF NOT EXISTS FOR (l:EntityLock) REQUIRE l.bucket IS UNIQUE;
 // Idempotency keys of mutations.
 CREATE CONSTRAINT idempotency_key IF NOT EXISTS FOR (k:IdempotencyKey) REQUIRE k.key IS UNIQUE;

@@ -121,6 +121,38 @@ type Capture struct {
 	ts     time.Time
 	now    time.Time
 	policy Policy
+	// embeddings are vectors keyed as EmbedTexts keys them.
+	embeddings     map[string][]float64
+	embeddingModel string
+}
+
+// EmbedTexts are the texts the capture's records are embedded by, keyed
+// "primary", "fact" and "entity:<term>" (for each mention, in case it
+// becomes a new entity).
+func (c *Capture) EmbedTexts() map[string]string {
+	out := map[string]string{"primary": EmbedText(c.Primary)}
+	if tr := c.Triple; tr != nil {
+		out["fact"] = SearchText(&SemanticPayload{Subject: tr.Subject, Predicate: tr.Predicate, Object: tr.Object})
+	}
+	for _, m := range c.Mentions {
+		aliases := make([]EntityAlias, len(m.Aliases))
+		for i, a := range m.Aliases {
+			aliases[i] = EntityAlias{Value: a}
+		}
+		out["entity:"+m.Term] = SearchText(&EntityPayload{CanonicalName: m.Name, PrimaryType: m.Type, Aliases: aliases})
+	}
+	for k, v := range out {
+		if v == "" {
+			delete(out, k)
+		}
+	}
+	return out
+}
+
+// SetEmbeddings gives the capture the vectors of its EmbedTexts, by key,
+// and the model that made them.
+func (c *Capture) SetEmbeddings(v map[string][]float64, model string) {
+	c.embeddings, c.embeddingModel = v, model
 }
 
 // BuildCapture validates a capture and builds its primary record:
@@ -338,6 +370,15 @@ func (c *Capture) Plan(found []*Record, actor string) *CapturePlan {
 
 	p := &CapturePlan{Change: &Change{Creates: []*Record{c.Primary}, Result: c.Primary}}
 	ch := p.Change
+	embed := func(id, key string) {
+		if v, ok := c.embeddings[key]; ok {
+			if ch.Embeddings == nil {
+				ch.Embeddings, ch.EmbeddingModel = map[string][]float64{}, c.embeddingModel
+			}
+			ch.Embeddings[id] = v
+		}
+	}
+	embed(c.Primary.ID, "primary")
 	audit := func(r *Record, why string) {
 		a := NewAuditEntry(r.ID, AuditCreate, actor, why, c.now)
 		a.ActorDetail = c.Source
@@ -377,6 +418,7 @@ func (c *Capture) Plan(found []*Record, actor string) *CapturePlan {
 			entityOf[t] = e.ID
 		}
 		audit(e, "Entity mentioned by capture "+c.Primary.ID)
+		embed(e.ID, "entity:"+m.Term)
 		edge(PredMentions, c.Primary.ID, e.ID)
 	}
 	if tr := c.Triple; tr != nil {
@@ -389,6 +431,7 @@ func (c *Capture) Plan(found []*Record, actor string) *CapturePlan {
 		ch.Creates = append(ch.Creates, f)
 		p.Created = append(p.Created, f)
 		audit(f, "Fact derived from capture "+c.Primary.ID)
+		embed(f.ID, "fact")
 		edge(PredDerivedFrom, f.ID, c.Primary.ID)
 		if id, ok := entityOf[NormaliseTerm(tr.Subject)]; ok {
 			edge(PredAbout, f.ID, id)

@@ -56,7 +56,10 @@ type RetrieveQuery struct {
 	Text  string
 	Terms []string
 	// Layers are the memory types searched, in layer order.
-	Layers           []MemoryType
+	Layers []MemoryType
+	// Scopes, when not nil, restricts candidates to these scopes ("" is
+	// unscoped), within the request's trust.
+	Scopes           []string
 	MinSalience      float64
 	Limit            int
 	IncludeRetracted bool
@@ -65,12 +68,19 @@ type RetrieveQuery struct {
 	AsOf *time.Time
 	// Vector is the query's embedding when vector search is configured.
 	Vector []float64
+	// Now is the ranking instant when AsOf is not set (the store's clock
+	// when zero).
+	Now time.Time
 }
 
 // NewRetrieveQuery validates a retrieval's arguments and applies defaults.
-func NewRetrieveQuery(query *string, types []MemoryType, minSalience *float64, limit *int64, includeRetracted *bool, asOf *time.Time) (RetrieveQuery, error) {
-	q := RetrieveQuery{Limit: DefaultRetrieveLimit, AsOf: asOf}
+func NewRetrieveQuery(query *string, types []MemoryType, scopes []string, minSalience *float64, limit *int64, includeRetracted *bool, asOf *time.Time) (RetrieveQuery, error) {
+	q := RetrieveQuery{Limit: DefaultRetrieveLimit, AsOf: asOf, Scopes: scopes}
 	v := &validator{}
+	if len(scopes) > MaxTags {
+		v.add("scopes", "too many scopes: %d (max %d)", len(scopes), MaxTags)
+	}
+	v.strs("scopes", scopes)
 	if query != nil {
 		q.Text = strings.TrimSpace(*query)
 		if len(*query) > MaxQueryBytes {
@@ -372,8 +382,8 @@ type GraphQuery struct {
 }
 
 // NewGraphQuery validates a graph retrieval's arguments and applies defaults.
-func NewGraphQuery(query *string, types []MemoryType, rootLimit, nodeLimit, edgeLimit, maxHops *int64) (GraphQuery, error) {
-	roots, err := NewRetrieveQuery(query, types, nil, nil, nil, nil)
+func NewGraphQuery(query *string, types []MemoryType, scopes []string, rootLimit, nodeLimit, edgeLimit, maxHops *int64) (GraphQuery, error) {
+	roots, err := NewRetrieveQuery(query, types, scopes, nil, nil, nil, nil)
 	fields := ErrorFields(err)
 	if err != nil && fields == nil {
 		return GraphQuery{}, err

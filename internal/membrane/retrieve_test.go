@@ -56,11 +56,11 @@ func TestNewRetrieveQuery(t *testing.T) {
 	s := func(v string) *string { return &v }
 	f := func(v float64) *float64 { return &v }
 	i := func(v int64) *int64 { return &v }
-	q, err := membrane.NewRetrieveQuery(nil, nil, nil, nil, nil, nil)
+	q, err := membrane.NewRetrieveQuery(nil, nil, nil, nil, nil, nil, nil)
 	if err != nil || q.Limit != 10 || q.HasQuery() || q.IncludeRetracted || !reflect.DeepEqual(q.Layers, membrane.MemoryTypes) {
 		t.Fatalf("defaults = %+v, %v", q, err)
 	}
-	q, err = membrane.NewRetrieveQuery(s(" Postgres "), []membrane.MemoryType{membrane.TypeEpisodic, membrane.TypeSemantic, membrane.TypeWorking}, f(0.2), i(5), nil, nil)
+	q, err = membrane.NewRetrieveQuery(s(" Postgres "), []membrane.MemoryType{membrane.TypeEpisodic, membrane.TypeSemantic, membrane.TypeWorking}, []string{"a"}, f(0.2), i(5), nil, nil)
 	if err != nil || q.Text != "Postgres" || !reflect.DeepEqual(q.Terms, []string{"postgres"}) || q.Limit != 5 || q.MinSalience != 0.2 ||
 		!reflect.DeepEqual(q.Layers, []membrane.MemoryType{membrane.TypeWorking, membrane.TypeSemantic, membrane.TypeEpisodic}) {
 		t.Fatalf("query = %+v, %v", q, err)
@@ -73,17 +73,20 @@ func TestNewRetrieveQuery(t *testing.T) {
 		field string
 		call  func() error
 	}{
-		{"limit 0", "limit", func() error { _, err := membrane.NewRetrieveQuery(nil, nil, nil, i(0), nil, nil); return err }},
-		{"limit 101", "limit", func() error { _, err := membrane.NewRetrieveQuery(nil, nil, nil, i(101), nil, nil); return err }},
-		{"negative salience", "minSalience", func() error { _, err := membrane.NewRetrieveQuery(nil, nil, f(-1), nil, nil, nil); return err }},
-		{"NaN salience", "minSalience", func() error { _, err := membrane.NewRetrieveQuery(nil, nil, f(math.NaN()), nil, nil, nil); return err }},
-		{"long query", "query", func() error {
-			_, err := membrane.NewRetrieveQuery(s(strings.Repeat("x", membrane.MaxQueryBytes+1)), nil, nil, nil, nil, nil)
+		{"limit 0", "limit", func() error { _, err := membrane.NewRetrieveQuery(nil, nil, nil, nil, i(0), nil, nil); return err }},
+		{"limit 101", "limit", func() error { _, err := membrane.NewRetrieveQuery(nil, nil, nil, nil, i(101), nil, nil); return err }},
+		{"negative salience", "minSalience", func() error { _, err := membrane.NewRetrieveQuery(nil, nil, nil, f(-1), nil, nil, nil); return err }},
+		{"NaN salience", "minSalience", func() error {
+			_, err := membrane.NewRetrieveQuery(nil, nil, nil, f(math.NaN()), nil, nil, nil)
 			return err
 		}},
-		{"no words", "query", func() error { _, err := membrane.NewRetrieveQuery(s("?!"), nil, nil, nil, nil, nil); return err }},
+		{"long query", "query", func() error {
+			_, err := membrane.NewRetrieveQuery(s(strings.Repeat("x", membrane.MaxQueryBytes+1)), nil, nil, nil, nil, nil, nil)
+			return err
+		}},
+		{"no words", "query", func() error { _, err := membrane.NewRetrieveQuery(s("?!"), nil, nil, nil, nil, nil, nil); return err }},
 		{"bad type", "memoryTypes", func() error {
-			_, err := membrane.NewRetrieveQuery(nil, []membrane.MemoryType{"x"}, nil, nil, nil, nil)
+			_, err := membrane.NewRetrieveQuery(nil, []membrane.MemoryType{"x"}, nil, nil, nil, nil, nil)
 			return err
 		}},
 	}
@@ -97,11 +100,11 @@ func TestNewRetrieveQuery(t *testing.T) {
 
 func TestNewGraphQuery(t *testing.T) {
 	i := func(v int64) *int64 { return &v }
-	g, err := membrane.NewGraphQuery(nil, nil, nil, nil, nil, nil)
+	g, err := membrane.NewGraphQuery(nil, nil, nil, nil, nil, nil, nil)
 	if err != nil || g.Roots.Limit != 10 || g.NodeLimit != 25 || g.EdgeLimit != 100 || g.MaxHops != 1 || g.Fanout() != 101 {
 		t.Fatalf("defaults = %+v, %v", g, err)
 	}
-	g, err = membrane.NewGraphQuery(nil, nil, i(50), i(20), i(0), i(0))
+	g, err = membrane.NewGraphQuery(nil, nil, nil, i(50), i(20), i(0), i(0))
 	if err != nil || g.Roots.Limit != 20 || g.NodeLimit != 20 || g.EdgeLimit != 0 || g.MaxHops != 0 {
 		t.Fatalf("roots capped by nodes = %+v, %v", g, err)
 	}
@@ -114,13 +117,13 @@ func TestNewGraphQuery(t *testing.T) {
 		{"edgeLimit", nil, nil, i(-1), nil},
 		{"maxHops", nil, nil, nil, i(6)},
 	} {
-		_, err := membrane.NewGraphQuery(nil, nil, tt.root, tt.node, tt.edge, tt.hops)
+		_, err := membrane.NewGraphQuery(nil, nil, nil, tt.root, tt.node, tt.edge, tt.hops)
 		if f := membrane.ErrorFields(err); len(f) != 1 || f[0].Field != tt.field {
 			t.Errorf("%s: err = %v, fields %+v", tt.field, err, f)
 		}
 	}
 	q := "?"
-	if _, err := membrane.NewGraphQuery(&q, nil, i(0), nil, nil, nil); len(membrane.ErrorFields(err)) != 2 {
+	if _, err := membrane.NewGraphQuery(&q, nil, nil, i(0), nil, nil, nil); len(membrane.ErrorFields(err)) != 2 {
 		t.Errorf("query and rootLimit errors together: %+v", membrane.ErrorFields(err))
 	}
 }

@@ -108,8 +108,14 @@ func applyChange(ctx context.Context, tx neo4j.ManagedTransaction, before map[st
 		}
 		audits[i] = map[string]any{"recordId": a.RecordID, "props": props}
 	}
+	vectors := make([]map[string]any, 0, len(c.Embeddings))
+	for _, r := range c.Creates {
+		if v, ok := c.Embeddings[r.ID]; ok {
+			vectors = append(vectors, map[string]any{"id": r.ID, "vector": v, "model": c.EmbeddingModel})
+		}
+	}
 	_, err := single(ctx, tx, cypher.Must("apply_change"), map[string]any{
-		"creates": creates, "updates": updates, "edges": edges, "audits": audits,
+		"creates": creates, "updates": updates, "edges": edges, "audits": audits, "vectors": vectors,
 	})
 	return err
 }

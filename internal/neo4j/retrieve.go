@@ -1,0 +1,325 @@
+package neo4j
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/membrane/membrane/cypher"
+	"github.com/membrane/membrane/internal/membrane"
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+)
+
+var _ membrane.RetrievalService = (*DB)(nil)
+
+// maxScan is the most matches one retrieval reads from an index when it
+// scans further because the first scan left too few candidates.
+const maxScan = 20_000
+
+// Candidate statements: the hits fragment and the state (as it is, or as
+// of an instant) are fixed texts chosen in Go.
+var (
+	retrieveStatements = func() map[string]string {
+		stateNow := "WITH m, m AS v, text, vec"
+		stateAsOf := "CALL (m) {\n" + asOfFragment + "\n}\nWITH m, v {.*, baseSalience: null} AS v, text, vec"
+		out := map[string]string{}
+		for _, hits := range []string{"text", "vector", "browse"} {
+			for state, frag := range map[string]string{"now": stateNow, "asOf": stateAsOf} {
+				out[hits+"/"+state] = strings.NewReplacer(
+					"__HITS__", cypher.Must("retrieve_hits_"+hits),
+					"__STATE__", frag,
+				).Replace(cypher.Must("retrieve_candidates"))
+			}
+		}
+		return out
+	}()
+	retrieveRecords = strings.ReplaceAll(cypher.Must("retrieve_records"), "__AS_OF__", asOfFragment)
+)
+
+// Retrieve ranks records for q in one read transaction: the candidates
+// statement (once more, scanning further, when gating left fewer candidates
+// than asked for and the index had more), then the records of the hits.
+func (db *DB) Retrieve(ctx context.Context, q membrane.RetrieveQuery, threshold float64) (*membrane.Retrieval, error) {
+	now := db.rankingInstant(q)
+	out, err := read(ctx, db, func(tx neo4j.ManagedTransaction) (*membrane.Retrieval, error) {
+		r, _, err := db.retrieve(ctx, tx, q, threshold, now)
+		return r, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("retrieve: %w", err)
+	}
+	return out, nil
+}
+
+// rankingInstant is when decay and recency are measured: asOf, or now.
+func (db *DB) rankingInstant(q membrane.RetrieveQuery) time.Time {
+	switch {
+	case q.AsOf != nil:
+		return q.AsOf.UTC()
+	case !q.Now.IsZero():
+		return q.Now.UTC()
+	}
+	return db.Now().UTC()
+}
+
+// retrieve runs a retrieval in tx and returns it with its hits' records
+// keyed by id.
+func (db *DB) retrieve(ctx context.Context, tx neo4j.ManagedTransaction, q membrane.RetrieveQuery, threshold float64, now time.Time) (*membrane.Retrieval, map[string]*membrane.Record, error) {
+	cands, err := db.candidates(ctx, tx, q, now)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, ids := membrane.Finish(q, cands, threshold, now)
+	recs, err := recordsIn(ctx, tx, retrieveRecords, gated(ctx, map[string]any{"ids": ids, "asOf": timeParam(q.AsOf)}), q.AsOf)
+	if err != nil {
+		return nil, nil, err
+	}
+	// A hit that vanished between the two statements of this transaction
+	// (it cannot under Neo4j's isolation, but the view is the last word)
+	// is left out.
+	hits := r.Hits[:0]
+	for _, h := range r.Hits {
+		if h.Record = recs[h.ID]; h.Record != nil {
+			hits = append(hits, h)
+		}
+	}
+	r.Hits = hits
+	for i, s := range r.Selection.Selected {
+		if rec := recs[s.ID]; rec != nil {
+			r.Selection.Selected[i] = rec
+		}
+	}
+	return r, recs, nil
+}
+
+// candidates reads the candidates of q, scanning further (up to maxScan
+// matches) while the index returned as many matches as were asked for but
+// gating and filters left fewer candidates than q.Limit.
+func (db *DB) candidates(ctx context.Context, tx neo4j.ManagedTransaction, q membrane.RetrieveQuery, now time.Time) ([]membrane.Candidate, error) {
+	hits := "browse"
+	switch {
+	case len(q.Vector) > 0:
+		hits = "vector"
+	case len(q.Terms) > 0:
+		hits = "text"
+	}
+	state := "now"
+	if q.AsOf != nil {
+		state = "asOf"
+	}
+	stmt := retrieveStatements[hits+"/"+state]
+	params := gated(ctx, map[string]any{
+		"lucene": membrane.LuceneQuery(q.Terms), "layers": stringsOf(q.Layers), "asOf": timeParam(q.AsOf),
+		"includeRetracted": q.IncludeRetracted, "minSalience": q.MinSalience, "nowMs": now.UnixMilli(),
+		"perLayer": int64(q.PerLayer()), "browse": hits == "browse",
+		"vector": nil, "vectorIndex": nil, "scopes": nil,
+	})
+	if q.Scopes != nil {
+		params["scopes"] = q.Scopes
+	}
+	if len(q.Vector) > 0 {
+		params["vector"], params["vectorIndex"] = q.Vector, VectorIndexName(len(q.Vector))
+	}
+	for scan := q.ScanLimit(); ; scan *= 8 {
+		params["scan"] = int64(scan)
+		row, err := single(ctx, tx, stmt, params)
+		if err != nil {
+			return nil, err
+		}
+		raw, _ := row.Values[0].(int64)
+		rows, _ := row.Values[1].([]any)
+		if len(rows) >= q.Limit || raw < int64(scan) || scan >= maxScan || hits == "browse" {
+			return candidateRows(rows, q.AsOf)
+		}
+	}
+}
+
+func candidateRows(rows []any, asOf *time.Time) ([]membrane.Candidate, error) {
+	out := make([]membrane.Candidate, 0, len(rows))
+	for _, x := range rows {
+		m, _ := x.(map[string]any)
+		c := membrane.Candidate{
+			ID: str(m["id"]), Type: membrane.MemoryType(str(m["type"])), Text: float(m["text"]),
+			Salience: float(m["salience"]), Confidence: float(m["confidence"]), CreatedAt: tm(m["createdAt"]),
+		}
+		if v, ok := m["vec"].(float64); ok {
+			c.Vector = &v
+		}
+		if props, ok := m["props"].(map[string]any); ok {
+			r, err := recordFromProps(props)
+			if err != nil {
+				return nil, err
+			}
+			r.AsOf = asOf
+			c.Selectable = r
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// recordsIn runs a statement returning one record per row and returns
+// those the request may see, keyed by id.
+func recordsIn(ctx context.Context, tx neo4j.ManagedTransaction, stmt string, params map[string]any, asOf *time.Time) (map[string]*membrane.Record, error) {
+	rows, err := collect(ctx, tx, stmt, params)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]*membrane.Record, len(rows))
+	for _, row := range rows {
+		props, _ := row.Values[0].(map[string]any)
+		r, err := recordFromProps(props)
+		if err != nil {
+			return nil, err
+		}
+		r.AsOf = asOf
+		if r = view(ctx, r); r != nil {
+			out[r.ID] = r
+		}
+	}
+	return out, nil
+}
+
+// RetrieveGraph ranks roots and expands their neighbourhood breadth first,
+// one statement per hop, all in one read transaction: at most MaxHops + 2
+// statements (+1 when the candidates scan further).
+func (db *DB) RetrieveGraph(ctx context.Context, g membrane.GraphQuery, threshold float64) (*membrane.GraphRetrieval, error) {
+	now := db.rankingInstant(g.Roots)
+	t := membrane.TrustFromContext(ctx)
+	out, err := read(ctx, db, func(tx neo4j.ManagedTransaction) (*membrane.GraphRetrieval, error) {
+		r, _, err := db.retrieve(ctx, tx, g.Roots, threshold, now)
+		if err != nil {
+			return nil, err
+		}
+		gr := &membrane.GraphRetrieval{Selection: r.Selection}
+		seen := map[string]*membrane.GraphNode{}
+		var frontier []string
+		for i := range r.Hits {
+			h := &r.Hits[i]
+			n := &membrane.GraphNode{Record: h.Record, Root: true, Hit: h}
+			gr.Nodes = append(gr.Nodes, n)
+			seen[h.ID] = n
+			frontier = append(frontier, h.ID)
+		}
+		edgeSeen := map[string]bool{}
+		types := relTypes(membrane.Predicates)
+		for hop := 1; hop <= g.MaxHops && len(frontier) > 0; hop++ {
+			ids := make([]string, 0, len(seen))
+			for id := range seen {
+				ids = append(ids, id)
+			}
+			rows, err := collect(ctx, tx, cypher.Must("retrieve_graph_hop"), gated(ctx, map[string]any{
+				"frontier": frontier, "types": types, "seen": ids,
+				"fanout": int64(g.Fanout()), "rowLimit": int64(4 * g.Fanout()),
+			}))
+			if err != nil {
+				return nil, err
+			}
+			if len(rows) >= 4*g.Fanout() {
+				gr.Truncated = true
+			}
+			perNode := map[string]int{}
+			var next []*membrane.GraphNode
+			for _, row := range rows {
+				if perNode[str(row.Values[0])]++; perNode[str(row.Values[0])] >= g.Fanout() {
+					gr.Truncated = true
+				}
+				from, _ := row.Values[0].(string)
+				outgoing, _ := row.Values[1].(bool)
+				id, _ := row.Values[6].(string)
+				if seen[id] == nil {
+					props, ok := row.Values[7].(map[string]any)
+					if !ok {
+						continue
+					}
+					if len(seen) >= g.NodeLimit {
+						gr.Truncated = true
+						continue
+					}
+					rec, err := recordFromProps(props)
+					if err != nil {
+						return nil, err
+					}
+					if rec = t.View(rec); rec == nil {
+						continue
+					}
+					n := &membrane.GraphNode{Record: rec, Hop: hop}
+					seen[id] = n
+					next = append(next, n)
+				}
+				e := &membrane.Relation{Predicate: membrane.PredicateOfRelType(str(row.Values[2])), Weight: float(row.Values[3]),
+					CreatedAt: tm(row.Values[4]), Actor: str(row.Values[5]), SourceID: from, TargetID: id}
+				if !outgoing {
+					e.SourceID, e.TargetID = id, from
+				}
+				key := e.SourceID + "\x00" + string(e.Predicate) + "\x00" + e.TargetID
+				if edgeSeen[key] {
+					continue
+				}
+				if len(gr.Edges) >= g.EdgeLimit {
+					gr.Truncated = true
+					continue
+				}
+				edgeSeen[key] = true
+				gr.Edges = append(gr.Edges, e)
+			}
+			// Neighbours of a hop in a stable order: most salient first.
+			slices.SortStableFunc(next, func(a, b *membrane.GraphNode) int {
+				if a.Record.Salience != b.Record.Salience {
+					if a.Record.Salience > b.Record.Salience {
+						return -1
+					}
+					return 1
+				}
+				return strings.Compare(a.Record.ID, b.Record.ID)
+			})
+			frontier = frontier[:0]
+			for _, n := range next {
+				gr.Nodes = append(gr.Nodes, n)
+				// Only records seen in full are expanded further.
+				if !n.Record.Redacted {
+					frontier = append(frontier, n.Record.ID)
+				}
+			}
+		}
+		return gr, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("retrieve graph: %w", err)
+	}
+	return out, nil
+}
+
+// VectorIndexName is the vector index for embeddings of dims dimensions.
+func VectorIndexName(dims int) string { return fmt.Sprintf("memory_embedding_%d", dims) }
+
+// EnsureVectorIndex creates the vector index of dims-dimensional
+// embeddings if it does not exist and waits for it to come online.
+func (db *DB) EnsureVectorIndex(ctx context.Context, dims int) error {
+	if dims < 1 || dims > 4096 {
+		return fmt.Errorf("vector index: dimensions must be 1 to 4096, got %d", dims)
+	}
+	stmt := strings.ReplaceAll(cypher.Must("vector_index"), "__DIMS__", strconv.Itoa(dims))
+	for _, s := range []string{stmt, "CALL db.awaitIndexes(300)"} {
+		if _, err := neo4j.ExecuteQuery(ctx, db.driver, s, nil, neo4j.EagerResultTransformer,
+			neo4j.ExecuteQueryWithDatabase(db.database)); err != nil {
+			return fmt.Errorf("vector index: %w", err)
+		}
+	}
+	return nil
+}
+
+// AwaitSearchIndexes waits until the eventually consistent full-text index
+// reflects every committed write, so that a search right after a write
+// finds it (tests, the retrieval eval).
+func (db *DB) AwaitSearchIndexes(ctx context.Context) error {
+	_, err := neo4j.ExecuteQuery(ctx, db.driver, cypher.Must("await_search"), nil, neo4j.EagerResultTransformer,
+		neo4j.ExecuteQueryWithDatabase(db.database))
+	if err != nil {
+		return fmt.Errorf("await search indexes: %w", err)
+	}
+	return nil
+}
