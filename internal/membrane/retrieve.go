@@ -193,19 +193,12 @@ func QueryTerms(s string) []string {
 	return kept
 }
 
-// LuceneQuery is the full-text query for terms: any of them (OR), plus the
-// whole query as a phrase boosted twice, so records with the words together
-// outrank records with them scattered. Terms are letters and digits only
-// (see QueryTerms), so no escaping is needed.
+// LuceneQuery is the full-text query for terms: any of them (OR; BM25
+// rewards records matching more of them). Terms are letters and digits
+// only (see QueryTerms), so no escaping is needed. (Adding the whole query
+// as a boosted phrase made no difference on the eval; docs/retrieval.md.)
 func LuceneQuery(terms []string) string {
-	if len(terms) == 0 {
-		return ""
-	}
-	q := strings.Join(terms, " ")
-	if len(terms) > 1 {
-		q += ` "` + strings.Join(terms, " ") + `"^2`
-	}
-	return q
+	return strings.Join(terms, " ")
 }
 
 // Candidate is a record matched for a retrieval, with what ranking needs.

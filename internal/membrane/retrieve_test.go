@@ -43,7 +43,7 @@ func TestLuceneQuery(t *testing.T) {
 	}{
 		{nil, ""},
 		{[]string{"postgres"}, "postgres"},
-		{[]string{"auth", "database"}, `auth database "auth database"^2`},
+		{[]string{"auth", "database"}, "auth database"},
 	}
 	for _, tt := range tests {
 		if got := membrane.LuceneQuery(tt.terms); got != tt.want {
