@@ -1,6 +1,7 @@
 // The candidates of one retrieval (retrieve, and the roots of
-// retrieveGraph): records matched by the query, gated, filtered and capped
-// per layer, with what ranking needs (internal/membrane.Rank ranks them).
+// retrieveGraph): records matched by the query, gated, filtered and scored,
+// with what ranking needs (internal/membrane.Rank ranks them) and the
+// records of the best.
 //
 // The HITS placeholder (a fixed fragment, retrieve_hits_*.cypher) binds
 // hits to [node, text score, cosine or null] rows: the
@@ -15,7 +16,9 @@
 // anchor: baseSalience when stored, else salience.
 //
 // Returns raw (how many matches the index returned before gating: when it
-// is $scan, more may exist and the caller may scan further) and the rows.
+// is $scan, more may exist and the caller may scan further), best (the best
+// text score among the candidates, which relevance is relative to) and the
+// rows of the best candidates.
 __HITS__
 WITH hits, size(hits) AS raw
 CALL (hits) {
@@ -47,20 +50,29 @@ CALL (hits) {
        END AS salience
   WHERE salience >= $minSalience
   WITH collect({m: m, v: v, text: text, vec: vec, salience: salience}) AS cs
-  // Per layer, keep the best $perLayer by text score relative to the best
-  // one plus vector similarity (or, without a query, the newest).
   WITH cs, reduce(best = 0.0, c IN cs | CASE WHEN c.text > best THEN c.text ELSE best END) AS best
   UNWIND cs AS c
-  WITH c, CASE WHEN $browse THEN c.m.createdAt.epochMillis
-               ELSE CASE WHEN best > 0 THEN c.text / best ELSE 0.0 END + coalesce(c.vec, 0.0) END AS key
-  ORDER BY key DESC, c.m.id
-  WITH c.m.type AS layer, collect(c)[0..$perLayer] AS top
-  UNWIND top AS c
-  RETURN collect({
-    id: c.m.id, type: c.m.type, text: c.text, vec: c.vec, salience: c.salience,
-    confidence: c.m.confidence, createdAt: c.m.createdAt,
-    // Selection candidates carry their record.
-    props: CASE WHEN c.m.type IN ['competence', 'plan_graph'] THEN properties(c.v) END
-  }) AS rows
+  // The score of internal/membrane.Rank, its weights and constants passed
+  // from there, so that the records of the best $limit (and of the best
+  // $selectLimit competence and plan_graph candidates, for the selector)
+  // come back in this one statement. Rank recomputes the score in Go.
+  WITH c, best,
+       CASE WHEN best > 0 THEN c.text / best ELSE 0.0 END AS t,
+       CASE WHEN c.vec IS NULL THEN null WHEN c.vec < 0 THEN 0.0 WHEN c.vec > 1 THEN 1.0 ELSE c.vec END AS vs
+  WITH c, best,
+       CASE WHEN vs IS NULL THEN t ELSE (1 - $blend) * t + $blend * vs END AS rel,
+       CASE WHEN c.salience > 1 THEN 1.0 WHEN c.salience < 0 THEN 0.0 ELSE c.salience END AS sal,
+       CASE WHEN c.m.createdAt.epochMillis >= $nowMs THEN 1.0
+            ELSE exp(-($nowMs - c.m.createdAt.epochMillis) * log(2.0) / $recencyHalfLifeMs) END AS rec,
+       CASE WHEN c.m.confidence > 1 THEN 1.0 WHEN c.m.confidence < 0 THEN 0.0 ELSE c.m.confidence END AS conf
+  WITH c, best, $wRelevance * rel + $wSalience * sal + $wRecency * rec + $wConfidence * conf AS score
+  ORDER BY score DESC, $layerRank[c.m.type], c.m.createdAt DESC, c.m.id
+  WITH coalesce(max(best), 0.0) AS best, collect(c) AS ranked
+  WITH best, ranked,
+       [i IN range(0, size(ranked) - 1) WHERE ranked[i].m.type IN ['competence', 'plan_graph']][0..$selectLimit] AS sel
+  RETURN best, [i IN range(0, size(ranked) - 1) WHERE i < $limit OR i IN sel | {
+    id: ranked[i].m.id, type: ranked[i].m.type, text: ranked[i].text, vec: ranked[i].vec, salience: ranked[i].salience,
+    confidence: ranked[i].m.confidence, createdAt: ranked[i].m.createdAt, props: properties(ranked[i].v)
+  }] AS rows
 }
-RETURN raw, rows
+RETURN raw, best, rows

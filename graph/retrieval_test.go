@@ -379,3 +379,36 @@ func fieldsOf(errs []gqlError) []string {
 	}
 	return out
 }
+
+// TestRetrieveScansFurtherForNarrowCallers: when the best full-text matches
+// are all outside the caller's view, retrieval scans further into the index
+// instead of returning too little.
+func TestRetrieveScansFurtherForNarrowCallers(t *testing.T) {
+	in, out := neo4jtest.Scope(t), neo4jtest.Scope(t)
+	rd := reader("narrow", membrane.SensitivityHyper, in)
+	c := newClient(t, rd)
+	w := word()
+	now := time.Now().UTC()
+	var recs []*membrane.Record
+	for range 150 { // better matches (the word thrice, short text), all out of view
+		recs = append(recs, factRecord(t, out, w+" "+w+" "+w, now))
+	}
+	var mine []string
+	for i := range 3 {
+		r := factRecord(t, in, fmt.Sprintf("%s among many other words of a longer text number %d", w, i), now)
+		recs = append(recs, r)
+		mine = append(mine, r.ID)
+	}
+	stored(t, c, recs...)
+	got := c.as(rd.Actor).retrieve(map[string]any{"query": w, "limit": 3})
+	ids := hitIDs(got.Retrieve.Hits)
+	slices.Sort(ids)
+	slices.Sort(mine)
+	if !slices.Equal(ids, mine) {
+		t.Fatalf("hits %v, want the caller's %v", ids, mine)
+	}
+	// An admin gets the better matches.
+	if all := c.retrieve(map[string]any{"query": w, "limit": 3}); slices.Contains(mine, all.Retrieve.Hits[0].Record.ID) {
+		t.Errorf("admin's best hit is a weaker match")
+	}
+}

@@ -139,14 +139,10 @@ func LayerIndex(t MemoryType) int {
 }
 
 // ScanLimit bounds the full-text (and vector) matches read for one
-// retrieval, after gating and filters: 20 per wanted result, at least 200,
-// at most 2000.
-func (q RetrieveQuery) ScanLimit() int { return min(max(20*q.Limit, 200), 2000) }
-
-// PerLayer bounds the candidates each layer contributes to ranking, so that
-// a flood of one type (episodes, say) cannot crowd the others out of the
-// candidate pool.
-func (q RetrieveQuery) PerLayer() int { return max(3*q.Limit, 10) }
+// retrieval before gating and filters: 10 per wanted result, at least 100,
+// at most 2000. When gating leaves fewer candidates than wanted and the
+// index had more, the store scans further (8 times as many, up to 20,000).
+func (q RetrieveQuery) ScanLimit() int { return min(max(10*q.Limit, 100), 2000) }
 
 // HasQuery reports whether there is anything to be relevant to.
 func (q RetrieveQuery) HasQuery() bool { return len(q.Terms) > 0 || len(q.Vector) > 0 }
@@ -214,9 +210,9 @@ type Candidate struct {
 	Salience   float64
 	Confidence float64
 	CreatedAt  time.Time
-	// Selectable is the record of a selection candidate (competence,
-	// plan_graph), loaded before ranking; nil for other types.
-	Selectable *Record
+	// Loaded is the record, when it was loaded with the candidate (the
+	// store loads those likely to be hits or selected).
+	Loaded *Record
 }
 
 // ScoreParts are the components of a score, each in [0,1].
@@ -269,14 +265,17 @@ func unitClamp(x float64) float64 {
 // when the candidate has a vector similarity; text = Text / max Text over the
 // candidates. Ties break by layer order, then newest, then id.
 func Rank(q RetrieveQuery, cands []Candidate, now time.Time) []Hit {
-	w := BrowseWeights
-	if q.HasQuery() {
-		w = QueryWeights
-	}
 	maxText := 0.0
 	for _, c := range cands {
 		maxText = math.Max(maxText, c.Text)
 	}
+	return RankRelativeTo(q, cands, maxText, now)
+}
+
+// RankRelativeTo is Rank with text scores relative to maxText, the best
+// text score among all candidates (of which cands may be a part).
+func RankRelativeTo(q RetrieveQuery, cands []Candidate, maxText float64, now time.Time) []Hit {
+	w := q.Weights()
 	hits := make([]Hit, len(cands))
 	for i, c := range cands {
 		p := ScoreParts{Salience: unitClamp(c.Salience), Recency: Recency(c.CreatedAt, now), Confidence: unitClamp(c.Confidence)}
@@ -313,6 +312,14 @@ func cmpDesc(a, b float64) int {
 	return 1
 }
 
+// Weights are the weights q's scores are computed with.
+func (q RetrieveQuery) Weights() Weights {
+	if q.HasQuery() {
+		return QueryWeights
+	}
+	return BrowseWeights
+}
+
 // Retrieval is the result of a retrieval: the hits, best first, and the
 // selection among its competence and plan_graph candidates.
 type Retrieval struct {
@@ -322,36 +329,69 @@ type Retrieval struct {
 	Weights Weights
 	// VectorUsed is true when the query's embedding took part.
 	VectorUsed bool
+	// pending are selection candidates waiting for Complete.
+	pending []SelectionCandidate
 }
 
-// Finish ranks cands for q at now: the top q.Limit hits, and the selection
-// over the best MaxSelectionCandidates competence and plan_graph candidates
-// (which carry their record as Selectable). It returns the ids of the records to load:
-// the hits' and the selected ones'.
-func Finish(q RetrieveQuery, cands []Candidate, threshold float64, now time.Time) (*Retrieval, []string) {
-	ranked := Rank(q, cands, now)
-	out := &Retrieval{Weights: BrowseWeights, VectorUsed: len(q.Vector) > 0}
-	if q.HasQuery() {
-		out.Weights = QueryWeights
-	}
+// Finish ranks cands for q at now, text scores relative to maxText: the
+// top q.Limit hits, and the selection over the best MaxSelectionCandidates
+// competence and plan_graph candidates. Hits and selected records are those
+// the candidates were loaded with; missing lists the ids of those that were
+// not (the store loads them and fills them in).
+func Finish(q RetrieveQuery, cands []Candidate, maxText, threshold float64, now time.Time) (r *Retrieval, missing []string) {
+	ranked := RankRelativeTo(q, cands, maxText, now)
+	out := &Retrieval{Weights: q.Weights(), VectorUsed: len(q.Vector) > 0}
 	var sel []SelectionCandidate
 	for _, h := range ranked {
-		if (h.Type == TypeCompetence || h.Type == TypePlanGraph) && h.Selectable != nil && len(sel) < MaxSelectionCandidates {
-			sel = append(sel, SelectionCandidate{Record: h.Selectable, Similarity: h.Candidate.Vector})
+		if (h.Type == TypeCompetence || h.Type == TypePlanGraph) && len(sel) < MaxSelectionCandidates {
+			rec := h.Loaded
+			if rec == nil {
+				// A stand-in until the store loads it.
+				rec = &Record{ID: h.ID, Type: h.Type}
+				missing = append(missing, h.ID)
+			}
+			sel = append(sel, SelectionCandidate{Record: rec, Similarity: h.Candidate.Vector})
 		}
 	}
-	out.Selection = Select(sel, threshold, now)
 	out.Hits = ranked[:min(len(ranked), q.Limit)]
-	ids := make([]string, 0, len(out.Hits)+len(out.Selection.Selected))
-	for _, h := range out.Hits {
-		ids = append(ids, h.ID)
-	}
-	for _, r := range out.Selection.Selected {
-		if !slices.Contains(ids, r.ID) {
-			ids = append(ids, r.ID)
+	for i := range out.Hits {
+		if out.Hits[i].Record = out.Hits[i].Loaded; out.Hits[i].Record == nil && !slices.Contains(missing, out.Hits[i].ID) {
+			missing = append(missing, out.Hits[i].ID)
 		}
 	}
-	return out, ids
+	if len(missing) == 0 {
+		out.Selection = Select(sel, threshold, now)
+	} else {
+		out.pending = sel
+	}
+	return out, missing
+}
+
+// Complete fills in the records that Finish reported missing (those not
+// found are left out) and computes the selection.
+func (r *Retrieval) Complete(recs map[string]*Record, threshold float64, now time.Time) {
+	hits := r.Hits[:0]
+	for _, h := range r.Hits {
+		if h.Record == nil {
+			h.Record = recs[h.ID]
+		}
+		if h.Record != nil {
+			hits = append(hits, h)
+		}
+	}
+	r.Hits = hits
+	if r.pending != nil {
+		sel := r.pending[:0]
+		for _, c := range r.pending {
+			if c.Record.Payload == nil && recs[c.Record.ID] != nil {
+				c.Record = recs[c.Record.ID]
+			}
+			if c.Record.Payload != nil {
+				sel = append(sel, c)
+			}
+		}
+		r.Selection, r.pending = Select(sel, threshold, now), nil
+	}
 }
 
 // Graph retrieval bounds.

@@ -65,8 +65,12 @@ func TestNewRetrieveQuery(t *testing.T) {
 		!reflect.DeepEqual(q.Layers, []membrane.MemoryType{membrane.TypeWorking, membrane.TypeSemantic, membrane.TypeEpisodic}) {
 		t.Fatalf("query = %+v, %v", q, err)
 	}
-	if q.ScanLimit() != 200 || q.PerLayer() != 15 {
-		t.Errorf("scan %d, per layer %d", q.ScanLimit(), q.PerLayer())
+	if q.ScanLimit() != 100 {
+		t.Errorf("scan %d", q.ScanLimit())
+	}
+	q.Limit = 100
+	if q.ScanLimit() != 1000 {
+		t.Errorf("scan %d", q.ScanLimit())
 	}
 	bad := []struct {
 		name  string
@@ -264,21 +268,20 @@ func TestFinishSelectsAmongCompetenceAndPlans(t *testing.T) {
 		return &membrane.Record{ID: id, Type: membrane.TypeCompetence, Confidence: conf,
 			Lifecycle: membrane.Lifecycle{LastReinforcedAt: now}, Payload: &membrane.CompetencePayload{SkillName: id}}
 	}
+	fact := &membrane.Record{ID: "fact", Type: membrane.TypeSemantic}
 	cands := []membrane.Candidate{
-		{ID: "fact", Type: membrane.TypeSemantic, Text: 10, Salience: 1, Confidence: 1, CreatedAt: now},
-		{ID: "deploy", Type: membrane.TypeCompetence, Text: 5, Salience: 1, Confidence: 1, CreatedAt: now, Selectable: skill("deploy", 1)},
-		{ID: "rollback", Type: membrane.TypeCompetence, Text: 1, Salience: 1, Confidence: 0.4, CreatedAt: now, Selectable: skill("rollback", 0.4)},
+		{ID: "fact", Type: membrane.TypeSemantic, Text: 10, Salience: 1, Confidence: 1, CreatedAt: now, Loaded: fact},
+		{ID: "deploy", Type: membrane.TypeCompetence, Text: 5, Salience: 1, Confidence: 1, CreatedAt: now, Loaded: skill("deploy", 1)},
+		{ID: "rollback", Type: membrane.TypeCompetence, Text: 1, Salience: 1, Confidence: 0.4, CreatedAt: now, Loaded: skill("rollback", 0.4)},
 	}
 	q := membrane.RetrieveQuery{Terms: []string{"deploy"}, Limit: 2}
-	r, ids := membrane.Finish(q, cands, 0.7, now)
-	if len(r.Hits) != 2 || r.Hits[0].ID != "fact" || r.Hits[1].ID != "deploy" {
-		t.Fatalf("hits = %+v", r.Hits)
+	// Text relative to 20, the best text score of all candidates (of which
+	// these are the best few).
+	r, missing := membrane.Finish(q, cands, 20, 0.7, now)
+	if len(missing) != 0 || len(r.Hits) != 2 || r.Hits[0].ID != "fact" || r.Hits[1].ID != "deploy" || r.Hits[0].Record != fact || r.Hits[0].Parts.Text != 0.5 {
+		t.Fatalf("hits = %+v, missing %v", r.Hits, missing)
 	}
-	// Both skills are scored although only one made the hits; the
-	// rollback skill's record must be loaded too.
-	if !reflect.DeepEqual(ids, []string{"fact", "deploy", "rollback"}) {
-		t.Errorf("ids to load = %v", ids)
-	}
+	// Both skills are scored although only one made the hits.
 	s := r.Selection
 	if len(s.Selected) != 2 || s.Selected[0].ID != "deploy" || s.Selected[1].ID != "rollback" {
 		t.Fatalf("selection = %+v", s)
@@ -290,5 +293,17 @@ func TestFinishSelectsAmongCompetenceAndPlans(t *testing.T) {
 	}
 	if r.Weights != membrane.QueryWeights || r.VectorUsed {
 		t.Errorf("weights %+v vector %v", r.Weights, r.VectorUsed)
+	}
+
+	// Records not loaded with their candidates are reported missing, then
+	// completed; one that cannot be loaded is left out.
+	cands[0].Loaded, cands[2].Loaded = nil, nil
+	r, missing = membrane.Finish(q, cands, 20, 0.7, now)
+	if !reflect.DeepEqual(missing, []string{"rollback", "fact"}) || r.Hits[0].Record != nil {
+		t.Fatalf("missing %v", missing)
+	}
+	r.Complete(map[string]*membrane.Record{"rollback": skill("rollback", 0.4)}, 0.7, now)
+	if len(r.Hits) != 1 || r.Hits[0].ID != "deploy" || len(r.Selection.Selected) != 2 || !near(r.Selection.Scores[1].Score, second) {
+		t.Errorf("completed: hits %+v selection %+v", r.Hits, r.Selection)
 	}
 }

@@ -36,17 +36,17 @@ var (
 		}
 		return out
 	}()
-	retrieveRecords = strings.ReplaceAll(cypher.Must("retrieve_records"), "__AS_OF__", asOfFragment)
+	retrieveRecordsAsOf = strings.ReplaceAll(cypher.Must("retrieve_records_as_of"), "__AS_OF__", asOfFragment)
 )
 
-// Retrieve ranks records for q in one read transaction: the candidates
-// statement (once more, scanning further, when gating left fewer candidates
-// than asked for and the index had more), then the records of the hits.
+// Retrieve ranks records for q in one read transaction, usually of one
+// statement: the candidates with the records of the best (run again,
+// scanning further, when gating left fewer candidates than asked for and
+// the index had more).
 func (db *DB) Retrieve(ctx context.Context, q membrane.RetrieveQuery, threshold float64) (*membrane.Retrieval, error) {
 	now := db.rankingInstant(q)
 	out, err := read(ctx, db, func(tx neo4j.ManagedTransaction) (*membrane.Retrieval, error) {
-		r, _, err := db.retrieve(ctx, tx, q, threshold, now)
-		return r, err
+		return db.retrieve(ctx, tx, q, threshold, now)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("retrieve: %w", err)
@@ -65,40 +65,34 @@ func (db *DB) rankingInstant(q membrane.RetrieveQuery) time.Time {
 	return db.Now().UTC()
 }
 
-// retrieve runs a retrieval in tx and returns it with its hits' records
-// keyed by id.
-func (db *DB) retrieve(ctx context.Context, tx neo4j.ManagedTransaction, q membrane.RetrieveQuery, threshold float64, now time.Time) (*membrane.Retrieval, map[string]*membrane.Record, error) {
-	cands, err := db.candidates(ctx, tx, q, now)
+// retrieve runs a retrieval in tx: the candidates statement, which also
+// returns the records of the best, then (only if ranking in Go picked one
+// it did not return) the missing records.
+func (db *DB) retrieve(ctx context.Context, tx neo4j.ManagedTransaction, q membrane.RetrieveQuery, threshold float64, now time.Time) (*membrane.Retrieval, error) {
+	cands, best, err := db.candidates(ctx, tx, q, now)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	r, ids := membrane.Finish(q, cands, threshold, now)
-	recs, err := recordsIn(ctx, tx, retrieveRecords, gated(ctx, map[string]any{"ids": ids, "asOf": timeParam(q.AsOf)}), q.AsOf)
-	if err != nil {
-		return nil, nil, err
-	}
-	// A hit that vanished between the two statements of this transaction
-	// (it cannot under Neo4j's isolation, but the view is the last word)
-	// is left out.
-	hits := r.Hits[:0]
-	for _, h := range r.Hits {
-		if h.Record = recs[h.ID]; h.Record != nil {
-			hits = append(hits, h)
+	r, missing := membrane.Finish(q, cands, best, threshold, now)
+	if len(missing) > 0 {
+		stmt := cypher.Must("retrieve_records")
+		if q.AsOf != nil {
+			stmt = retrieveRecordsAsOf
 		}
-	}
-	r.Hits = hits
-	for i, s := range r.Selection.Selected {
-		if rec := recs[s.ID]; rec != nil {
-			r.Selection.Selected[i] = rec
+		recs, err := recordsIn(ctx, tx, stmt, gated(ctx, map[string]any{"ids": missing, "asOf": timeParam(q.AsOf)}), q.AsOf)
+		if err != nil {
+			return nil, err
 		}
+		r.Complete(recs, threshold, now)
 	}
-	return r, recs, nil
+	return r, nil
 }
 
-// candidates reads the candidates of q, scanning further (up to maxScan
-// matches) while the index returned as many matches as were asked for but
-// gating and filters left fewer candidates than q.Limit.
-func (db *DB) candidates(ctx context.Context, tx neo4j.ManagedTransaction, q membrane.RetrieveQuery, now time.Time) ([]membrane.Candidate, error) {
+// candidates reads the candidates of q and the best text score among them,
+// scanning further (up to maxScan matches) while the index returned as
+// many matches as were asked for but gating and filters left fewer
+// candidates than q.Limit.
+func (db *DB) candidates(ctx context.Context, tx neo4j.ManagedTransaction, q membrane.RetrieveQuery, now time.Time) ([]membrane.Candidate, float64, error) {
 	hits := "browse"
 	switch {
 	case len(q.Vector) > 0:
@@ -111,11 +105,18 @@ func (db *DB) candidates(ctx context.Context, tx neo4j.ManagedTransaction, q mem
 		state = "asOf"
 	}
 	stmt := retrieveStatements[hits+"/"+state]
+	w := q.Weights()
+	layerRank := map[string]any{}
+	for _, t := range membrane.MemoryTypes {
+		layerRank[string(t)] = int64(membrane.LayerIndex(t))
+	}
 	params := gated(ctx, map[string]any{
 		"lucene": membrane.LuceneQuery(q.Terms), "layers": stringsOf(q.Layers), "asOf": timeParam(q.AsOf),
 		"includeRetracted": q.IncludeRetracted, "minSalience": q.MinSalience, "nowMs": now.UnixMilli(),
-		"perLayer": int64(q.PerLayer()), "browse": hits == "browse",
 		"vector": nil, "vectorIndex": nil, "scopes": nil,
+		"wRelevance": w.Relevance, "wSalience": w.Salience, "wRecency": w.Recency, "wConfidence": w.Confidence,
+		"blend": membrane.VectorBlend, "recencyHalfLifeMs": float64(membrane.RecencyHalfLife.Milliseconds()),
+		"layerRank": layerRank, "limit": int64(q.Limit), "selectLimit": int64(membrane.MaxSelectionCandidates),
 	})
 	if q.Scopes != nil {
 		params["scopes"] = q.Scopes
@@ -127,17 +128,19 @@ func (db *DB) candidates(ctx context.Context, tx neo4j.ManagedTransaction, q mem
 		params["scan"] = int64(scan)
 		row, err := single(ctx, tx, stmt, params)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		raw, _ := row.Values[0].(int64)
-		rows, _ := row.Values[1].([]any)
+		best := float(row.Values[1])
+		rows, _ := row.Values[2].([]any)
 		if len(rows) >= q.Limit || raw < int64(scan) || scan >= maxScan || hits == "browse" {
-			return candidateRows(rows, q.AsOf)
+			cands, err := candidateRows(ctx, rows, q.AsOf)
+			return cands, best, err
 		}
 	}
 }
 
-func candidateRows(rows []any, asOf *time.Time) ([]membrane.Candidate, error) {
+func candidateRows(ctx context.Context, rows []any, asOf *time.Time) ([]membrane.Candidate, error) {
 	out := make([]membrane.Candidate, 0, len(rows))
 	for _, x := range rows {
 		m, _ := x.(map[string]any)
@@ -154,7 +157,8 @@ func candidateRows(rows []any, asOf *time.Time) ([]membrane.Candidate, error) {
 				return nil, err
 			}
 			r.AsOf = asOf
-			c.Selectable = r
+			// Candidates are records seen in full; the view is the last word.
+			c.Loaded = view(ctx, r)
 		}
 		out = append(out, c)
 	}
@@ -190,7 +194,7 @@ func (db *DB) RetrieveGraph(ctx context.Context, g membrane.GraphQuery, threshol
 	now := db.rankingInstant(g.Roots)
 	t := membrane.TrustFromContext(ctx)
 	out, err := read(ctx, db, func(tx neo4j.ManagedTransaction) (*membrane.GraphRetrieval, error) {
-		r, _, err := db.retrieve(ctx, tx, g.Roots, threshold, now)
+		r, err := db.retrieve(ctx, tx, g.Roots, threshold, now)
 		if err != nil {
 			return nil, err
 		}
