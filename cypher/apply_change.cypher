@@ -1,7 +1,6 @@
-// Apply one planned revision or capture (internal/membrane.Change): new
-// records, next states of locked records, edges, embeddings (vector search)
-// and audit entries, all in the caller's transaction. Relationship types
-// come from the fixed predicate vocabulary.
+// Apply one planned revision (internal/membrane.Change): new records, next
+// states of locked records, edges and audit entries, all in the caller's
+// transaction. Relationship types come from the fixed predicate vocabulary.
 CALL {
   UNWIND $creates AS c
   CREATE (m:Memory {id: c.id})
@@ -18,11 +17,6 @@ CALL {
   MATCH (a:Memory {id: e.from}), (b:Memory {id: e.to})
   MERGE (a)-[r:$(e.type)]->(b)
   SET r += e.props
-}
-CALL {
-  UNWIND $vectors AS x
-  MATCH (m:Memory {id: x.id})
-  CREATE (m)-[:HAS_EMBEDDING]->(:MemoryVector {vector: x.vector, model: x.model, createdAt: m.createdAt})
 }
 CALL {
   UNWIND $audits AS a

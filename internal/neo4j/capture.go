@@ -40,7 +40,7 @@ func (db *DB) Capture(ctx context.Context, idem *membrane.Idempotency, c *membra
 			}
 			plan = c.Plan(found, actor)
 		}
-		if err := applyChange(ctx, tx, nil, plan.Change); err != nil {
+		if err := apply(ctx, tx, cypher.Must("capture_apply"), nil, plan.Change); err != nil {
 			return nil, err
 		}
 		return append([]*membrane.Record{c.Primary}, plan.Created...), nil

@@ -71,6 +71,12 @@ func recordsByID(ctx context.Context, tx neo4j.ManagedTransaction, stmt string, 
 // properties that changed from what was read (before): rewriting the rest
 // would cost index maintenance, the full-text index above all.
 func applyChange(ctx context.Context, tx neo4j.ManagedTransaction, before map[string]*membrane.Record, c *membrane.Change) error {
+	return apply(ctx, tx, cypher.Must("apply_change"), before, c)
+}
+
+// apply writes c with stmt, a statement taking $creates, $updates, $edges,
+// $vectors and $audits (apply_change, or capture_apply for captures).
+func apply(ctx context.Context, tx neo4j.ManagedTransaction, stmt string, before map[string]*membrane.Record, c *membrane.Change) error {
 	creates := make([]map[string]any, len(c.Creates))
 	for i, r := range c.Creates {
 		props, err := recordProps(r)
@@ -114,7 +120,7 @@ func applyChange(ctx context.Context, tx neo4j.ManagedTransaction, before map[st
 			vectors = append(vectors, map[string]any{"id": r.ID, "vector": v, "model": c.EmbeddingModel})
 		}
 	}
-	_, err := single(ctx, tx, cypher.Must("apply_change"), map[string]any{
+	_, err := single(ctx, tx, stmt, map[string]any{
 		"creates": creates, "updates": updates, "edges": edges, "audits": audits, "vectors": vectors,
 	})
 	return err
