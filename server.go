@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -101,8 +102,14 @@ func run(args []string) error {
 		Handler:           graph.NewHandler(resolver, db, keys, log),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
+	// Listen before logging that we do, so that a client reacting to the
+	// log line finds the port open.
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return err
+	}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.ListenAndServe() }()
+	go func() { errc <- srv.Serve(ln) }()
 	log.Info("membrane listening", "graphiql", "http://"+cfg.Listen+"/", "graphql", "http://"+cfg.Listen+"/graphql")
 
 	select {

@@ -5,7 +5,12 @@
 // be seen in full or redacted, never invisible, so an invisible record's
 // id, edges and predicates never leave the database. At most $fanout edges
 // per record (a hub costs no more than that) and $rowLimit in all.
-// Records already in the result ($seen) come without their properties.
+//
+// Of the records reached that are not in the result yet ($seen), the first
+// $budget (in frontier order, so the best roots' neighbours first) join it
+// and come with their properties; edges are returned only between records
+// of the result. more is true when the budget, $fanout or $rowLimit may
+// have left records or edges out.
 UNWIND $frontier AS fid
 MATCH (a:Memory {id: fid})
 WHERE a.sensitivityLevel <= $ceiling AND ($allScopes OR a.scope = '' OR a.scope IN $trustScopes)
@@ -17,5 +22,20 @@ CALL (a) {
 }
 WITH a, r, x
 LIMIT $rowLimit
-RETURN a.id AS from, startNode(r) = a AS outgoing, type(r) AS type, r.weight AS weight, r.createdAt AS createdAt,
-       r.actor AS actor, x.id AS id, CASE WHEN x.id IN $seen THEN null ELSE properties(x) END AS props
+WITH collect({a: a.id, r: r, x: x}) AS rows
+CALL (rows) {
+  UNWIND rows AS row
+  WITH row.x AS x
+  WHERE NOT x.id IN $seen
+  WITH DISTINCT x
+  LIMIT $budget
+  RETURN collect(x) AS fresh
+}
+RETURN
+  [row IN rows WHERE row.x IN fresh OR row.x.id IN $seen | {
+    from: row.a, outgoing: startNode(row.r).id = row.a, type: type(row.r), weight: row.r.weight,
+    createdAt: row.r.createdAt, actor: row.r.actor, to: row.x.id}] AS edges,
+  [x IN fresh | properties(x)] AS nodes,
+  any(row IN rows WHERE NOT row.x.id IN $seen AND NOT row.x IN fresh)
+    OR size(rows) >= $rowLimit
+    OR any(f IN $frontier WHERE size([row IN rows WHERE row.a = f]) >= $fanout) AS more

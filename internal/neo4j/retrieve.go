@@ -215,49 +215,42 @@ func (db *DB) RetrieveGraph(ctx context.Context, g membrane.GraphQuery, threshol
 			for id := range seen {
 				ids = append(ids, id)
 			}
-			rows, err := collect(ctx, tx, cypher.Must("retrieve_graph_hop"), gated(ctx, map[string]any{
-				"frontier": frontier, "types": types, "seen": ids,
+			row, err := single(ctx, tx, cypher.Must("retrieve_graph_hop"), gated(ctx, map[string]any{
+				"frontier": frontier, "types": types, "seen": ids, "budget": int64(g.NodeLimit - len(seen)),
 				"fanout": int64(g.Fanout()), "rowLimit": int64(4 * g.Fanout()),
 			}))
 			if err != nil {
 				return nil, err
 			}
-			if len(rows) >= 4*g.Fanout() {
+			edges, _ := row.Values[0].([]any)
+			nodes, _ := row.Values[1].([]any)
+			if more, _ := row.Values[2].(bool); more {
 				gr.Truncated = true
 			}
-			perNode := map[string]int{}
 			var next []*membrane.GraphNode
-			for _, row := range rows {
-				if perNode[str(row.Values[0])]++; perNode[str(row.Values[0])] >= g.Fanout() {
-					gr.Truncated = true
+			for _, x := range nodes {
+				props, _ := x.(map[string]any)
+				rec, err := recordFromProps(props)
+				if err != nil {
+					return nil, err
 				}
-				from, _ := row.Values[0].(string)
-				outgoing, _ := row.Values[1].(bool)
-				id, _ := row.Values[6].(string)
-				if seen[id] == nil {
-					props, ok := row.Values[7].(map[string]any)
-					if !ok {
-						continue
-					}
-					if len(seen) >= g.NodeLimit {
-						gr.Truncated = true
-						continue
-					}
-					rec, err := recordFromProps(props)
-					if err != nil {
-						return nil, err
-					}
-					if rec = t.View(rec); rec == nil {
-						continue
-					}
-					n := &membrane.GraphNode{Record: rec, Hop: hop}
-					seen[id] = n
-					next = append(next, n)
+				if rec = t.View(rec); rec == nil || seen[rec.ID] != nil {
+					continue
 				}
-				e := &membrane.Relation{Predicate: membrane.PredicateOfRelType(str(row.Values[2])), Weight: float(row.Values[3]),
-					CreatedAt: tm(row.Values[4]), Actor: str(row.Values[5]), SourceID: from, TargetID: id}
-				if !outgoing {
-					e.SourceID, e.TargetID = id, from
+				n := &membrane.GraphNode{Record: rec, Hop: hop}
+				seen[rec.ID] = n
+				next = append(next, n)
+			}
+			for _, x := range edges {
+				m, _ := x.(map[string]any)
+				from, to := str(m["from"]), str(m["to"])
+				if seen[to] == nil {
+					continue
+				}
+				e := &membrane.Relation{Predicate: membrane.PredicateOfRelType(str(m["type"])), Weight: float(m["weight"]),
+					CreatedAt: tm(m["createdAt"]), Actor: str(m["actor"]), SourceID: from, TargetID: to}
+				if m["outgoing"] != true {
+					e.SourceID, e.TargetID = to, from
 				}
 				key := e.SourceID + "\x00" + string(e.Predicate) + "\x00" + e.TargetID
 				if edgeSeen[key] {
