@@ -22,6 +22,13 @@ CALL {
   CREATE (m)-[:HAS_EMBEDDING]->(:MemoryVector {vector: x.vector, model: x.model, createdAt: m.createdAt})
 }
 CALL {
+  // New entities' ids go to the lock buckets of their names (the 32 most
+  // recent are kept), where entity_lock finds them (see there).
+  UNWIND $recent AS x
+  MATCH (l:EntityLock {bucket: x.bucket})
+  SET l.recent = ([x.id] + coalesce(l.recent, []))[0..32]
+}
+CALL {
   UNWIND $audits AS a
   MATCH (m:Memory {id: a.recordId})
   CREATE (x:AuditEntry)

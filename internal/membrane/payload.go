@@ -437,7 +437,7 @@ func BrowserFields(p Payload) map[string]any {
 		return map[string]any{"planId": p.PlanID, "intent": p.Intent}
 	case *EntityPayload:
 		// terms are the normalised names the entity is resolved by
-		// (captureMemory), indexed by entity_terms.
+		// (captureMemory), indexed by entity_name_terms.
 		return map[string]any{"canonicalName": p.CanonicalName, "primaryType": p.PrimaryType, "terms": EntityTerms(p)}
 	}
 	return nil

@@ -19,28 +19,37 @@ const entityLockBuckets = 4096
 
 // Capture writes a capture in one write transaction: look up the entities
 // its mentions may resolve to, plan, and, when the plan creates entities,
-// lock their names' buckets, look up again and plan again (so that of two
-// concurrent captures creating the same entity, the second reuses the
-// first's), then apply the plan. With idem, a repeated request returns the
+// lock their names' buckets and look up again (in the index and among the
+// entities recently created under those locks) and plan again, so that of
+// two concurrent captures creating the same entity the second reuses the
+// first's; then apply the plan. With idem, a repeated request returns the
 // first one's records (Captured.Replayed).
 func (db *DB) Capture(ctx context.Context, idem *membrane.Idempotency, c *membrane.Capture, actor string) (*membrane.Captured, error) {
 	var plan *membrane.CapturePlan
 	recs, err := db.idempotent(ctx, idem, func(tx neo4j.ManagedTransaction) ([]*membrane.Record, error) {
-		found, err := lookupEntities(ctx, tx, c.Scope(), c.Terms())
+		found, err := lookupEntities(ctx, tx, cypher.Must("entity_lookup"), c.Scope(), c.Terms(), nil)
 		if err != nil {
 			return nil, err
 		}
 		plan = c.Plan(found, actor)
 		if len(plan.NewTerms) > 0 {
-			if _, err := single(ctx, tx, cypher.Must("entity_lock"), map[string]any{"buckets": lockBuckets(c.Scope(), plan.NewTerms)}); err != nil {
-				return nil, err
-			}
-			if found, err = lookupEntities(ctx, tx, c.Scope(), c.Terms()); err != nil {
+			buckets := lockBuckets(c.Scope(), plan.NewTerms)
+			if found, err = lookupEntities(ctx, tx, cypher.Must("entity_lock"), c.Scope(), c.Terms(), buckets); err != nil {
 				return nil, err
 			}
 			plan = c.Plan(found, actor)
 		}
-		if err := apply(ctx, tx, cypher.Must("capture_apply"), nil, plan.Change); err != nil {
+		// New entities are remembered in the buckets of their names (locked
+		// above), for the captures that wait on those locks.
+		recent := []map[string]any{}
+		for _, e := range plan.Created {
+			if p, ok := e.Payload.(*membrane.EntityPayload); ok {
+				for _, b := range lockBuckets(c.Scope(), membrane.EntityTerms(p)) {
+					recent = append(recent, map[string]any{"bucket": b, "id": e.ID})
+				}
+			}
+		}
+		if err := apply(ctx, tx, cypher.Must("capture_apply"), nil, plan.Change, map[string]any{"recent": recent}); err != nil {
 			return nil, err
 		}
 		return append([]*membrane.Record{c.Primary}, plan.Created...), nil
@@ -55,13 +64,15 @@ func (db *DB) Capture(ctx context.Context, idem *membrane.Idempotency, c *membra
 }
 
 // lookupEntities returns the entities of scope named by any of terms that
-// the request sees in full and that are not retracted.
-func lookupEntities(ctx context.Context, tx neo4j.ManagedTransaction, scope string, terms []string) ([]*membrane.Record, error) {
+// the request sees in full and that are not retracted, with stmt
+// (entity_lookup, or entity_lock which first locks buckets).
+func lookupEntities(ctx context.Context, tx neo4j.ManagedTransaction, stmt, scope string, terms []string, buckets []int64) ([]*membrane.Record, error) {
 	if len(terms) == 0 {
 		return nil, nil
 	}
-	rows, err := collect(ctx, tx, cypher.Must("entity_lookup"), gated(ctx, map[string]any{
+	rows, err := collect(ctx, tx, stmt, gated(ctx, map[string]any{
 		"query": entityQuery(scope, terms), "scope": scope, "terms": terms, "limit": int64(min(20*len(terms), 2000)),
+		"buckets": buckets,
 	}))
 	if err != nil {
 		return nil, err
@@ -80,7 +91,7 @@ func lookupEntities(ctx context.Context, tx neo4j.ManagedTransaction, scope stri
 	return out, nil
 }
 
-// entityQuery is the Lucene query of entity_terms for terms in scope: the
+// entityQuery is the Lucene query of entity_name_terms for terms in scope: the
 // exact scope and any of the exact terms, each a quoted phrase (which the
 // keyword analyzer keeps whole) with \ and " escaped.
 func entityQuery(scope string, terms []string) string {

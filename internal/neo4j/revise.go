@@ -71,12 +71,13 @@ func recordsByID(ctx context.Context, tx neo4j.ManagedTransaction, stmt string, 
 // properties that changed from what was read (before): rewriting the rest
 // would cost index maintenance, the full-text index above all.
 func applyChange(ctx context.Context, tx neo4j.ManagedTransaction, before map[string]*membrane.Record, c *membrane.Change) error {
-	return apply(ctx, tx, cypher.Must("apply_change"), before, c)
+	return apply(ctx, tx, cypher.Must("apply_change"), before, c, nil)
 }
 
 // apply writes c with stmt, a statement taking $creates, $updates, $edges,
-// $vectors and $audits (apply_change, or capture_apply for captures).
-func apply(ctx context.Context, tx neo4j.ManagedTransaction, stmt string, before map[string]*membrane.Record, c *membrane.Change) error {
+// $vectors and $audits (apply_change, or capture_apply for captures) and
+// the extra parameters.
+func apply(ctx context.Context, tx neo4j.ManagedTransaction, stmt string, before map[string]*membrane.Record, c *membrane.Change, extra map[string]any) error {
 	creates := make([]map[string]any, len(c.Creates))
 	for i, r := range c.Creates {
 		props, err := recordProps(r)
@@ -120,9 +121,11 @@ func apply(ctx context.Context, tx neo4j.ManagedTransaction, stmt string, before
 			vectors = append(vectors, map[string]any{"id": r.ID, "vector": v, "model": c.EmbeddingModel})
 		}
 	}
-	_, err := single(ctx, tx, stmt, map[string]any{
-		"creates": creates, "updates": updates, "edges": edges, "audits": audits, "vectors": vectors,
-	})
+	params := map[string]any{"creates": creates, "updates": updates, "edges": edges, "audits": audits, "vectors": vectors}
+	for k, v := range extra {
+		params[k] = v
+	}
+	_, err := single(ctx, tx, stmt, params)
 	return err
 }
 
