@@ -13,7 +13,8 @@
 //
 // Effective salience is internal/membrane.EffectiveSalience at $nowMs (the
 // ranking instant, epoch milliseconds), from the salience at the decay
-// anchor: baseSalience when stored, else salience.
+// anchor: baseSalience when stored, else salience (as of an instant: the
+// salience then).
 //
 // Returns raw (how many matches the index returned before gating: when it
 // is $scan, more may exist and the caller may scan further), best (the best
@@ -30,7 +31,9 @@ CALL (hits) {
   __STATE__
   WITH m, v, text, vec
   WHERE $includeRetracted OR v.status <> 'retracted'
-  WITH m, v, text, vec, coalesce(v.baseSalience, v.salience) AS base,
+  // As of an instant, the salience then is the base (the audit trail keeps
+  // salience, not baseSalience).
+  WITH m, v, text, vec, CASE WHEN $asOf IS NULL THEN coalesce(v.baseSalience, v.salience) ELSE v.salience END AS base,
        CASE WHEN $nowMs > v.lastReinforcedAt.epochMillis
             THEN ($nowMs - v.lastReinforcedAt.epochMillis) / 1000.0 ELSE 0.0 END AS elapsed
   WITH m, v, text, vec, base,

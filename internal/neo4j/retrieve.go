@@ -24,7 +24,7 @@ const maxScan = 20_000
 var (
 	retrieveStatements = func() map[string]string {
 		stateNow := "WITH m, m AS v, text, vec"
-		stateAsOf := "CALL (m) {\n" + asOfFragment + "\n}\nWITH m, v {.*, baseSalience: null} AS v, text, vec"
+		stateAsOf := "CALL (m) {\n" + asOfFragment + "\n}\nWITH m, v, text, vec"
 		out := map[string]string{}
 		for _, hits := range []string{"text", "vector", "browse"} {
 			for state, frag := range map[string]string{"now": stateNow, "asOf": stateAsOf} {
