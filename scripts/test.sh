@@ -28,7 +28,7 @@ echo "== go vet"
 go vet ./...
 
 echo "== generated code is up to date"
-gen_files=(graph/generated.go graph/models_gen.go graph/schema.resolvers.go)
+gen_files=(graph/generated.go graph/models_gen.go graph/*.resolvers.go)
 before="$(sha256sum "${gen_files[@]}")"
 go generate ./...
 after="$(sha256sum "${gen_files[@]}")"
