@@ -23,6 +23,7 @@ import (
 	"github.com/membrane/membrane/graph"
 	"github.com/membrane/membrane/internal/config"
 	"github.com/membrane/membrane/internal/jobs"
+	"github.com/membrane/membrane/internal/embedding"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4j"
 )
@@ -154,7 +155,19 @@ func run(args []string) error {
 	runner.Start()
 
 	resolver := &graph.Resolver{Store: db, Revisions: db, Lineages: db, Deletes: db, MetricsService: db, Jobs: runner,
-		Policy: policy, Now: time.Now}
+		Retrieval: db, Captures: db, Policy: policy, SelectionThreshold: cfg.SelectionConfidenceThreshold, Log: log, Now: time.Now}
+	if e := cfg.Embedding; e.Enabled() {
+		emb, err := embedding.New(embedding.Config{Endpoint: e.Endpoint, Model: e.Model, APIKey: e.APIKey,
+			Dimensions: e.Dimensions, SendDimensions: e.SendDimensions, Timeout: e.Timeout})
+		if err != nil {
+			return err
+		}
+		if err := db.EnsureVectorIndex(ctx, e.Dimensions); err != nil {
+			return err
+		}
+		resolver.Embedder, resolver.EmbedMaxSensitivity = emb, membrane.Sensitivity(e.MaxSensitivity)
+		log.Info("vector search on", "model", e.Model, "dimensions", e.Dimensions, "max_sensitivity", e.MaxSensitivity)
+	}
 	srv := &http.Server{
 		Addr:              cfg.Listen,
 		Handler:           graph.NewHandler(resolver, db, keys, log),

@@ -11,7 +11,7 @@ import (
 // compile and run against the real schema.
 func TestAnalystQueriesRun(t *testing.T) {
 	db := neo4jtest.DB(t)
-	params := map[string]any{"id": "no-such-record", "actor": "no-such-actor", "scope": "no-such-scope"}
+	params := map[string]any{"id": "no-such-record", "actor": "no-such-actor", "scope": "no-such-scope", "name": "no-such-name"}
 	queries := cypher.Analyst()
 	if len(queries) < 5 {
 		t.Fatalf("found %d analyst queries", len(queries))

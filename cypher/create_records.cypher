@@ -1,10 +1,14 @@
 // Create records and their create audit entries, one row per record.
-// $records: [{id, label, props, audit}]. The label comes from the fixed
-// type vocabulary; a duplicate id fails the whole transaction on memory_id.
+// $records: [{id, label, props, audit, vector, model}]. The label comes from
+// the fixed type vocabulary; a duplicate id fails the whole transaction on
+// memory_id. A record's embedding (vector search), when given, goes on its
+// own MemoryVector node.
 UNWIND $records AS r
 CREATE (m:Memory {id: r.id})
 SET m += r.props
 SET m:$(r.label)
+FOREACH (v IN CASE WHEN r.vector IS NULL THEN [] ELSE [r.vector] END |
+  CREATE (m)-[:HAS_EMBEDDING]->(:MemoryVector {vector: v, model: r.model, createdAt: m.createdAt}))
 CREATE (a:AuditEntry)
 SET a = r.audit, a.scope = m.scope, a.sensitivityLevel = m.sensitivityLevel
 CREATE (m)-[:HAS_AUDIT]->(a)

@@ -25,6 +25,19 @@ CREATE INDEX audit_action IF NOT EXISTS FOR (a:AuditEntry) ON (a.action);
 DROP INDEX memory_search IF EXISTS;
 CREATE FULLTEXT INDEX memory_text IF NOT EXISTS FOR (m:Memory) ON EACH [m.name, m.searchText]
   OPTIONS {indexConfig: {`fulltext.analyzer`: 'standard-no-stop-words', `fulltext.eventually_consistent`: true}};
+// Entity resolution (captureMemory): entities by normalised name or alias
+// (Entity.terms, a list) within a scope. The keyword analyzer keeps each
+// name and the scope whole, so a query matches them exactly. Only Entity
+// nodes are indexed. It is eventually consistent: a synchronous index made
+// every capture that creates an entity commit a Lucene update (8 ms instead
+// of 2, docs/BENCHMARKS-retrieval.md); the entities a capture created
+// recently are found through its lock buckets instead (entity_lock).
+// entity_terms was the earlier, synchronous version of this index.
+DROP INDEX entity_terms IF EXISTS;
+CREATE FULLTEXT INDEX entity_name_terms IF NOT EXISTS FOR (e:Entity) ON EACH [e.terms, e.scope]
+  OPTIONS {indexConfig: {`fulltext.analyzer`: 'keyword', `fulltext.eventually_consistent`: true}};
+// Lock buckets that serialise captures creating same-named entities.
+CREATE CONSTRAINT entity_lock_bucket IF NOT EXISTS FOR (l:EntityLock) REQUIRE l.bucket IS UNIQUE;
 // Idempotency keys of mutations.
 CREATE CONSTRAINT idempotency_key IF NOT EXISTS FOR (k:IdempotencyKey) REQUIRE k.key IS UNIQUE;
 // Maintenance jobs: one lease per job (and scope restriction), one node per run.

@@ -57,7 +57,7 @@ func newClient(t testing.TB, others ...membrane.Principal) *client {
 		ring = append(ring, k)
 		keys[p.Actor] = secret
 	}
-	r := &graph.Resolver{Store: db, Revisions: db, Lineages: db, Policy: membrane.DefaultPolicy(), Now: time.Now}
+	r := &graph.Resolver{Store: db, Revisions: db, Lineages: db, Retrieval: db, Captures: db, Policy: membrane.DefaultPolicy(), Now: time.Now}
 	srv := httptest.NewServer(graph.NewHandler(r, db, membrane.NewKeyring(ring), slog.New(slog.NewTextHandler(io.Discard, nil))))
 	t.Cleanup(srv.Close)
 	return &client{t: t, url: srv.URL, db: db, key: keys[admin.Actor], actor: admin.Actor, keys: keys}

@@ -69,6 +69,12 @@ type ComplexityRoot struct {
 		Timestamp    func(childComplexity int) int
 	}
 
+	CaptureResult struct {
+		Created func(childComplexity int) int
+		Edges   func(childComplexity int) int
+		Primary func(childComplexity int) int
+	}
+
 	CompetencePayload struct {
 		FailureModes  func(childComplexity int) int
 		Fallbacks     func(childComplexity int) int
@@ -128,6 +134,13 @@ type ComplexityRoot struct {
 		SourceID   func(childComplexity int) int
 		SourceType func(childComplexity int) int
 		Timestamp  func(childComplexity int) int
+	}
+
+	GraphNode struct {
+		Hit    func(childComplexity int) int
+		Hop    func(childComplexity int) int
+		Record func(childComplexity int) int
+		Root   func(childComplexity int) int
 	}
 
 	JobRun struct {
@@ -200,6 +213,7 @@ type ComplexityRoot struct {
 
 	Mutation struct {
 		AddRelation        func(childComplexity int, sourceID string, predicate membrane.Predicate, targetID string, weight *float64, actor *string, rationale *string, idempotencyKey *string) int
+		CaptureMemory      func(childComplexity int, input membrane.CaptureInput, idempotencyKey *string) int
 		Contest            func(childComplexity int, id string, contestingRef string, actor *string, rationale *string, expectedVersion *int64, idempotencyKey *string) int
 		CreateRecord       func(childComplexity int, input membrane.RecordInput, actor *string, idempotencyKey *string) int
 		DeleteRecord       func(childComplexity int, id string, rationale *string, expectedVersion *int64) int
@@ -279,12 +293,14 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		AuditLog func(childComplexity int, filter *membrane.AuditFilter, first *int64, after *string) int
-		JobRuns  func(childComplexity int, job *membrane.JobName, first *int64, after *string) int
-		Lineage  func(childComplexity int, id string, direction *membrane.Direction, predicates []membrane.Predicate, maxDepth *int64, limit *int64, asOf *time.Time) int
-		Metrics  func(childComplexity int, scopes []string) int
-		Record   func(childComplexity int, id string, asOf *time.Time) int
-		Records  func(childComplexity int, filter *membrane.RecordFilter, orderBy *RecordOrder, first *int64, after *string, asOf *time.Time) int
+		AuditLog      func(childComplexity int, filter *membrane.AuditFilter, first *int64, after *string) int
+		JobRuns       func(childComplexity int, job *membrane.JobName, first *int64, after *string) int
+		Lineage       func(childComplexity int, id string, direction *membrane.Direction, predicates []membrane.Predicate, maxDepth *int64, limit *int64, asOf *time.Time) int
+		Metrics       func(childComplexity int, scopes []string) int
+		Record        func(childComplexity int, id string, asOf *time.Time) int
+		Records       func(childComplexity int, filter *membrane.RecordFilter, orderBy *RecordOrder, first *int64, after *string, asOf *time.Time) int
+		Retrieve      func(childComplexity int, input RetrieveInput) int
+		RetrieveGraph func(childComplexity int, input RetrieveGraphInput) int
 	}
 
 	RecipeStep struct {
@@ -362,10 +378,61 @@ type ComplexityRoot struct {
 		Relation  func(childComplexity int) int
 	}
 
+	RetrieveGraphResult struct {
+		Edges     func(childComplexity int) int
+		Nodes     func(childComplexity int) int
+		Selection func(childComplexity int) int
+		Truncated func(childComplexity int) int
+	}
+
+	RetrieveHit struct {
+		Parts  func(childComplexity int) int
+		Record func(childComplexity int) int
+		Score  func(childComplexity int) int
+	}
+
+	RetrieveResult struct {
+		Hits       func(childComplexity int) int
+		Selection  func(childComplexity int) int
+		VectorUsed func(childComplexity int) int
+		Weights    func(childComplexity int) int
+	}
+
 	SalienceBucket struct {
 		Count func(childComplexity int) int
 		Max   func(childComplexity int) int
 		Min   func(childComplexity int) int
+	}
+
+	ScoreParts struct {
+		Confidence func(childComplexity int) int
+		Recency    func(childComplexity int) int
+		Relevance  func(childComplexity int) int
+		Salience   func(childComplexity int) int
+		Text       func(childComplexity int) int
+		Vector     func(childComplexity int) int
+	}
+
+	ScoreWeights struct {
+		Confidence func(childComplexity int) int
+		Recency    func(childComplexity int) int
+		Relevance  func(childComplexity int) int
+		Salience   func(childComplexity int) int
+	}
+
+	Selection struct {
+		Confidence func(childComplexity int) int
+		NeedsMore  func(childComplexity int) int
+		Scores     func(childComplexity int) int
+		Selected   func(childComplexity int) int
+	}
+
+	SelectionScore struct {
+		Applicability func(childComplexity int) int
+		Recency       func(childComplexity int) int
+		RecordID      func(childComplexity int) int
+		Score         func(childComplexity int) int
+		SuccessRate   func(childComplexity int) int
 	}
 
 	SemanticPayload struct {
@@ -433,6 +500,7 @@ type MutationResolver interface {
 	RunJob(ctx context.Context, job membrane.JobName) (*membrane.JobRun, error)
 	DeleteRecord(ctx context.Context, id string, rationale *string, expectedVersion *int64) (*membrane.AuditEntry, error)
 	RecordOutcome(ctx context.Context, recordID string, status membrane.OutcomeStatus, actor *string, rationale *string, idempotencyKey *string) (*membrane.Record, error)
+	CaptureMemory(ctx context.Context, input membrane.CaptureInput, idempotencyKey *string) (*membrane.Captured, error)
 	Supersede(ctx context.Context, oldID string, newRecord membrane.RecordInput, actor *string, rationale *string, expectedVersion *int64, idempotencyKey *string) (*membrane.Record, error)
 	Fork(ctx context.Context, sourceID string, newRecord membrane.RecordInput, actor *string, rationale *string, expectedVersion *int64, idempotencyKey *string) (*membrane.Record, error)
 	Retract(ctx context.Context, id string, actor *string, rationale *string, expectedVersion *int64, idempotencyKey *string) (*membrane.Record, error)
@@ -448,6 +516,8 @@ type QueryResolver interface {
 	AuditLog(ctx context.Context, filter *membrane.AuditFilter, first *int64, after *string) (*AuditConnection, error)
 	JobRuns(ctx context.Context, job *membrane.JobName, first *int64, after *string) (*JobRunConnection, error)
 	Metrics(ctx context.Context, scopes []string) (*membrane.Metrics, error)
+	Retrieve(ctx context.Context, input RetrieveInput) (*membrane.Retrieval, error)
+	RetrieveGraph(ctx context.Context, input RetrieveGraphInput) (*membrane.GraphRetrieval, error)
 	Lineage(ctx context.Context, id string, direction *membrane.Direction, predicates []membrane.Predicate, maxDepth *int64, limit *int64, asOf *time.Time) (*membrane.Lineage, error)
 }
 type RecordResolver interface {
@@ -584,6 +654,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AuditEntry.Timestamp(childComplexity), true
+
+	case "CaptureResult.created":
+		if e.ComplexityRoot.CaptureResult.Created == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CaptureResult.Created(childComplexity), true
+	case "CaptureResult.edges":
+		if e.ComplexityRoot.CaptureResult.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CaptureResult.Edges(childComplexity), true
+	case "CaptureResult.primary":
+		if e.ComplexityRoot.CaptureResult.Primary == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CaptureResult.Primary(childComplexity), true
 
 	case "CompetencePayload.failureModes":
 		if e.ComplexityRoot.CompetencePayload.FailureModes == nil {
@@ -814,6 +903,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.EvidenceRef.Timestamp(childComplexity), true
+
+	case "GraphNode.hit":
+		if e.ComplexityRoot.GraphNode.Hit == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GraphNode.Hit(childComplexity), true
+	case "GraphNode.hop":
+		if e.ComplexityRoot.GraphNode.Hop == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GraphNode.Hop(childComplexity), true
+	case "GraphNode.record":
+		if e.ComplexityRoot.GraphNode.Record == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GraphNode.Record(childComplexity), true
+	case "GraphNode.root":
+		if e.ComplexityRoot.GraphNode.Root == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GraphNode.Root(childComplexity), true
 
 	case "JobRun.changed":
 		if e.ComplexityRoot.JobRun.Changed == nil {
@@ -1115,6 +1229,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.AddRelation(childComplexity, args["sourceId"].(string), args["predicate"].(membrane.Predicate), args["targetId"].(string), args["weight"].(*float64), args["actor"].(*string), args["rationale"].(*string), args["idempotencyKey"].(*string)), true
+	case "Mutation.captureMemory":
+		if e.ComplexityRoot.Mutation.CaptureMemory == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_captureMemory_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CaptureMemory(childComplexity, args["input"].(membrane.CaptureInput), args["idempotencyKey"].(*string)), true
 	case "Mutation.contest":
 		if e.ComplexityRoot.Mutation.Contest == nil {
 			break
@@ -1588,6 +1713,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Records(childComplexity, args["filter"].(*membrane.RecordFilter), args["orderBy"].(*RecordOrder), args["first"].(*int64), args["after"].(*string), args["asOf"].(*time.Time)), true
+	case "Query.retrieve":
+		if e.ComplexityRoot.Query.Retrieve == nil {
+			break
+		}
+
+		args, err := ec.field_Query_retrieve_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Retrieve(childComplexity, args["input"].(RetrieveInput)), true
+	case "Query.retrieveGraph":
+		if e.ComplexityRoot.Query.RetrieveGraph == nil {
+			break
+		}
+
+		args, err := ec.field_Query_retrieveGraph_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.RetrieveGraph(childComplexity, args["input"].(RetrieveGraphInput)), true
 
 	case "RecipeStep.argsSchema":
 		if e.ComplexityRoot.RecipeStep.ArgsSchema == nil {
@@ -1913,6 +2060,75 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.RelationEdge.Relation(childComplexity), true
 
+	case "RetrieveGraphResult.edges":
+		if e.ComplexityRoot.RetrieveGraphResult.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RetrieveGraphResult.Edges(childComplexity), true
+	case "RetrieveGraphResult.nodes":
+		if e.ComplexityRoot.RetrieveGraphResult.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RetrieveGraphResult.Nodes(childComplexity), true
+	case "RetrieveGraphResult.selection":
+		if e.ComplexityRoot.RetrieveGraphResult.Selection == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RetrieveGraphResult.Selection(childComplexity), true
+	case "RetrieveGraphResult.truncated":
+		if e.ComplexityRoot.RetrieveGraphResult.Truncated == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RetrieveGraphResult.Truncated(childComplexity), true
+
+	case "RetrieveHit.parts":
+		if e.ComplexityRoot.RetrieveHit.Parts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RetrieveHit.Parts(childComplexity), true
+	case "RetrieveHit.record":
+		if e.ComplexityRoot.RetrieveHit.Record == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RetrieveHit.Record(childComplexity), true
+	case "RetrieveHit.score":
+		if e.ComplexityRoot.RetrieveHit.Score == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RetrieveHit.Score(childComplexity), true
+
+	case "RetrieveResult.hits":
+		if e.ComplexityRoot.RetrieveResult.Hits == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RetrieveResult.Hits(childComplexity), true
+	case "RetrieveResult.selection":
+		if e.ComplexityRoot.RetrieveResult.Selection == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RetrieveResult.Selection(childComplexity), true
+	case "RetrieveResult.vectorUsed":
+		if e.ComplexityRoot.RetrieveResult.VectorUsed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RetrieveResult.VectorUsed(childComplexity), true
+	case "RetrieveResult.weights":
+		if e.ComplexityRoot.RetrieveResult.Weights == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RetrieveResult.Weights(childComplexity), true
+
 	case "SalienceBucket.count":
 		if e.ComplexityRoot.SalienceBucket.Count == nil {
 			break
@@ -1931,6 +2147,124 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SalienceBucket.Min(childComplexity), true
+
+	case "ScoreParts.confidence":
+		if e.ComplexityRoot.ScoreParts.Confidence == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScoreParts.Confidence(childComplexity), true
+	case "ScoreParts.recency":
+		if e.ComplexityRoot.ScoreParts.Recency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScoreParts.Recency(childComplexity), true
+	case "ScoreParts.relevance":
+		if e.ComplexityRoot.ScoreParts.Relevance == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScoreParts.Relevance(childComplexity), true
+	case "ScoreParts.salience":
+		if e.ComplexityRoot.ScoreParts.Salience == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScoreParts.Salience(childComplexity), true
+	case "ScoreParts.text":
+		if e.ComplexityRoot.ScoreParts.Text == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScoreParts.Text(childComplexity), true
+	case "ScoreParts.vector":
+		if e.ComplexityRoot.ScoreParts.Vector == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScoreParts.Vector(childComplexity), true
+
+	case "ScoreWeights.confidence":
+		if e.ComplexityRoot.ScoreWeights.Confidence == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScoreWeights.Confidence(childComplexity), true
+	case "ScoreWeights.recency":
+		if e.ComplexityRoot.ScoreWeights.Recency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScoreWeights.Recency(childComplexity), true
+	case "ScoreWeights.relevance":
+		if e.ComplexityRoot.ScoreWeights.Relevance == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScoreWeights.Relevance(childComplexity), true
+	case "ScoreWeights.salience":
+		if e.ComplexityRoot.ScoreWeights.Salience == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScoreWeights.Salience(childComplexity), true
+
+	case "Selection.confidence":
+		if e.ComplexityRoot.Selection.Confidence == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Selection.Confidence(childComplexity), true
+	case "Selection.needsMore":
+		if e.ComplexityRoot.Selection.NeedsMore == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Selection.NeedsMore(childComplexity), true
+	case "Selection.scores":
+		if e.ComplexityRoot.Selection.Scores == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Selection.Scores(childComplexity), true
+	case "Selection.selected":
+		if e.ComplexityRoot.Selection.Selected == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Selection.Selected(childComplexity), true
+
+	case "SelectionScore.applicability":
+		if e.ComplexityRoot.SelectionScore.Applicability == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SelectionScore.Applicability(childComplexity), true
+	case "SelectionScore.recency":
+		if e.ComplexityRoot.SelectionScore.Recency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SelectionScore.Recency(childComplexity), true
+	case "SelectionScore.recordId":
+		if e.ComplexityRoot.SelectionScore.RecordID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SelectionScore.RecordID(childComplexity), true
+	case "SelectionScore.score":
+		if e.ComplexityRoot.SelectionScore.Score == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SelectionScore.Score(childComplexity), true
+	case "SelectionScore.successRate":
+		if e.ComplexityRoot.SelectionScore.SuccessRate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SelectionScore.SuccessRate(childComplexity), true
 
 	case "SemanticPayload.evidence":
 		if e.ComplexityRoot.SemanticPayload.Evidence == nil {
@@ -2115,6 +2449,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
 	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
 		ec.unmarshalInputAuditFilter,
+		ec.unmarshalInputCaptureMemoryInput,
 		ec.unmarshalInputCompetencePayloadInput,
 		ec.unmarshalInputConstraintInput,
 		ec.unmarshalInputEntityAliasInput,
@@ -2141,6 +2476,8 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputRecordFilter,
 		ec.unmarshalInputRecordInput,
 		ec.unmarshalInputRecordOrder,
+		ec.unmarshalInputRetrieveGraphInput,
+		ec.unmarshalInputRetrieveInput,
 		ec.unmarshalInputSemanticPayloadInput,
 		ec.unmarshalInputTimelineEventInput,
 		ec.unmarshalInputToolNodeInput,
@@ -2221,7 +2558,7 @@ func newExecutionContext(
 	}
 }
 
-//go:embed "jobs.graphqls" "revision.graphqls" "schema.graphqls"
+//go:embed "jobs.graphqls" "retrieval.graphqls" "revision.graphqls" "schema.graphqls"
 var sourcesFS embed.FS
 
 func sourceData(filename string) string {
@@ -2234,6 +2571,7 @@ func sourceData(filename string) string {
 
 var sources = []*ast.Source{
 	{Name: "jobs.graphqls", Input: sourceData("jobs.graphqls"), BuiltIn: false},
+	{Name: "retrieval.graphqls", Input: sourceData("retrieval.graphqls"), BuiltIn: false},
 	{Name: "revision.graphqls", Input: sourceData("revision.graphqls"), BuiltIn: false},
 	{Name: "schema.graphqls", Input: sourceData("schema.graphqls"), BuiltIn: false},
 }
@@ -2299,6 +2637,18 @@ func (ec *executionContext) childFields_AuditEntry(ctx context.Context, field gr
 	return nil, fmt.Errorf("no field named %q was found under type AuditEntry", field.Name)
 }
 
+func (ec *executionContext) childFields_CaptureResult(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "primary":
+		return ec.fieldContext_CaptureResult_primary(ctx, field)
+	case "created":
+		return ec.fieldContext_CaptureResult_created(ctx, field)
+	case "edges":
+		return ec.fieldContext_CaptureResult_edges(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CaptureResult", field.Name)
+}
+
 func (ec *executionContext) childFields_Constraint(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "type":
@@ -2361,6 +2711,20 @@ func (ec *executionContext) childFields_EvidenceRef(ctx context.Context, field g
 		return ec.fieldContext_EvidenceRef_timestamp(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type EvidenceRef", field.Name)
+}
+
+func (ec *executionContext) childFields_GraphNode(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "record":
+		return ec.fieldContext_GraphNode_record(ctx, field)
+	case "root":
+		return ec.fieldContext_GraphNode_root(ctx, field)
+	case "hop":
+		return ec.fieldContext_GraphNode_hop(ctx, field)
+	case "hit":
+		return ec.fieldContext_GraphNode_hit(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type GraphNode", field.Name)
 }
 
 func (ec *executionContext) childFields_JobRun(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2743,6 +3107,46 @@ func (ec *executionContext) childFields_RelationEdge(ctx context.Context, field 
 	return nil, fmt.Errorf("no field named %q was found under type RelationEdge", field.Name)
 }
 
+func (ec *executionContext) childFields_RetrieveGraphResult(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "nodes":
+		return ec.fieldContext_RetrieveGraphResult_nodes(ctx, field)
+	case "edges":
+		return ec.fieldContext_RetrieveGraphResult_edges(ctx, field)
+	case "selection":
+		return ec.fieldContext_RetrieveGraphResult_selection(ctx, field)
+	case "truncated":
+		return ec.fieldContext_RetrieveGraphResult_truncated(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RetrieveGraphResult", field.Name)
+}
+
+func (ec *executionContext) childFields_RetrieveHit(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "record":
+		return ec.fieldContext_RetrieveHit_record(ctx, field)
+	case "score":
+		return ec.fieldContext_RetrieveHit_score(ctx, field)
+	case "parts":
+		return ec.fieldContext_RetrieveHit_parts(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RetrieveHit", field.Name)
+}
+
+func (ec *executionContext) childFields_RetrieveResult(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "hits":
+		return ec.fieldContext_RetrieveResult_hits(ctx, field)
+	case "selection":
+		return ec.fieldContext_RetrieveResult_selection(ctx, field)
+	case "weights":
+		return ec.fieldContext_RetrieveResult_weights(ctx, field)
+	case "vectorUsed":
+		return ec.fieldContext_RetrieveResult_vectorUsed(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RetrieveResult", field.Name)
+}
+
 func (ec *executionContext) childFields_SalienceBucket(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "min":
@@ -2753,6 +3157,68 @@ func (ec *executionContext) childFields_SalienceBucket(ctx context.Context, fiel
 		return ec.fieldContext_SalienceBucket_count(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type SalienceBucket", field.Name)
+}
+
+func (ec *executionContext) childFields_ScoreParts(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "relevance":
+		return ec.fieldContext_ScoreParts_relevance(ctx, field)
+	case "text":
+		return ec.fieldContext_ScoreParts_text(ctx, field)
+	case "vector":
+		return ec.fieldContext_ScoreParts_vector(ctx, field)
+	case "salience":
+		return ec.fieldContext_ScoreParts_salience(ctx, field)
+	case "recency":
+		return ec.fieldContext_ScoreParts_recency(ctx, field)
+	case "confidence":
+		return ec.fieldContext_ScoreParts_confidence(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ScoreParts", field.Name)
+}
+
+func (ec *executionContext) childFields_ScoreWeights(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "relevance":
+		return ec.fieldContext_ScoreWeights_relevance(ctx, field)
+	case "salience":
+		return ec.fieldContext_ScoreWeights_salience(ctx, field)
+	case "recency":
+		return ec.fieldContext_ScoreWeights_recency(ctx, field)
+	case "confidence":
+		return ec.fieldContext_ScoreWeights_confidence(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ScoreWeights", field.Name)
+}
+
+func (ec *executionContext) childFields_Selection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "selected":
+		return ec.fieldContext_Selection_selected(ctx, field)
+	case "confidence":
+		return ec.fieldContext_Selection_confidence(ctx, field)
+	case "needsMore":
+		return ec.fieldContext_Selection_needsMore(ctx, field)
+	case "scores":
+		return ec.fieldContext_Selection_scores(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Selection", field.Name)
+}
+
+func (ec *executionContext) childFields_SelectionScore(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "recordId":
+		return ec.fieldContext_SelectionScore_recordId(ctx, field)
+	case "score":
+		return ec.fieldContext_SelectionScore_score(ctx, field)
+	case "applicability":
+		return ec.fieldContext_SelectionScore_applicability(ctx, field)
+	case "successRate":
+		return ec.fieldContext_SelectionScore_successRate(ctx, field)
+	case "recency":
+		return ec.fieldContext_SelectionScore_recency(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SelectionScore", field.Name)
 }
 
 func (ec *executionContext) childFields_TimelineEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2986,6 +3452,28 @@ func (ec *executionContext) field_Mutation_addRelation_args(ctx context.Context,
 		return nil, err
 	}
 	args["idempotencyKey"] = arg6
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_captureMemory_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (membrane.CaptureInput, error) {
+			return ec.unmarshalNCaptureMemoryInput2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐCaptureInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "idempotencyKey",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["idempotencyKey"] = arg1
 	return args, nil
 }
 
@@ -3813,6 +4301,34 @@ func (ec *executionContext) field_Query_records_args(ctx context.Context, rawArg
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_retrieveGraph_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (RetrieveGraphInput, error) {
+			return ec.unmarshalNRetrieveGraphInput2githubᚗcomᚋmembraneᚋmembraneᚋgraphᚐRetrieveGraphInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_retrieve_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (RetrieveInput, error) {
+			return ec.unmarshalNRetrieveInput2githubᚗcomᚋmembraneᚋmembraneᚋgraphᚐRetrieveInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Record_auditLog_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -4335,6 +4851,102 @@ func (ec *executionContext) _AuditEntry_removedEdges(ctx context.Context, field 
 }
 func (ec *executionContext) fieldContext_AuditEntry_removedEdges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AuditEntry", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CaptureResult_primary(ctx context.Context, field graphql.CollectedField, obj *membrane.Captured) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CaptureResult_primary(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Primary, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *membrane.Record) graphql.Marshaler {
+			return ec.marshalNRecord2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐRecord(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CaptureResult_primary(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CaptureResult",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Record(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CaptureResult_created(ctx context.Context, field graphql.CollectedField, obj *membrane.Captured) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CaptureResult_created(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Created, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*membrane.Record) graphql.Marshaler {
+			return ec.marshalNRecord2ᚕᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐRecordᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CaptureResult_created(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CaptureResult",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Record(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CaptureResult_edges(ctx context.Context, field graphql.CollectedField, obj *membrane.Captured) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CaptureResult_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []membrane.Relation) graphql.Marshaler {
+			return ec.marshalNRelation2ᚕgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐRelationᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CaptureResult_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CaptureResult",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Relation(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _CompetencePayload_skillName(ctx context.Context, field graphql.CollectedField, obj *membrane.CompetencePayload) (ret graphql.Marshaler) {
@@ -5258,6 +5870,116 @@ func (ec *executionContext) _EvidenceRef_timestamp(ctx context.Context, field gr
 }
 func (ec *executionContext) fieldContext_EvidenceRef_timestamp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("EvidenceRef", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _GraphNode_record(ctx context.Context, field graphql.CollectedField, obj *membrane.GraphNode) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GraphNode_record(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Record, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *membrane.Record) graphql.Marshaler {
+			return ec.marshalNRecord2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐRecord(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GraphNode_record(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GraphNode",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Record(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GraphNode_root(ctx context.Context, field graphql.CollectedField, obj *membrane.GraphNode) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GraphNode_root(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Root, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GraphNode_root(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GraphNode", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _GraphNode_hop(ctx context.Context, field graphql.CollectedField, obj *membrane.GraphNode) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GraphNode_hop(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Hop, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GraphNode_hop(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GraphNode", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _GraphNode_hit(ctx context.Context, field graphql.CollectedField, obj *membrane.GraphNode) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GraphNode_hit(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Hit, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *membrane.Hit) graphql.Marshaler {
+			return ec.marshalORetrieveHit2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐHit(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_GraphNode_hit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GraphNode",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RetrieveHit(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _JobRun_id(ctx context.Context, field graphql.CollectedField, obj *membrane.JobRun) (ret graphql.Marshaler) {
@@ -6871,6 +7593,50 @@ func (ec *executionContext) fieldContext_Mutation_recordOutcome(ctx context.Cont
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_captureMemory(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_captureMemory(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CaptureMemory(ctx, fc.Args["input"].(membrane.CaptureInput), fc.Args["idempotencyKey"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *membrane.Captured) graphql.Marshaler {
+			return ec.marshalNCaptureResult2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐCaptured(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_captureMemory(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CaptureResult(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_captureMemory_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_supersede(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8278,6 +9044,94 @@ func (ec *executionContext) fieldContext_Query_metrics(ctx context.Context, fiel
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_metrics_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_retrieve(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_retrieve(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Retrieve(ctx, fc.Args["input"].(RetrieveInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *membrane.Retrieval) graphql.Marshaler {
+			return ec.marshalNRetrieveResult2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐRetrieval(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_retrieve(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RetrieveResult(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_retrieve_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_retrieveGraph(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_retrieveGraph(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().RetrieveGraph(ctx, fc.Args["input"].(RetrieveGraphInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *membrane.GraphRetrieval) graphql.Marshaler {
+			return ec.marshalNRetrieveGraphResult2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐGraphRetrieval(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_retrieveGraph(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RetrieveGraphResult(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_retrieveGraph_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -10011,6 +10865,331 @@ func (ec *executionContext) fieldContext_RelationEdge_direction(_ context.Contex
 	return graphql.NewScalarFieldContext("RelationEdge", field, false, false, errors.New("field of type RelationDirection does not have child fields"))
 }
 
+func (ec *executionContext) _RetrieveGraphResult_nodes(ctx context.Context, field graphql.CollectedField, obj *membrane.GraphRetrieval) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RetrieveGraphResult_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*membrane.GraphNode) graphql.Marshaler {
+			return ec.marshalNGraphNode2ᚕᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐGraphNodeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RetrieveGraphResult_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RetrieveGraphResult",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GraphNode(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RetrieveGraphResult_edges(ctx context.Context, field graphql.CollectedField, obj *membrane.GraphRetrieval) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RetrieveGraphResult_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*membrane.Relation) graphql.Marshaler {
+			return ec.marshalNRelation2ᚕᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐRelationᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RetrieveGraphResult_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RetrieveGraphResult",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Relation(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RetrieveGraphResult_selection(ctx context.Context, field graphql.CollectedField, obj *membrane.GraphRetrieval) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RetrieveGraphResult_selection(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Selection, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v membrane.Selection) graphql.Marshaler {
+			return ec.marshalNSelection2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐSelection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RetrieveGraphResult_selection(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RetrieveGraphResult",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Selection(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RetrieveGraphResult_truncated(ctx context.Context, field graphql.CollectedField, obj *membrane.GraphRetrieval) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RetrieveGraphResult_truncated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Truncated, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RetrieveGraphResult_truncated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RetrieveGraphResult", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _RetrieveHit_record(ctx context.Context, field graphql.CollectedField, obj *membrane.Hit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RetrieveHit_record(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Record, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *membrane.Record) graphql.Marshaler {
+			return ec.marshalNRecord2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐRecord(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RetrieveHit_record(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RetrieveHit",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Record(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RetrieveHit_score(ctx context.Context, field graphql.CollectedField, obj *membrane.Hit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RetrieveHit_score(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Score, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RetrieveHit_score(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RetrieveHit", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _RetrieveHit_parts(ctx context.Context, field graphql.CollectedField, obj *membrane.Hit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RetrieveHit_parts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Parts, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v membrane.ScoreParts) graphql.Marshaler {
+			return ec.marshalNScoreParts2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐScoreParts(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RetrieveHit_parts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RetrieveHit",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ScoreParts(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RetrieveResult_hits(ctx context.Context, field graphql.CollectedField, obj *membrane.Retrieval) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RetrieveResult_hits(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Hits, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []membrane.Hit) graphql.Marshaler {
+			return ec.marshalNRetrieveHit2ᚕgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐHitᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RetrieveResult_hits(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RetrieveResult",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RetrieveHit(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RetrieveResult_selection(ctx context.Context, field graphql.CollectedField, obj *membrane.Retrieval) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RetrieveResult_selection(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Selection, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v membrane.Selection) graphql.Marshaler {
+			return ec.marshalNSelection2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐSelection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RetrieveResult_selection(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RetrieveResult",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Selection(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RetrieveResult_weights(ctx context.Context, field graphql.CollectedField, obj *membrane.Retrieval) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RetrieveResult_weights(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Weights, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v membrane.Weights) graphql.Marshaler {
+			return ec.marshalNScoreWeights2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐWeights(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RetrieveResult_weights(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RetrieveResult",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ScoreWeights(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RetrieveResult_vectorUsed(ctx context.Context, field graphql.CollectedField, obj *membrane.Retrieval) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RetrieveResult_vectorUsed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.VectorUsed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RetrieveResult_vectorUsed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RetrieveResult", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
 func (ec *executionContext) _SalienceBucket_min(ctx context.Context, field graphql.CollectedField, obj *membrane.SalienceBucket) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -10078,6 +11257,461 @@ func (ec *executionContext) _SalienceBucket_count(ctx context.Context, field gra
 }
 func (ec *executionContext) fieldContext_SalienceBucket_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SalienceBucket", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ScoreParts_relevance(ctx context.Context, field graphql.CollectedField, obj *membrane.ScoreParts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScoreParts_relevance(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Relevance, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScoreParts_relevance(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScoreParts", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ScoreParts_text(ctx context.Context, field graphql.CollectedField, obj *membrane.ScoreParts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScoreParts_text(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Text, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScoreParts_text(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScoreParts", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ScoreParts_vector(ctx context.Context, field graphql.CollectedField, obj *membrane.ScoreParts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScoreParts_vector(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Vector, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ScoreParts_vector(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScoreParts", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ScoreParts_salience(ctx context.Context, field graphql.CollectedField, obj *membrane.ScoreParts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScoreParts_salience(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Salience, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScoreParts_salience(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScoreParts", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ScoreParts_recency(ctx context.Context, field graphql.CollectedField, obj *membrane.ScoreParts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScoreParts_recency(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Recency, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScoreParts_recency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScoreParts", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ScoreParts_confidence(ctx context.Context, field graphql.CollectedField, obj *membrane.ScoreParts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScoreParts_confidence(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Confidence, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScoreParts_confidence(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScoreParts", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ScoreWeights_relevance(ctx context.Context, field graphql.CollectedField, obj *membrane.Weights) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScoreWeights_relevance(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Relevance, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScoreWeights_relevance(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScoreWeights", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ScoreWeights_salience(ctx context.Context, field graphql.CollectedField, obj *membrane.Weights) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScoreWeights_salience(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Salience, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScoreWeights_salience(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScoreWeights", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ScoreWeights_recency(ctx context.Context, field graphql.CollectedField, obj *membrane.Weights) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScoreWeights_recency(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Recency, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScoreWeights_recency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScoreWeights", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ScoreWeights_confidence(ctx context.Context, field graphql.CollectedField, obj *membrane.Weights) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScoreWeights_confidence(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Confidence, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScoreWeights_confidence(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScoreWeights", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _Selection_selected(ctx context.Context, field graphql.CollectedField, obj *membrane.Selection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Selection_selected(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Selected, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*membrane.Record) graphql.Marshaler {
+			return ec.marshalNRecord2ᚕᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐRecordᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Selection_selected(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Selection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Record(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Selection_confidence(ctx context.Context, field graphql.CollectedField, obj *membrane.Selection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Selection_confidence(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Confidence, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Selection_confidence(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Selection", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _Selection_needsMore(ctx context.Context, field graphql.CollectedField, obj *membrane.Selection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Selection_needsMore(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NeedsMore, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Selection_needsMore(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Selection", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Selection_scores(ctx context.Context, field graphql.CollectedField, obj *membrane.Selection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Selection_scores(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Scores, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []membrane.SelectionScore) graphql.Marshaler {
+			return ec.marshalNSelectionScore2ᚕgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐSelectionScoreᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Selection_scores(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Selection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SelectionScore(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SelectionScore_recordId(ctx context.Context, field graphql.CollectedField, obj *membrane.SelectionScore) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SelectionScore_recordId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RecordID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SelectionScore_recordId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SelectionScore", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _SelectionScore_score(ctx context.Context, field graphql.CollectedField, obj *membrane.SelectionScore) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SelectionScore_score(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Score, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SelectionScore_score(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SelectionScore", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _SelectionScore_applicability(ctx context.Context, field graphql.CollectedField, obj *membrane.SelectionScore) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SelectionScore_applicability(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Applicability, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SelectionScore_applicability(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SelectionScore", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _SelectionScore_successRate(ctx context.Context, field graphql.CollectedField, obj *membrane.SelectionScore) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SelectionScore_successRate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SuccessRate, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SelectionScore_successRate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SelectionScore", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _SelectionScore_recency(ctx context.Context, field graphql.CollectedField, obj *membrane.SelectionScore) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SelectionScore_recency(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Recency, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SelectionScore_recency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SelectionScore", field, false, false, errors.New("field of type Float does not have child fields"))
 }
 
 func (ec *executionContext) _SemanticPayload_subject(ctx context.Context, field graphql.CollectedField, obj *membrane.SemanticPayload) (ret graphql.Marshaler) {
@@ -11868,6 +13502,99 @@ func (ec *executionContext) unmarshalInputAuditFilter(ctx context.Context, obj a
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputCaptureMemoryInput(ctx context.Context, obj any) (membrane.CaptureInput, error) {
+	var it membrane.CaptureInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"source", "sourceKind", "content", "context", "reasonToRemember", "summary", "tags", "scope", "sensitivity", "timestamp"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "source":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("source"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Source = data
+		case "sourceKind":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sourceKind"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SourceKind = data
+		case "content":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("content"))
+			data, err := ec.unmarshalOJSON2interface(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Content = data
+		case "context":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("context"))
+			data, err := ec.unmarshalOJSON2interface(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Context = data
+		case "reasonToRemember":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reasonToRemember"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReasonToRemember = data
+		case "summary":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("summary"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Summary = data
+		case "tags":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tags"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Tags = data
+		case "scope":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("scope"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Scope = data
+		case "sensitivity":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sensitivity"))
+			data, err := ec.unmarshalOSensitivity2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐSensitivity(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Sensitivity = data
+		case "timestamp":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("timestamp"))
+			data, err := ec.unmarshalODateTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Timestamp = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputCompetencePayloadInput(ctx context.Context, obj any) (membrane.CompetencePayload, error) {
 	var it membrane.CompetencePayload
 	if obj == nil {
@@ -13499,6 +15226,170 @@ func (ec *executionContext) unmarshalInputRecordOrder(ctx context.Context, obj a
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputRetrieveGraphInput(ctx context.Context, obj any) (RetrieveGraphInput, error) {
+	var it RetrieveGraphInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["rootLimit"]; !present {
+		asMap["rootLimit"] = 10
+	}
+	if _, present := asMap["nodeLimit"]; !present {
+		asMap["nodeLimit"] = 25
+	}
+	if _, present := asMap["edgeLimit"]; !present {
+		asMap["edgeLimit"] = 100
+	}
+	if _, present := asMap["maxHops"]; !present {
+		asMap["maxHops"] = 1
+	}
+
+	fieldsInOrder := [...]string{"query", "memoryTypes", "scopes", "rootLimit", "nodeLimit", "edgeLimit", "maxHops"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "query":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("query"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Query = data
+		case "memoryTypes":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("memoryTypes"))
+			data, err := ec.unmarshalOMemoryType2ᚕgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐMemoryTypeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MemoryTypes = data
+		case "scopes":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("scopes"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Scopes = data
+		case "rootLimit":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("rootLimit"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RootLimit = data
+		case "nodeLimit":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nodeLimit"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NodeLimit = data
+		case "edgeLimit":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("edgeLimit"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EdgeLimit = data
+		case "maxHops":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("maxHops"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MaxHops = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputRetrieveInput(ctx context.Context, obj any) (RetrieveInput, error) {
+	var it RetrieveInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["limit"]; !present {
+		asMap["limit"] = 10
+	}
+	if _, present := asMap["includeRetracted"]; !present {
+		asMap["includeRetracted"] = false
+	}
+
+	fieldsInOrder := [...]string{"query", "memoryTypes", "scopes", "minSalience", "limit", "includeRetracted", "asOf"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "query":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("query"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Query = data
+		case "memoryTypes":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("memoryTypes"))
+			data, err := ec.unmarshalOMemoryType2ᚕgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐMemoryTypeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MemoryTypes = data
+		case "scopes":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("scopes"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Scopes = data
+		case "minSalience":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("minSalience"))
+			data, err := ec.unmarshalOFloat2ᚖfloat64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MinSalience = data
+		case "limit":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("limit"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Limit = data
+		case "includeRetracted":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("includeRetracted"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IncludeRetracted = data
+		case "asOf":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("asOf"))
+			data, err := ec.unmarshalODateTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AsOf = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputSemanticPayloadInput(ctx context.Context, obj any) (membrane.SemanticPayload, error) {
 	var it membrane.SemanticPayload
 	if obj == nil {
@@ -14096,6 +15987,54 @@ func (ec *executionContext) _AuditEntry(ctx context.Context, sel ast.SelectionSe
 	return out
 }
 
+var captureResultImplementors = []string{"CaptureResult"}
+
+func (ec *executionContext) _CaptureResult(ctx context.Context, sel ast.SelectionSet, obj *membrane.Captured) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, captureResultImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CaptureResult")
+		case "primary":
+			out.Values[i] = ec._CaptureResult_primary(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "created":
+			out.Values[i] = ec._CaptureResult_created(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "edges":
+			out.Values[i] = ec._CaptureResult_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var competencePayloadImplementors = []string{"CompetencePayload", "Payload"}
 
 func (ec *executionContext) _CompetencePayload(ctx context.Context, sel ast.SelectionSet, obj *membrane.CompetencePayload) graphql.Marshaler {
@@ -14521,6 +16460,59 @@ func (ec *executionContext) _EvidenceRef(ctx context.Context, sel ast.SelectionS
 			}
 		case "timestamp":
 			out.Values[i] = ec._EvidenceRef_timestamp(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var graphNodeImplementors = []string{"GraphNode"}
+
+func (ec *executionContext) _GraphNode(ctx context.Context, sel ast.SelectionSet, obj *membrane.GraphNode) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, graphNodeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("GraphNode")
+		case "record":
+			out.Values[i] = ec._GraphNode_record(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "root":
+			out.Values[i] = ec._GraphNode_root(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "hop":
+			out.Values[i] = ec._GraphNode_hop(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "hit":
+			out.Values[i] = ec._GraphNode_hit(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -15130,6 +17122,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "recordOutcome":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_recordOutcome(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "captureMemory":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_captureMemory(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -15768,6 +17767,50 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_metrics(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "retrieve":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_retrieve(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "retrieveGraph":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_retrieveGraph(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -16719,6 +18762,160 @@ func (ec *executionContext) _RelationEdge(ctx context.Context, sel ast.Selection
 	return out
 }
 
+var retrieveGraphResultImplementors = []string{"RetrieveGraphResult"}
+
+func (ec *executionContext) _RetrieveGraphResult(ctx context.Context, sel ast.SelectionSet, obj *membrane.GraphRetrieval) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, retrieveGraphResultImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RetrieveGraphResult")
+		case "nodes":
+			out.Values[i] = ec._RetrieveGraphResult_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "edges":
+			out.Values[i] = ec._RetrieveGraphResult_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "selection":
+			out.Values[i] = ec._RetrieveGraphResult_selection(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "truncated":
+			out.Values[i] = ec._RetrieveGraphResult_truncated(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var retrieveHitImplementors = []string{"RetrieveHit"}
+
+func (ec *executionContext) _RetrieveHit(ctx context.Context, sel ast.SelectionSet, obj *membrane.Hit) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, retrieveHitImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RetrieveHit")
+		case "record":
+			out.Values[i] = ec._RetrieveHit_record(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "score":
+			out.Values[i] = ec._RetrieveHit_score(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "parts":
+			out.Values[i] = ec._RetrieveHit_parts(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var retrieveResultImplementors = []string{"RetrieveResult"}
+
+func (ec *executionContext) _RetrieveResult(ctx context.Context, sel ast.SelectionSet, obj *membrane.Retrieval) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, retrieveResultImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RetrieveResult")
+		case "hits":
+			out.Values[i] = ec._RetrieveResult_hits(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "selection":
+			out.Values[i] = ec._RetrieveResult_selection(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "weights":
+			out.Values[i] = ec._RetrieveResult_weights(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "vectorUsed":
+			out.Values[i] = ec._RetrieveResult_vectorUsed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var salienceBucketImplementors = []string{"SalienceBucket"}
 
 func (ec *executionContext) _SalienceBucket(ctx context.Context, sel ast.SelectionSet, obj *membrane.SalienceBucket) graphql.Marshaler {
@@ -16743,6 +18940,233 @@ func (ec *executionContext) _SalienceBucket(ctx context.Context, sel ast.Selecti
 			}
 		case "count":
 			out.Values[i] = ec._SalienceBucket_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var scorePartsImplementors = []string{"ScoreParts"}
+
+func (ec *executionContext) _ScoreParts(ctx context.Context, sel ast.SelectionSet, obj *membrane.ScoreParts) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, scorePartsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ScoreParts")
+		case "relevance":
+			out.Values[i] = ec._ScoreParts_relevance(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "text":
+			out.Values[i] = ec._ScoreParts_text(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "vector":
+			out.Values[i] = ec._ScoreParts_vector(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "salience":
+			out.Values[i] = ec._ScoreParts_salience(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "recency":
+			out.Values[i] = ec._ScoreParts_recency(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "confidence":
+			out.Values[i] = ec._ScoreParts_confidence(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var scoreWeightsImplementors = []string{"ScoreWeights"}
+
+func (ec *executionContext) _ScoreWeights(ctx context.Context, sel ast.SelectionSet, obj *membrane.Weights) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, scoreWeightsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ScoreWeights")
+		case "relevance":
+			out.Values[i] = ec._ScoreWeights_relevance(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "salience":
+			out.Values[i] = ec._ScoreWeights_salience(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "recency":
+			out.Values[i] = ec._ScoreWeights_recency(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "confidence":
+			out.Values[i] = ec._ScoreWeights_confidence(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var selectionImplementors = []string{"Selection"}
+
+func (ec *executionContext) _Selection(ctx context.Context, sel ast.SelectionSet, obj *membrane.Selection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, selectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Selection")
+		case "selected":
+			out.Values[i] = ec._Selection_selected(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "confidence":
+			out.Values[i] = ec._Selection_confidence(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "needsMore":
+			out.Values[i] = ec._Selection_needsMore(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "scores":
+			out.Values[i] = ec._Selection_scores(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var selectionScoreImplementors = []string{"SelectionScore"}
+
+func (ec *executionContext) _SelectionScore(ctx context.Context, sel ast.SelectionSet, obj *membrane.SelectionScore) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, selectionScoreImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SelectionScore")
+		case "recordId":
+			out.Values[i] = ec._SelectionScore_recordId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "score":
+			out.Values[i] = ec._SelectionScore_score(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "applicability":
+			out.Values[i] = ec._SelectionScore_applicability(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "successRate":
+			out.Values[i] = ec._SelectionScore_successRate(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "recency":
+			out.Values[i] = ec._SelectionScore_recency(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -17645,6 +20069,21 @@ func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.Se
 	return res
 }
 
+func (ec *executionContext) unmarshalNCaptureMemoryInput2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐCaptureInput(ctx context.Context, v any) (membrane.CaptureInput, error) {
+	res, err := ec.unmarshalInputCaptureMemoryInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCaptureResult2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐCaptured(ctx context.Context, sel ast.SelectionSet, v *membrane.Captured) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CaptureResult(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNConstraint2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐConstraint(ctx context.Context, sel ast.SelectionSet, v membrane.Constraint) graphql.Marshaler {
 	return ec._Constraint(ctx, sel, &v)
 }
@@ -17861,6 +20300,32 @@ func (ec *executionContext) marshalNFloat2float64(ctx context.Context, sel ast.S
 		}
 	}
 	return graphql.WrapContextMarshaler(ctx, res)
+}
+
+func (ec *executionContext) marshalNGraphNode2ᚕᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐGraphNodeᚄ(ctx context.Context, sel ast.SelectionSet, v []*membrane.GraphNode) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNGraphNode2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐGraphNode(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNGraphNode2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐGraphNode(ctx context.Context, sel ast.SelectionSet, v *membrane.GraphNode) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._GraphNode(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNID2string(ctx context.Context, v any) (string, error) {
@@ -18503,6 +20968,26 @@ var (
 	}
 )
 
+func (ec *executionContext) marshalNRelation2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐRelation(ctx context.Context, sel ast.SelectionSet, v membrane.Relation) graphql.Marshaler {
+	return ec._Relation(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNRelation2ᚕgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐRelationᚄ(ctx context.Context, sel ast.SelectionSet, v []membrane.Relation) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNRelation2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐRelation(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNRelation2ᚕᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐRelationᚄ(ctx context.Context, sel ast.SelectionSet, v []*membrane.Relation) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -18643,6 +21128,56 @@ var (
 	}
 )
 
+func (ec *executionContext) unmarshalNRetrieveGraphInput2githubᚗcomᚋmembraneᚋmembraneᚋgraphᚐRetrieveGraphInput(ctx context.Context, v any) (RetrieveGraphInput, error) {
+	res, err := ec.unmarshalInputRetrieveGraphInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRetrieveGraphResult2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐGraphRetrieval(ctx context.Context, sel ast.SelectionSet, v *membrane.GraphRetrieval) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RetrieveGraphResult(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNRetrieveHit2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐHit(ctx context.Context, sel ast.SelectionSet, v membrane.Hit) graphql.Marshaler {
+	return ec._RetrieveHit(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNRetrieveHit2ᚕgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐHitᚄ(ctx context.Context, sel ast.SelectionSet, v []membrane.Hit) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNRetrieveHit2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐHit(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalNRetrieveInput2githubᚗcomᚋmembraneᚋmembraneᚋgraphᚐRetrieveInput(ctx context.Context, v any) (RetrieveInput, error) {
+	res, err := ec.unmarshalInputRetrieveInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRetrieveResult2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐRetrieval(ctx context.Context, sel ast.SelectionSet, v *membrane.Retrieval) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RetrieveResult(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNRevisionStatus2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐRevisionStatus(ctx context.Context, v any) (membrane.RevisionStatus, error) {
 	tmp, err := graphql.UnmarshalString(v)
 	res := unmarshalNRevisionStatus2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐRevisionStatus[tmp]
@@ -18682,6 +21217,38 @@ func (ec *executionContext) marshalNSalienceBucket2ᚕgithubᚗcomᚋmembraneᚋ
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNSalienceBucket2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐSalienceBucket(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNScoreParts2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐScoreParts(ctx context.Context, sel ast.SelectionSet, v membrane.ScoreParts) graphql.Marshaler {
+	return ec._ScoreParts(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNScoreWeights2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐWeights(ctx context.Context, sel ast.SelectionSet, v membrane.Weights) graphql.Marshaler {
+	return ec._ScoreWeights(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNSelection2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐSelection(ctx context.Context, sel ast.SelectionSet, v membrane.Selection) graphql.Marshaler {
+	return ec._Selection(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNSelectionScore2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐSelectionScore(ctx context.Context, sel ast.SelectionSet, v membrane.SelectionScore) graphql.Marshaler {
+	return ec._SelectionScore(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNSelectionScore2ᚕgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐSelectionScoreᚄ(ctx context.Context, sel ast.SelectionSet, v []membrane.SelectionScore) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSelectionScore2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐSelectionScore(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -19778,6 +22345,13 @@ func (ec *executionContext) marshalORelationPredicate2ᚕgithubᚗcomᚋmembrane
 	}
 
 	return ret
+}
+
+func (ec *executionContext) marshalORetrieveHit2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐHit(ctx context.Context, sel ast.SelectionSet, v *membrane.Hit) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._RetrieveHit(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalORevisionStatus2ᚕgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐRevisionStatusᚄ(ctx context.Context, v any) ([]membrane.RevisionStatus, error) {

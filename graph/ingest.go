@@ -25,6 +25,7 @@ func (r *Resolver) ingest(ctx context.Context, op string, input any, key *string
 		if err != nil {
 			return nil, err
 		}
+		r.embedIngested(ctx, []*membrane.Ingested{in})
 		recs, err := r.Store.CreateRecords(ctx, idem, []*membrane.Ingested{in})
 		if err != nil {
 			return nil, err
@@ -77,6 +78,7 @@ func (r *Resolver) createRecords(ctx context.Context, inputs []*membrane.RecordI
 		audit.ActorDetail = detail
 		batch[i] = &membrane.Ingested{Record: rec, Audit: audit}
 	}
+	r.embedIngested(ctx, batch)
 	return r.Store.CreateRecords(ctx, idem, batch)
 }
 

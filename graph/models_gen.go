@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"time"
 
 	"github.com/membrane/membrane/internal/membrane"
 )
@@ -20,6 +21,40 @@ type Query struct {
 type RecordOrder struct {
 	Field     membrane.RecordOrderField `json:"field"`
 	Direction OrderDirection            `json:"direction"`
+}
+
+type RetrieveGraphInput struct {
+	// Ranks the roots as retrieve does.
+	Query *string `json:"query,omitempty"`
+	// The types roots may have (neighbours may have any).
+	MemoryTypes []membrane.MemoryType `json:"memoryTypes,omitempty"`
+	// The scopes roots may have (neighbours may have any the caller sees).
+	Scopes []string `json:"scopes,omitempty"`
+	// 1 to 100; roots count towards nodeLimit.
+	RootLimit *int64 `json:"rootLimit,omitempty"`
+	// 1 to 1000.
+	NodeLimit *int64 `json:"nodeLimit,omitempty"`
+	// 0 to 5000.
+	EdgeLimit *int64 `json:"edgeLimit,omitempty"`
+	// 0 (roots only) to 5.
+	MaxHops *int64 `json:"maxHops,omitempty"`
+}
+
+type RetrieveInput struct {
+	// What the records should be relevant to (full-text, and vector similarity when an embedder is
+	// configured). Without a query, records are ranked by salience, recency and confidence alone.
+	Query *string `json:"query,omitempty"`
+	// The layers searched, in layer order: WORKING, ENTITY, SEMANTIC, COMPETENCE, PLAN_GRAPH, EPISODIC (all by default).
+	MemoryTypes []membrane.MemoryType `json:"memoryTypes,omitempty"`
+	// Only records in these scopes ("" for unscoped records); within the caller's scopes either way.
+	Scopes []string `json:"scopes,omitempty"`
+	// Leave out records whose effective salience (decayed to the ranking instant) is below this.
+	MinSalience *float64 `json:"minSalience,omitempty"`
+	// 1 to 100.
+	Limit            *int64 `json:"limit,omitempty"`
+	IncludeRetracted *bool  `json:"includeRetracted,omitempty"`
+	// Rank records as they were then: records created later are left out, status and salience are those of that instant, and decay and recency are measured at it.
+	AsOf *time.Time `json:"asOf,omitempty"`
 }
 
 type OrderDirection string

@@ -4,6 +4,7 @@
 package graph
 
 import (
+	"log/slog"
 	"time"
 
 	"github.com/membrane/membrane/internal/membrane"
@@ -20,8 +21,27 @@ type Resolver struct {
 	MetricsService membrane.MetricsService
 	// Jobs runs maintenance jobs on demand and lists their runs; nil when
 	// the server runs none.
-	Jobs   membrane.JobService
-	Policy membrane.Policy
+	Jobs      membrane.JobService
+	Retrieval membrane.RetrievalService
+	Captures  membrane.CaptureService
+	Policy    membrane.Policy
+	// Embedder, when set, embeds captured records and retrieval queries.
+	Embedder membrane.Embedder
+	// EmbedMaxSensitivity is the most sensitive level whose records are
+	// embedded ("": medium).
+	EmbedMaxSensitivity membrane.Sensitivity
+	// SelectionThreshold is the selection confidence below which a
+	// selection needs more (0: membrane.DefaultSelectionThreshold).
+	SelectionThreshold float64
+	// Log receives warnings (nil: slog.Default()).
+	Log *slog.Logger
 	// Now is the clock.
 	Now func() time.Time
+}
+
+func (r *Resolver) logger() *slog.Logger {
+	if r.Log != nil {
+		return r.Log
+	}
+	return slog.Default()
 }

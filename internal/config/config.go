@@ -41,6 +41,11 @@ type Config struct {
 	Encryption Encryption `yaml:"encryption"`
 	// Jobs configures the maintenance jobs.
 	Jobs Jobs `yaml:"jobs"`
+	// SelectionConfidenceThreshold is the selection confidence below which
+	// retrieval reports needsMore (reference default 0.7).
+	SelectionConfidenceThreshold float64 `yaml:"selection_confidence_threshold"`
+	// Embedding configures optional vector search; off without an endpoint.
+	Embedding Embedding `yaml:"embedding"`
 }
 
 // Encryption configures AES-256-GCM encryption at rest.
@@ -60,6 +65,24 @@ type EncryptionKey struct {
 	ID  string `yaml:"id"`
 	Key string `yaml:"key"`
 }
+
+// Embedding says how to reach an OpenAI-compatible embeddings endpoint.
+type Embedding struct {
+	Endpoint string `yaml:"endpoint"`
+	Model    string `yaml:"model"`
+	// APIKey is better given in MEMBRANE_EMBEDDING_API_KEY than in a file.
+	APIKey     string `yaml:"api_key"`
+	Dimensions int    `yaml:"dimensions"`
+	// SendDimensions asks the model for vectors of Dimensions numbers.
+	SendDimensions bool          `yaml:"send_dimensions"`
+	Timeout        time.Duration `yaml:"timeout"`
+	// MaxSensitivity is the most sensitive level whose records are sent to
+	// the embedding service and stored with a vector.
+	MaxSensitivity string `yaml:"max_sensitivity"`
+}
+
+// Enabled reports whether vector search is configured.
+func (e Embedding) Enabled() bool { return e.Endpoint != "" }
 
 // APIKey is one configured key: the SHA-256 of the secret (hex), never the
 // secret itself, and the principal it authenticates as.
@@ -128,6 +151,10 @@ func Default() Config {
 			LeaseTTL:      time.Minute,
 			EpisodeWindow: 24 * time.Hour,
 		},
+
+		SelectionConfidenceThreshold: membrane.DefaultSelectionThreshold,
+		Embedding: Embedding{Dimensions: 1536, Timeout: 10 * time.Second,
+			MaxSensitivity: string(membrane.SensitivityMedium)},
 	}
 }
 
@@ -200,6 +227,18 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 			c.Jobs.HistoryRetention, err = time.ParseDuration(v)
 			return err
 		}},
+		{"MEMBRANE_SELECTION_CONFIDENCE_THRESHOLD", func(v string) (err error) {
+			c.SelectionConfidenceThreshold, err = strconv.ParseFloat(v, 64)
+			return err
+		}},
+		{"MEMBRANE_EMBEDDING_ENDPOINT", func(v string) error { c.Embedding.Endpoint = v; return nil }},
+		{"MEMBRANE_EMBEDDING_MODEL", func(v string) error { c.Embedding.Model = v; return nil }},
+		{"MEMBRANE_EMBEDDING_API_KEY", func(v string) error { c.Embedding.APIKey = v; return nil }},
+		{"MEMBRANE_EMBEDDING_DIMENSIONS", func(v string) (err error) {
+			c.Embedding.Dimensions, err = strconv.Atoi(v)
+			return err
+		}},
+		{"MEMBRANE_EMBEDDING_MAX_SENSITIVITY", func(v string) error { c.Embedding.MaxSensitivity = v; return nil }},
 	}
 	for _, e := range envs {
 		if v := getenv(e.name); v != "" {
@@ -242,6 +281,21 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 	}
 	if _, err := c.JobsConfig(); err != nil {
 		return c, err
+	}
+	if t := c.SelectionConfidenceThreshold; !(t >= 0 && t <= 1) {
+		return c, fmt.Errorf("selection_confidence_threshold must be in [0,1], got %v", t)
+	}
+	if e := c.Embedding; e.Enabled() {
+		switch {
+		case e.Model == "":
+			return c, fmt.Errorf("embedding.model is required with embedding.endpoint")
+		case e.Dimensions < 1 || e.Dimensions > 4096:
+			return c, fmt.Errorf("embedding.dimensions must be 1 to 4096, got %d", e.Dimensions)
+		case e.Timeout <= 0:
+			return c, fmt.Errorf("embedding.timeout must be > 0")
+		case !membrane.Sensitivity(e.MaxSensitivity).Valid():
+			return c, fmt.Errorf("embedding.max_sensitivity must be one of public, low, medium, high, hyper")
+		}
 	}
 	return c, nil
 }

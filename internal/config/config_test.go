@@ -64,6 +64,10 @@ func TestLoadRejectsBadValues(t *testing.T) {
 		"decay spec":         {"MEMBRANE_JOBS_DECAY": "hourly"},
 		"empty prune spec":   {"MEMBRANE_JOBS_PRUNE": " "},
 		"retention":          {"MEMBRANE_JOBS_HISTORY_RETENTION": "-1h"},
+		"threshold":          {"MEMBRANE_SELECTION_CONFIDENCE_THRESHOLD": "1.5"},
+		"embedding model":    {"MEMBRANE_EMBEDDING_ENDPOINT": "http://e"},
+		"embedding dims":     {"MEMBRANE_EMBEDDING_ENDPOINT": "http://e", "MEMBRANE_EMBEDDING_MODEL": "m", "MEMBRANE_EMBEDDING_DIMENSIONS": "0"},
+		"embedding ceiling":  {"MEMBRANE_EMBEDDING_ENDPOINT": "http://e", "MEMBRANE_EMBEDDING_MODEL": "m", "MEMBRANE_EMBEDDING_MAX_SENSITIVITY": "top"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if _, err := config.Load(nil, env(e)); err == nil {
@@ -149,5 +153,27 @@ func TestJobsConfig(t *testing.T) {
 	if j.Schedules["consolidate"] != "off" || j.Schedules["decay"] != "*/10 * * * * *" || len(j.Scopes) != 2 ||
 		j.HistoryRetention != 720*time.Hour || j.Consolidation.EpisodeWindow != 12*time.Hour {
 		t.Fatalf("jobs config from file and env = %+v", j)
+	}
+}
+
+func TestLoadEmbedding(t *testing.T) {
+	c, err := config.Load(nil, env(nil))
+	if err != nil || c.Embedding.Enabled() || c.SelectionConfidenceThreshold != 0.7 {
+		t.Fatalf("defaults %+v, %v", c, err)
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "membrane.yaml")
+	yaml := "selection_confidence_threshold: 0.3\nembedding:\n  endpoint: http://file/v1/embeddings\n  model: file-model\n  dimensions: 768\n  timeout: 2s\n"
+	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err = config.Load([]string{"-config", file}, env(map[string]string{"MEMBRANE_EMBEDDING_API_KEY": "k", "MEMBRANE_EMBEDDING_MODEL": "env-model"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := c.Embedding
+	if !e.Enabled() || e.Endpoint != "http://file/v1/embeddings" || e.Model != "env-model" || e.APIKey != "k" || e.Dimensions != 768 ||
+		e.Timeout != 2*time.Second || e.MaxSensitivity != "medium" || c.SelectionConfidenceThreshold != 0.3 {
+		t.Fatalf("embedding %+v threshold %v", e, c.SelectionConfidenceThreshold)
 	}
 }

@@ -11,6 +11,10 @@ const IngestActor = "ingestion-service"
 type Ingested struct {
 	Record *Record
 	Audit  *AuditEntry
+	// Embedding is the record's vector when vector search is configured.
+	Embedding []float64
+	// EmbeddingModel names the model of Embedding.
+	EmbeddingModel string
 }
 
 func (p Policy) ingest(meta IngestMeta, kind string, t MemoryType, pk ProvenanceKind, ref string, payload PayloadInput, v *validator, now time.Time) (*Ingested, error) {

@@ -449,7 +449,9 @@ func BrowserFields(p Payload) map[string]any {
 		}
 		return f
 	case *EntityPayload:
-		return map[string]any{"canonicalName": p.CanonicalName, "primaryType": p.PrimaryType}
+		// terms are the normalised names the entity is resolved by
+		// (captureMemory), indexed by entity_name_terms.
+		return map[string]any{"canonicalName": p.CanonicalName, "primaryType": p.PrimaryType, "terms": EntityTerms(p)}
 	}
 	return nil
 }

@@ -9,7 +9,8 @@ import (
 // relationship types in the graph are only ever these, never raw input.
 type Predicate string
 
-// Predicates. The first three are lineage edges written only by revisions.
+// Predicates. The first three are lineage edges, written by revisions (and
+// derived_from by captures, from a fact to its capture), never by addRelation.
 const (
 	PredSupersedes  Predicate = "supersedes"
 	PredDerivedFrom Predicate = "derived_from"

@@ -53,6 +53,11 @@ type Change struct {
 	Audits  []*AuditEntry
 	// Result is the record the operation returns.
 	Result *Record
+	// Embeddings are vectors of created records, by record id (vector
+	// search; absent without an embedder).
+	Embeddings map[string][]float64
+	// EmbeddingModel names the model of Embeddings.
+	EmbeddingModel string
 }
 
 // checkTarget applies the guards every revision shares.

@@ -108,6 +108,9 @@ func (db *DB) Migrate(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("await indexes: %w", err)
 	}
+	if err := db.backfillEntityTerms(ctx); err != nil {
+		return fmt.Errorf("backfill entity terms: %w", err)
+	}
 	return nil
 }
 

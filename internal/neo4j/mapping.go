@@ -323,7 +323,7 @@ func (db *DB) seal(r *membrane.Record, p map[string]any) error {
 
 // freeTextProps are the payload fields copied out as properties that hold
 // free text, which a sensitive record does not store in clear.
-var freeTextProps = []string{"subject", "predicate", "object", "threadId", "skillName", "planId", "intent", "canonicalName"}
+var freeTextProps = []string{"subject", "predicate", "object", "threadId", "skillName", "planId", "intent", "canonicalName", "terms"}
 
 // unseal opens p's sealed properties in place.
 func (db *DB) unseal(p map[string]any) error {

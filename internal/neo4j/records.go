@@ -94,7 +94,11 @@ func (db *DB) CreateRecords(ctx context.Context, idem *membrane.Idempotency, rec
 		if err != nil {
 			return nil, err
 		}
-		rows[i] = map[string]any{"id": in.Record.ID, "label": in.Record.Type.Label(), "props": props, "audit": audit}
+		rows[i] = map[string]any{"id": in.Record.ID, "label": in.Record.Type.Label(), "props": props, "audit": audit,
+			"vector": nil, "model": in.EmbeddingModel}
+		if in.Embedding != nil {
+			rows[i]["vector"] = in.Embedding
+		}
 	}
 	out, err := db.idempotent(ctx, idem, func(tx neo4j.ManagedTransaction) ([]*membrane.Record, error) {
 		if _, err := single(ctx, tx, cypher.Must("create_records"), map[string]any{"records": rows}); err != nil {

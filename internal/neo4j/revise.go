@@ -71,6 +71,14 @@ func (db *DB) recordsByID(ctx context.Context, tx neo4j.ManagedTransaction, stmt
 // properties that changed from what was read (before): rewriting the rest
 // would cost index maintenance, the full-text index above all.
 func (db *DB) applyChange(ctx context.Context, tx neo4j.ManagedTransaction, before, read map[string]*membrane.Record, c *membrane.Change) error {
+	return db.apply(ctx, tx, cypher.Must("apply_change"), before, read, c, nil)
+}
+
+// apply writes c with stmt, a statement taking $creates, $updates, $edges,
+// $vectors and $audits (apply_change, or capture_apply for captures) and
+// the extra parameters; before holds the records read under lock, read
+// those read without.
+func (db *DB) apply(ctx context.Context, tx neo4j.ManagedTransaction, stmt string, before, read map[string]*membrane.Record, c *membrane.Change, extra map[string]any) error {
 	creates := make([]map[string]any, len(c.Creates))
 	for i, r := range c.Creates {
 		props, err := db.recordProps(r)
@@ -122,9 +130,21 @@ func (db *DB) applyChange(ctx context.Context, tx neo4j.ManagedTransaction, befo
 		}
 		audits[i] = map[string]any{"recordId": a.RecordID, "props": props}
 	}
-	if _, err := single(ctx, tx, cypher.Must("apply_change"), map[string]any{
-		"creates": creates, "updates": updates, "edges": edges, "audits": audits,
-	}); err != nil {
+	vectors := make([]map[string]any, 0, len(c.Embeddings))
+	for _, r := range c.Creates {
+		if v, ok := c.Embeddings[r.ID]; ok {
+			if db.sealer.Required(r.Sensitivity) {
+				// An embedding of sensitive text is sensitive text: not stored.
+				continue
+			}
+			vectors = append(vectors, map[string]any{"id": r.ID, "vector": v, "model": c.EmbeddingModel})
+		}
+	}
+	params := map[string]any{"creates": creates, "updates": updates, "edges": edges, "audits": audits, "vectors": vectors}
+	for k, v := range extra {
+		params[k] = v
+	}
+	if _, err := single(ctx, tx, stmt, params); err != nil {
 		return err
 	}
 	return writePlanSteps(ctx, tx, c.Creates)

@@ -1,0 +1,13 @@
+// The entities a capture resolves its mentions against: those of $scope
+// named (canonical name or alias) by any of the capture's terms, not
+// retracted, and seen in full by the request. entity_name_terms indexes
+// Entity.terms and Entity.scope with the keyword analyzer, so $query (built
+// in Go from quoted, escaped terms and the scope) matches whole names and
+// the exact scope; the WHERE clause checks both again. The index is
+// eventually consistent: an entity committed a moment ago may be missing,
+// which entity_lock makes up for.
+CALL db.index.fulltext.queryNodes('entity_name_terms', $query, {limit: $limit}) YIELD node AS e
+WHERE e:Entity AND e.scope = $scope AND e.status <> 'retracted'
+  AND e.sensitivityLevel <= $ceiling AND ($allScopes OR e.scope = '' OR e.scope IN $trustScopes)
+  AND any(t IN e.terms WHERE t IN $terms)
+RETURN properties(e) AS e

@@ -1,0 +1,21 @@
+// The hits of a retrieval with a query vector (see retrieve_candidates):
+// the best $scan full-text matches of $lucene and the $scan nearest
+// embeddings in $vectorIndex, as [node, text score (0 when only the vector
+// matched), cosine similarity (null when the record has no embedding of
+// the query's dimensions)]. Neo4j's cosine similarity is (1 + cos) / 2;
+// 2s - 1 turns it back into the cosine.
+CALL () {
+  CALL () {
+    CALL db.index.fulltext.queryNodes('memory_text', $lucene, {limit: $scan}) YIELD node, score
+    RETURN node, score
+    UNION ALL
+    CALL db.index.vector.queryNodes($vectorIndex, $scan, $vector) YIELD node AS e
+    MATCH (node:Memory)-[:HAS_EMBEDDING]->(e)
+    RETURN node, 0.0 AS score
+  }
+  WITH node, max(score) AS score
+  OPTIONAL MATCH (node)-[:HAS_EMBEDDING]->(e:MemoryVector)
+  WHERE size(e.vector) = size($vector)
+  WITH node, score, max(2.0 * vector.similarity.cosine(e.vector, $vector) - 1.0) AS cosine
+  RETURN collect([node, score, cosine]) AS hits
+}

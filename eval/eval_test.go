@@ -1,0 +1,83 @@
+package eval_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/membrane/membrane/eval"
+	"github.com/membrane/membrane/internal/membrane"
+	"github.com/membrane/membrane/internal/neo4jtest"
+)
+
+// The eval's floors: the figures measured when the ranking was written
+// (docs/retrieval.md), rounded down. A change that lowers them fails.
+const (
+	minRecall5 = 0.85
+	minMRR     = 0.90
+	minNDCG10  = 0.82
+)
+
+// TestRetrievalQuality loads the fixture into a scope of its own in the
+// real Neo4j and reports recall@5, recall@10, MRR and nDCG@10 of retrieve
+// (full text, no vectors) for every query, with their means.
+func TestRetrievalQuality(t *testing.T) {
+	f, err := eval.LoadFixture("fixture.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := neo4jtest.DB(t)
+	scope := neo4jtest.Scope(t)
+	ctx := membrane.NewContextWithTrust(t.Context(), membrane.SystemTrust("eval"))
+	now := time.Now().UTC()
+	keyOf := map[string]string{}
+	var batch []*membrane.Ingested
+	for _, fr := range f.Records {
+		r, err := fr.Record(membrane.DefaultPolicy(), scope, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keyOf[r.ID] = fr.Key
+		batch = append(batch, &membrane.Ingested{Record: r, Audit: membrane.NewAuditEntry(r.ID, membrane.AuditCreate, "eval", "fixture", now)})
+	}
+	if _, err := db.CreateRecords(ctx, nil, batch); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.AwaitSearchIndexes(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	var sumR5, sumR10, sumRR, sumNDCG float64
+	var report strings.Builder
+	fmt.Fprintf(&report, "\n%-48s %6s %6s %6s %7s  top 3\n", "query", "R@5", "R@10", "RR", "nDCG10")
+	limit := int64(10)
+	for _, q := range f.Queries {
+		rq, err := membrane.NewRetrieveQuery(&q.Q, nil, []string{scope}, nil, &limit, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := db.Retrieve(ctx, rq, membrane.DefaultSelectionThreshold)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ranked := make([]string, len(res.Hits))
+		for i, h := range res.Hits {
+			ranked[i] = keyOf[h.ID]
+			if ranked[i] == "f-billing-mysql-old" {
+				t.Errorf("%q: a retracted record was retrieved", q.Q)
+			}
+		}
+		r5, r10 := eval.RecallAt(ranked, q.Relevant, 5), eval.RecallAt(ranked, q.Relevant, 10)
+		rr, nd := eval.ReciprocalRank(ranked, q.Relevant), eval.NDCGAt(ranked, q.Relevant, 10)
+		sumR5, sumR10, sumRR, sumNDCG = sumR5+r5, sumR10+r10, sumRR+rr, sumNDCG+nd
+		fmt.Fprintf(&report, "%-48s %6.2f %6.2f %6.2f %7.3f  %s\n", q.Q, r5, r10, rr, nd, strings.Join(ranked[:min(3, len(ranked))], ", "))
+	}
+	n := float64(len(f.Queries))
+	r5, r10, mrr, ndcg := sumR5/n, sumR10/n, sumRR/n, sumNDCG/n
+	fmt.Fprintf(&report, "%-48s %6.3f %6.3f %6.3f %7.3f\n", fmt.Sprintf("MEAN over %d queries, %d records", len(f.Queries), len(f.Records)), r5, r10, mrr, ndcg)
+	t.Log(report.String())
+	if r5 < minRecall5 || mrr < minMRR || ndcg < minNDCG10 {
+		t.Errorf("below the floors: recall@5 %.3f (min %.2f), MRR %.3f (min %.2f), nDCG@10 %.3f (min %.2f)", r5, minRecall5, mrr, minMRR, ndcg, minNDCG10)
+	}
+}

@@ -1,0 +1,166 @@
+package graph_test
+
+import (
+	"encoding/json"
+	"hash/fnv"
+	"io"
+	"log/slog"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+	"unicode"
+
+	"github.com/membrane/membrane/graph"
+	"github.com/membrane/membrane/internal/embedding"
+	"github.com/membrane/membrane/internal/membrane"
+	"github.com/membrane/membrane/internal/neo4jtest"
+)
+
+const fakeDims = 8
+
+// concepts put synonyms on one axis of the fake embedding model, so that
+// vector search finds what full-text search cannot.
+var concepts = map[string]int{
+	"car": 0, "automobile": 0, "vehicle": 0,
+	"postgres": 1, "database": 1, "sql": 1,
+	"deploy": 2, "release": 2, "ship": 2,
+}
+
+// fakeEmbed is the fake model: the normalised sum of one axis per word
+// (a concept's, or one of the last five by hash).
+func fakeEmbed(text string) []float64 {
+	v := make([]float64, fakeDims)
+	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		if i, ok := concepts[w]; ok {
+			v[i]++
+		} else {
+			h := fnv.New32a()
+			h.Write([]byte(w))
+			v[3+h.Sum32()%5]++
+		}
+	}
+	n := 0.0
+	for _, x := range v {
+		n += x * x
+	}
+	if n > 0 {
+		for i := range v {
+			v[i] /= math.Sqrt(n)
+		}
+	}
+	return v
+}
+
+func cosine(a, b []float64) float64 {
+	var d float64
+	for i := range a {
+		d += a[i] * b[i]
+	}
+	return d // both normalised
+}
+
+// fakeEmbeddingServer is an OpenAI-compatible embeddings endpoint over
+// fakeEmbed; it fails while failing is set.
+func fakeEmbeddingServer(t *testing.T, failing *atomic.Bool) string {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if failing.Load() {
+			http.Error(w, "down", http.StatusServiceUnavailable)
+			return
+		}
+		var req struct{ Input []string }
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		data := make([]map[string]any, len(req.Input))
+		for i, s := range req.Input {
+			data[i] = map[string]any{"index": i, "embedding": fakeEmbed(s)}
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"data": data})
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// newClientWith is newClient with a resolver configured by configure.
+func newClientWith(t *testing.T, configure func(*graph.Resolver)) *client {
+	t.Helper()
+	db := neo4jtest.DB(t)
+	admin := membrane.Principal{Actor: "tester-" + membrane.NewID(), Role: membrane.RoleAdmin,
+		MaxSensitivity: membrane.SensitivityHyper, Scopes: []string{membrane.AllScopes}}
+	secret := "key-" + membrane.NewID()
+	k, err := membrane.NewAPIKey(membrane.HashKey(secret), admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &graph.Resolver{Store: db, Revisions: db, Lineages: db, Retrieval: db, Captures: db, Policy: membrane.DefaultPolicy(), Now: time.Now,
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	configure(r)
+	srv := httptest.NewServer(graph.NewHandler(r, db, membrane.NewKeyring([]membrane.APIKey{k}), slog.New(slog.NewTextHandler(io.Discard, nil))))
+	t.Cleanup(srv.Close)
+	return &client{t: t, url: srv.URL, db: db, key: secret, actor: admin.Actor, keys: map[string]string{admin.Actor: secret}}
+}
+
+func TestVectorSearch(t *testing.T) {
+	scope := neo4jtest.Scope(t)
+	var failing atomic.Bool
+	emb, err := embedding.New(embedding.Config{Endpoint: fakeEmbeddingServer(t, &failing), Model: "fake-1", Dimensions: fakeDims})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newClientWith(t, func(r *graph.Resolver) { r.Embedder = emb })
+	if err := c.db.EnsureVectorIndex(t.Context(), fakeDims); err != nil {
+		t.Fatal(err)
+	}
+	w := word()
+	broke := c.capture(map[string]any{"source": "s", "scope": scope, "summary": "the automobile broke down " + w})
+	var ev struct{ IngestEvent struct{ ID string } }
+	c.do(`mutation($s: String!, $sum: String!) { ingestEvent(input: {source: "s", eventKind: "note", ref: "r", summary: $sum, scope: $s}) { id } }`,
+		map[string]any{"s": scope, "sum": "we ship on friday " + w}, &ev)
+	secret := c.capture(map[string]any{"source": "s", "scope": scope, "sensitivity": "HIGH", "summary": "automobile secret " + w})
+	awaitSearch(t, c)
+
+	// "vehicle" is in no record's text: only the vector finds the automobile.
+	got := c.retrieve(map[string]any{"query": "vehicle", "scopes": []any{scope}})
+	if !got.Retrieve.VectorUsed || len(got.Retrieve.Hits) == 0 || got.Retrieve.Hits[0].Record.ID != broke.CaptureMemory.Primary.ID {
+		t.Fatalf("vehicle: %+v", got.Retrieve)
+	}
+	h := got.Retrieve.Hits[0]
+	want := cosine(fakeEmbed("vehicle"), fakeEmbed("event the automobile broke down "+w))
+	if h.Parts.Text != 0 || h.Parts.Vector == nil || math.Abs(*h.Parts.Vector-want) > 1e-6 || math.Abs(h.Parts.Relevance-want/2) > 1e-6 {
+		t.Errorf("vector-only hit parts %+v (vector %v), want vector %v", h.Parts, h.Parts.Vector, want)
+	}
+	for _, x := range got.Retrieve.Hits {
+		if x.Record.ID == secret.CaptureMemory.Primary.ID {
+			t.Error("a record above the embedding ceiling was found by its vector")
+		}
+	}
+	// Both: full text and vector blend; the high record has no vector.
+	both := c.retrieve(map[string]any{"query": "automobile " + w, "scopes": []any{scope}})
+	found := map[string]hitOut{}
+	for _, x := range both.Retrieve.Hits {
+		found[x.Record.ID] = x
+	}
+	if x, ok := found[broke.CaptureMemory.Primary.ID]; !ok || x.Parts.Text == 0 || x.Parts.Vector == nil {
+		t.Errorf("blended hit %+v", x)
+	}
+	// The high record is encrypted at rest: no text in the index, no vector.
+	if x, ok := found[secret.CaptureMemory.Primary.ID]; ok {
+		t.Errorf("high record %+v found: its text is encrypted and it has no vector", x)
+	}
+	if x, ok := found[ev.IngestEvent.ID]; !ok || x.Parts.Vector == nil {
+		t.Errorf("ingested event %+v: found %v, must have a vector", x, ok)
+	}
+	// The embedder down: full text only, and said so.
+	failing.Store(true)
+	down := c.retrieve(map[string]any{"query": "automobile " + w, "scopes": []any{scope}})
+	if down.Retrieve.VectorUsed || len(down.Retrieve.Hits) != 2 || down.Retrieve.Hits[0].Parts.Vector != nil {
+		t.Errorf("embedder down: %+v", down.Retrieve)
+	}
+	// Captures still work, without vectors.
+	c.capture(map[string]any{"source": "s", "scope": scope, "summary": "while the model is down"})
+}

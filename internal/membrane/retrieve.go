@@ -1,0 +1,479 @@
+package membrane
+
+import (
+	"context"
+	"math"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+)
+
+// Retrieval bounds. Every retrieval reads a bounded number of candidates
+// however large the store is.
+const (
+	DefaultRetrieveLimit = 10
+	MaxRetrieveLimit     = 100
+	// MaxQueryBytes bounds a retrieval query's text.
+	MaxQueryBytes = 4096
+	// MaxQueryTerms bounds the terms sent to the full-text index.
+	MaxQueryTerms = 32
+	// MaxSelectionCandidates bounds the competence and plan_graph records
+	// the selector scores (the reference's 20).
+	MaxSelectionCandidates = 20
+	// DefaultSelectionThreshold is the selection confidence below which
+	// more information is needed (reference §1.5, config
+	// selection_confidence_threshold).
+	DefaultSelectionThreshold = 0.7
+	// RecencyHalfLife is the half-life of the recency part of the score.
+	RecencyHalfLife = 7 * 24 * time.Hour
+	// VectorBlend is the share of vector similarity in relevance when a
+	// query vector and the record's vector are both present.
+	VectorBlend = 0.5
+)
+
+// Weights weigh the parts of a retrieval score. They sum to 1, so a score is
+// in [0,1].
+type Weights struct {
+	Relevance  float64
+	Salience   float64
+	Recency    float64
+	Confidence float64
+}
+
+// QueryWeights apply when a retrieval has a query: relevance to it dominates,
+// and salience, recency and confidence order records of similar relevance.
+var QueryWeights = Weights{Relevance: 0.6, Salience: 0.2, Recency: 0.1, Confidence: 0.1}
+
+// BrowseWeights apply without a query (nothing to be relevant to).
+var BrowseWeights = Weights{Relevance: 0, Salience: 0.5, Recency: 0.3, Confidence: 0.2}
+
+// RetrieveQuery asks for the records most useful for a query, layer by
+// layer (working, entity, semantic, competence, plan_graph, episodic, or
+// the types asked for).
+type RetrieveQuery struct {
+	// Text is the query as given; Terms its normalised search terms.
+	Text  string
+	Terms []string
+	// Layers are the memory types searched, in layer order.
+	Layers []MemoryType
+	// Scopes, when not nil, restricts candidates to these scopes ("" is
+	// unscoped), within the request's trust.
+	Scopes           []string
+	MinSalience      float64
+	Limit            int
+	IncludeRetracted bool
+	// AsOf ranks records as they were then (status and salience), with
+	// decay and recency measured at that instant.
+	AsOf *time.Time
+	// Vector is the query's embedding when vector search is configured.
+	Vector []float64
+	// Now is the ranking instant when AsOf is not set (the store's clock
+	// when zero).
+	Now time.Time
+}
+
+// NewRetrieveQuery validates a retrieval's arguments and applies defaults.
+func NewRetrieveQuery(query *string, types []MemoryType, scopes []string, minSalience *float64, limit *int64, includeRetracted *bool, asOf *time.Time) (RetrieveQuery, error) {
+	q := RetrieveQuery{Limit: DefaultRetrieveLimit, AsOf: asOf, Scopes: scopes}
+	v := &validator{}
+	if len(scopes) > MaxTags {
+		v.add("scopes", "too many scopes: %d (max %d)", len(scopes), MaxTags)
+	}
+	v.strs("scopes", scopes)
+	if query != nil {
+		q.Text = strings.TrimSpace(*query)
+		if len(*query) > MaxQueryBytes {
+			v.add("query", "exceeds %d bytes", MaxQueryBytes)
+		}
+		q.Terms = QueryTerms(q.Text)
+		if q.Text != "" && len(q.Terms) == 0 {
+			v.add("query", "has no searchable words")
+		}
+	}
+	for _, t := range types {
+		if !t.Valid() {
+			v.add("memoryTypes", "unknown memory type %q", t)
+		}
+	}
+	q.Layers = Layers(types)
+	if minSalience != nil {
+		if math.IsNaN(*minSalience) || math.IsInf(*minSalience, 0) || *minSalience < 0 {
+			v.add("minSalience", "must be a finite number >= 0")
+		}
+		q.MinSalience = *minSalience
+	}
+	if limit != nil {
+		if *limit < 1 || *limit > MaxRetrieveLimit {
+			v.add("limit", "must be between 1 and %d", MaxRetrieveLimit)
+		}
+		q.Limit = int(*limit)
+	}
+	if includeRetracted != nil {
+		q.IncludeRetracted = *includeRetracted
+	}
+	return q, v.err()
+}
+
+// Layers returns the asked-for types in layer order, or every layer when
+// none is asked for.
+func Layers(types []MemoryType) []MemoryType {
+	if len(types) == 0 {
+		return slices.Clone(MemoryTypes)
+	}
+	out := make([]MemoryType, 0, len(types))
+	for _, t := range MemoryTypes {
+		if slices.Contains(types, t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// LayerIndex is the position of t in layer order (working first).
+func LayerIndex(t MemoryType) int {
+	if i := slices.Index(MemoryTypes, t); i >= 0 {
+		return i
+	}
+	return len(MemoryTypes)
+}
+
+// ScanLimit bounds the full-text (and vector) matches read for one
+// retrieval before gating and filters: 10 per wanted result, at least 100,
+// at most 2000. When gating leaves fewer candidates than wanted and the
+// index had more, the store scans further (8 times as many, up to 20,000).
+func (q RetrieveQuery) ScanLimit() int { return min(max(10*q.Limit, 100), 2000) }
+
+// HasQuery reports whether there is anything to be relevant to.
+func (q RetrieveQuery) HasQuery() bool { return len(q.Terms) > 0 || len(q.Vector) > 0 }
+
+// stopWords are left out of full-text queries: the index keeps stop words
+// (its analyzer is standard-no-stop-words), so a query word like "the"
+// would match nearly every record and add noise to every score.
+var stopWords = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`a an and are as at be but by for from has have how i if in into is it its
+		of on or so that the their then there these they this to was were what when where which who why will
+		with you your we our do does did can could should would about after before over under not no`) {
+		stopWords[w] = true
+	}
+}
+
+// QueryTerms turns a free-text query into the terms sent to the full-text
+// index: lower-cased runs of letters and digits, stop words dropped (unless
+// nothing else is left), duplicates removed, at most MaxQueryTerms. Terms
+// never carry Lucene syntax, so a query cannot change the search's shape.
+func QueryTerms(s string) []string {
+	words := strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	})
+	var all, kept []string
+	seen := map[string]bool{}
+	for _, w := range words {
+		if seen[w] {
+			continue
+		}
+		seen[w] = true
+		all = append(all, w)
+		if !stopWords[w] {
+			kept = append(kept, w)
+		}
+	}
+	if len(kept) == 0 {
+		kept = all
+	}
+	if len(kept) > MaxQueryTerms {
+		kept = kept[:MaxQueryTerms]
+	}
+	return kept
+}
+
+// LuceneQuery is the full-text query for terms: any of them (OR; BM25
+// rewards records matching more of them). Terms are letters and digits
+// only (see QueryTerms), so no escaping is needed. (Adding the whole query
+// as a boosted phrase made no difference on the eval; docs/retrieval.md.)
+func LuceneQuery(terms []string) string {
+	return strings.Join(terms, " ")
+}
+
+// Candidate is a record matched for a retrieval, with what ranking needs.
+type Candidate struct {
+	ID   string
+	Type MemoryType
+	// Text is the raw full-text score (0 when the text did not match).
+	Text float64
+	// Vector is the cosine similarity of the record's embedding to the
+	// query's, or nil when either is missing.
+	Vector *float64
+	// Salience is the effective salience at the ranking instant.
+	Salience   float64
+	Confidence float64
+	CreatedAt  time.Time
+	// Loaded is the record, when it was loaded with the candidate (the
+	// store loads those likely to be hits or selected).
+	Loaded *Record
+}
+
+// ScoreParts are the components of a score, each in [0,1].
+type ScoreParts struct {
+	// Relevance is Text, or blended with Vector when present.
+	Relevance float64
+	// Text is the full-text score divided by the best one of the query
+	// among the records the caller may see.
+	Text float64
+	// Vector is the query's cosine similarity, floored at 0; nil without vectors.
+	Vector     *float64
+	Salience   float64
+	Recency    float64
+	Confidence float64
+}
+
+// Hit is a ranked candidate.
+type Hit struct {
+	Candidate
+	Score float64
+	Parts ScoreParts
+	// Record is the record as the caller sees it (loaded after ranking).
+	Record *Record
+}
+
+// Recency is 2^(-age/RecencyHalfLife): 1 for a record created now, 1/2 a
+// week later. A creation time after now counts as now.
+func Recency(createdAt, now time.Time) float64 {
+	age := now.Sub(createdAt)
+	if age <= 0 {
+		return 1
+	}
+	return math.Exp2(-age.Hours() / RecencyHalfLife.Hours())
+}
+
+func unitClamp(x float64) float64 {
+	if math.IsNaN(x) || x < 0 {
+		return 0
+	}
+	return math.Min(x, 1)
+}
+
+// Rank scores candidates and returns them best first (all of them; the
+// caller cuts to its limit). The score is
+//
+//	w.Relevance·relevance + w.Salience·min(1, salience) + w.Recency·recency + w.Confidence·confidence
+//
+// with w = QueryWeights when the query has terms or a vector, else
+// BrowseWeights; relevance = text, or (1-VectorBlend)·text + VectorBlend·vector
+// when the candidate has a vector similarity; text = Text / max Text over the
+// candidates. Ties break by layer order, then newest, then id.
+func Rank(q RetrieveQuery, cands []Candidate, now time.Time) []Hit {
+	maxText := 0.0
+	for _, c := range cands {
+		maxText = math.Max(maxText, c.Text)
+	}
+	return RankRelativeTo(q, cands, maxText, now)
+}
+
+// RankRelativeTo is Rank with text scores relative to maxText, the best
+// text score among all candidates (of which cands may be a part).
+func RankRelativeTo(q RetrieveQuery, cands []Candidate, maxText float64, now time.Time) []Hit {
+	w := q.Weights()
+	hits := make([]Hit, len(cands))
+	for i, c := range cands {
+		p := ScoreParts{Salience: unitClamp(c.Salience), Recency: Recency(c.CreatedAt, now), Confidence: unitClamp(c.Confidence)}
+		if maxText > 0 {
+			p.Text = unitClamp(c.Text / maxText)
+		}
+		p.Relevance = p.Text
+		if c.Vector != nil {
+			v := unitClamp(*c.Vector)
+			p.Vector = &v
+			p.Relevance = (1-VectorBlend)*p.Text + VectorBlend*v
+		}
+		hits[i] = Hit{Candidate: c, Parts: p,
+			Score: w.Relevance*p.Relevance + w.Salience*p.Salience + w.Recency*p.Recency + w.Confidence*p.Confidence}
+	}
+	slices.SortStableFunc(hits, func(a, b Hit) int {
+		switch {
+		case a.Score != b.Score:
+			return cmpDesc(a.Score, b.Score)
+		case LayerIndex(a.Type) != LayerIndex(b.Type):
+			return LayerIndex(a.Type) - LayerIndex(b.Type)
+		case !a.CreatedAt.Equal(b.CreatedAt):
+			return b.CreatedAt.Compare(a.CreatedAt)
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return hits
+}
+
+func cmpDesc(a, b float64) int {
+	if a > b {
+		return -1
+	}
+	return 1
+}
+
+// Weights are the weights q's scores are computed with.
+func (q RetrieveQuery) Weights() Weights {
+	if q.HasQuery() {
+		return QueryWeights
+	}
+	return BrowseWeights
+}
+
+// Retrieval is the result of a retrieval: the hits, best first, and the
+// selection among its competence and plan_graph candidates.
+type Retrieval struct {
+	Hits      []Hit
+	Selection Selection
+	// Weights are the weights the scores were computed with.
+	Weights Weights
+	// VectorUsed is true when the query's embedding took part.
+	VectorUsed bool
+	// pending are selection candidates waiting for Complete.
+	pending []SelectionCandidate
+}
+
+// Finish ranks cands for q at now, text scores relative to maxText: the
+// top q.Limit hits, and the selection over the best MaxSelectionCandidates
+// competence and plan_graph candidates. Hits and selected records are those
+// the candidates were loaded with; missing lists the ids of those that were
+// not (the store loads them and fills them in).
+func Finish(q RetrieveQuery, cands []Candidate, maxText, threshold float64, now time.Time) (r *Retrieval, missing []string) {
+	ranked := RankRelativeTo(q, cands, maxText, now)
+	out := &Retrieval{Weights: q.Weights(), VectorUsed: len(q.Vector) > 0}
+	var sel []SelectionCandidate
+	for _, h := range ranked {
+		if (h.Type == TypeCompetence || h.Type == TypePlanGraph) && len(sel) < MaxSelectionCandidates {
+			rec := h.Loaded
+			if rec == nil {
+				// A stand-in until the store loads it.
+				rec = &Record{ID: h.ID, Type: h.Type}
+				missing = append(missing, h.ID)
+			}
+			sel = append(sel, SelectionCandidate{Record: rec, Similarity: h.Candidate.Vector})
+		}
+	}
+	out.Hits = ranked[:min(len(ranked), q.Limit)]
+	for i := range out.Hits {
+		if out.Hits[i].Record = out.Hits[i].Loaded; out.Hits[i].Record == nil && !slices.Contains(missing, out.Hits[i].ID) {
+			missing = append(missing, out.Hits[i].ID)
+		}
+	}
+	if len(missing) == 0 {
+		out.Selection = Select(sel, threshold, now)
+	} else {
+		out.pending = sel
+	}
+	return out, missing
+}
+
+// Complete fills in the records that Finish reported missing (those not
+// found are left out) and computes the selection.
+func (r *Retrieval) Complete(recs map[string]*Record, threshold float64, now time.Time) {
+	hits := r.Hits[:0]
+	for _, h := range r.Hits {
+		if h.Record == nil {
+			h.Record = recs[h.ID]
+		}
+		if h.Record != nil {
+			hits = append(hits, h)
+		}
+	}
+	r.Hits = hits
+	if r.pending != nil {
+		sel := r.pending[:0]
+		for _, c := range r.pending {
+			if c.Record.Payload == nil && recs[c.Record.ID] != nil {
+				c.Record = recs[c.Record.ID]
+			}
+			if c.Record.Payload != nil {
+				sel = append(sel, c)
+			}
+		}
+		r.Selection, r.pending = Select(sel, threshold, now), nil
+	}
+}
+
+// Graph retrieval bounds.
+const (
+	DefaultRootLimit = 10
+	MaxRootLimit     = 100
+	DefaultNodeLimit = 25
+	MaxNodeLimit     = 1000
+	DefaultEdgeLimit = 100
+	MaxEdgeLimit     = 5000
+	DefaultMaxHops   = 1
+	MaxHops          = 5
+)
+
+// GraphQuery asks for ranked roots and their neighbourhood.
+type GraphQuery struct {
+	Roots     RetrieveQuery
+	NodeLimit int
+	EdgeLimit int
+	MaxHops   int
+}
+
+// NewGraphQuery validates a graph retrieval's arguments and applies defaults.
+func NewGraphQuery(query *string, types []MemoryType, scopes []string, rootLimit, nodeLimit, edgeLimit, maxHops *int64) (GraphQuery, error) {
+	roots, err := NewRetrieveQuery(query, types, scopes, nil, nil, nil, nil)
+	fields := ErrorFields(err)
+	if err != nil && fields == nil {
+		return GraphQuery{}, err
+	}
+	g := GraphQuery{Roots: roots, NodeLimit: DefaultNodeLimit, EdgeLimit: DefaultEdgeLimit, MaxHops: DefaultMaxHops}
+	g.Roots.Limit = DefaultRootLimit
+	v := &validator{errs: fields}
+	bound := func(field string, p *int64, lo, hi int, dst *int) {
+		if p == nil {
+			return
+		}
+		if *p < int64(lo) || *p > int64(hi) {
+			v.add(field, "must be between %d and %d", lo, hi)
+		}
+		*dst = int(*p)
+	}
+	bound("rootLimit", rootLimit, 1, MaxRootLimit, &g.Roots.Limit)
+	bound("nodeLimit", nodeLimit, 1, MaxNodeLimit, &g.NodeLimit)
+	bound("edgeLimit", edgeLimit, 0, MaxEdgeLimit, &g.EdgeLimit)
+	bound("maxHops", maxHops, 0, MaxHops, &g.MaxHops)
+	if err := v.err(); err != nil {
+		return g, err
+	}
+	// Roots count towards the node limit.
+	g.Roots.Limit = min(g.Roots.Limit, g.NodeLimit)
+	return g, nil
+}
+
+// Fanout bounds the edges read from one record per hop: a hub (an entity
+// mentioned by thousands of records) costs no more than this to expand.
+func (g GraphQuery) Fanout() int { return max(g.EdgeLimit, g.NodeLimit) + 1 }
+
+// GraphNode is a record of a graph retrieval.
+type GraphNode struct {
+	Record *Record
+	// Root is true for the ranked roots; Hit is then their ranking.
+	Root bool
+	Hit  *Hit
+	// Hop is the distance from the nearest root (0 for roots).
+	Hop int
+}
+
+// GraphRetrieval is ranked roots and their bounded neighbourhood.
+type GraphRetrieval struct {
+	Nodes     []*GraphNode
+	Edges     []*Relation
+	Selection Selection
+	// Truncated is true when the node or edge limit left records or edges out.
+	Truncated bool
+}
+
+// RetrievalService retrieves. Each call is one read transaction of a
+// bounded number of statements; gating happens in Cypher.
+type RetrievalService interface {
+	// Retrieve ranks records for q with the request's trust.
+	Retrieve(ctx context.Context, q RetrieveQuery, threshold float64) (*Retrieval, error)
+	// RetrieveGraph ranks roots for g.Roots and expands their neighbourhood
+	// in both directions, only through records the request sees in full.
+	RetrieveGraph(ctx context.Context, g GraphQuery, threshold float64) (*GraphRetrieval, error)
+}

@@ -1,0 +1,309 @@
+package membrane_test
+
+import (
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/membrane/membrane/internal/membrane"
+)
+
+func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+
+func TestQueryTerms(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string
+	}{
+		{"What is the database of auth-service?", []string{"database", "auth", "service"}},
+		{"the", []string{"the"}},
+		{"the of", []string{"the", "of"}},
+		{"Postgres postgres POSTGRES", []string{"postgres"}},
+		{"Café über naïve", []string{"café", "über", "naïve"}},
+		{`title:x OR (y* AND "z")~2 \ -w`, []string{"title", "x", "y", "z", "2", "w"}},
+		{"", nil},
+		{"!!! ???", nil},
+		{strings.Repeat("w1 w2 w3 w4 w5 w6 w7 w8 w9 w10 ", 2) + strings.Repeat("x ", 3) + "a1 a2 a3 a4 a5 a6 a7 a8 a9 a10 a11 a12 a13 a14 a15 a16 a17 a18 a19 a20 a21 a22 a23",
+			[]string{"w1", "w2", "w3", "w4", "w5", "w6", "w7", "w8", "w9", "w10", "x", "a1", "a2", "a3", "a4", "a5", "a6", "a7", "a8", "a9", "a10",
+				"a11", "a12", "a13", "a14", "a15", "a16", "a17", "a18", "a19", "a20", "a21"}},
+	}
+	for _, tt := range tests {
+		if got := membrane.QueryTerms(tt.in); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("QueryTerms(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestLuceneQuery(t *testing.T) {
+	tests := []struct {
+		terms []string
+		want  string
+	}{
+		{nil, ""},
+		{[]string{"postgres"}, "postgres"},
+		{[]string{"auth", "database"}, "auth database"},
+	}
+	for _, tt := range tests {
+		if got := membrane.LuceneQuery(tt.terms); got != tt.want {
+			t.Errorf("LuceneQuery(%q) = %q, want %q", tt.terms, got, tt.want)
+		}
+	}
+}
+
+func TestNewRetrieveQuery(t *testing.T) {
+	s := func(v string) *string { return &v }
+	f := func(v float64) *float64 { return &v }
+	i := func(v int64) *int64 { return &v }
+	q, err := membrane.NewRetrieveQuery(nil, nil, nil, nil, nil, nil, nil)
+	if err != nil || q.Limit != 10 || q.HasQuery() || q.IncludeRetracted || !reflect.DeepEqual(q.Layers, membrane.MemoryTypes) {
+		t.Fatalf("defaults = %+v, %v", q, err)
+	}
+	q, err = membrane.NewRetrieveQuery(s(" Postgres "), []membrane.MemoryType{membrane.TypeEpisodic, membrane.TypeSemantic, membrane.TypeWorking}, []string{"a"}, f(0.2), i(5), nil, nil)
+	if err != nil || q.Text != "Postgres" || !reflect.DeepEqual(q.Terms, []string{"postgres"}) || q.Limit != 5 || q.MinSalience != 0.2 ||
+		!reflect.DeepEqual(q.Layers, []membrane.MemoryType{membrane.TypeWorking, membrane.TypeSemantic, membrane.TypeEpisodic}) {
+		t.Fatalf("query = %+v, %v", q, err)
+	}
+	if q.ScanLimit() != 100 {
+		t.Errorf("scan %d", q.ScanLimit())
+	}
+	q.Limit = 100
+	if q.ScanLimit() != 1000 {
+		t.Errorf("scan %d", q.ScanLimit())
+	}
+	bad := []struct {
+		name  string
+		field string
+		call  func() error
+	}{
+		{"limit 0", "limit", func() error { _, err := membrane.NewRetrieveQuery(nil, nil, nil, nil, i(0), nil, nil); return err }},
+		{"limit 101", "limit", func() error { _, err := membrane.NewRetrieveQuery(nil, nil, nil, nil, i(101), nil, nil); return err }},
+		{"negative salience", "minSalience", func() error { _, err := membrane.NewRetrieveQuery(nil, nil, nil, f(-1), nil, nil, nil); return err }},
+		{"NaN salience", "minSalience", func() error {
+			_, err := membrane.NewRetrieveQuery(nil, nil, nil, f(math.NaN()), nil, nil, nil)
+			return err
+		}},
+		{"long query", "query", func() error {
+			_, err := membrane.NewRetrieveQuery(s(strings.Repeat("x", membrane.MaxQueryBytes+1)), nil, nil, nil, nil, nil, nil)
+			return err
+		}},
+		{"no words", "query", func() error { _, err := membrane.NewRetrieveQuery(s("?!"), nil, nil, nil, nil, nil, nil); return err }},
+		{"bad type", "memoryTypes", func() error {
+			_, err := membrane.NewRetrieveQuery(nil, []membrane.MemoryType{"x"}, nil, nil, nil, nil, nil)
+			return err
+		}},
+	}
+	for _, b := range bad {
+		err := b.call()
+		if membrane.ErrorCode(err) != membrane.EINVALID || len(membrane.ErrorFields(err)) == 0 || membrane.ErrorFields(err)[0].Field != b.field {
+			t.Errorf("%s: err = %v (fields %+v), want BAD_USER_INPUT on %s", b.name, err, membrane.ErrorFields(err), b.field)
+		}
+	}
+}
+
+func TestNewGraphQuery(t *testing.T) {
+	i := func(v int64) *int64 { return &v }
+	g, err := membrane.NewGraphQuery(nil, nil, nil, nil, nil, nil, nil)
+	if err != nil || g.Roots.Limit != 10 || g.NodeLimit != 25 || g.EdgeLimit != 100 || g.MaxHops != 1 || g.Fanout() != 101 {
+		t.Fatalf("defaults = %+v, %v", g, err)
+	}
+	g, err = membrane.NewGraphQuery(nil, nil, nil, i(50), i(20), i(0), i(0))
+	if err != nil || g.Roots.Limit != 20 || g.NodeLimit != 20 || g.EdgeLimit != 0 || g.MaxHops != 0 {
+		t.Fatalf("roots capped by nodes = %+v, %v", g, err)
+	}
+	for _, tt := range []struct {
+		field                  string
+		root, node, edge, hops *int64
+	}{
+		{"rootLimit", i(0), nil, nil, nil},
+		{"nodeLimit", nil, i(1001), nil, nil},
+		{"edgeLimit", nil, nil, i(-1), nil},
+		{"maxHops", nil, nil, nil, i(6)},
+	} {
+		_, err := membrane.NewGraphQuery(nil, nil, nil, tt.root, tt.node, tt.edge, tt.hops)
+		if f := membrane.ErrorFields(err); len(f) != 1 || f[0].Field != tt.field {
+			t.Errorf("%s: err = %v, fields %+v", tt.field, err, f)
+		}
+	}
+	q := "?"
+	if _, err := membrane.NewGraphQuery(&q, nil, nil, i(0), nil, nil, nil); len(membrane.ErrorFields(err)) != 2 {
+		t.Errorf("query and rootLimit errors together: %+v", membrane.ErrorFields(err))
+	}
+}
+
+func TestRecency(t *testing.T) {
+	now := time.Date(2026, 1, 8, 0, 0, 0, 0, time.UTC)
+	tests := []struct {
+		created time.Time
+		want    float64
+	}{
+		{now, 1},
+		{now.Add(time.Hour), 1},
+		{now.Add(-7 * 24 * time.Hour), 0.5},
+		{now.Add(-14 * 24 * time.Hour), 0.25},
+		{now.Add(-84 * time.Hour), math.Sqrt(0.5)},
+	}
+	for _, tt := range tests {
+		if got := membrane.Recency(tt.created, now); !near(got, tt.want) {
+			t.Errorf("Recency(%v) = %v, want %v", now.Sub(tt.created), got, tt.want)
+		}
+	}
+}
+
+func TestRank(t *testing.T) {
+	now := time.Date(2026, 1, 8, 0, 0, 0, 0, time.UTC)
+	week := now.Add(-7 * 24 * time.Hour)
+	vec := func(v float64) *float64 { return &v }
+	query := membrane.RetrieveQuery{Terms: []string{"x"}, Limit: 10}
+	browse := membrane.RetrieveQuery{Limit: 10}
+	type want struct {
+		id                                         string
+		score, relevance, text, sal, recency, conf float64
+		vector                                     *float64
+	}
+	tests := []struct {
+		name  string
+		q     membrane.RetrieveQuery
+		cands []membrane.Candidate
+		want  []want
+	}{
+		{
+			name: "text normalised by the best match; query weights",
+			q:    query,
+			cands: []membrane.Candidate{
+				{ID: "b", Type: membrane.TypeSemantic, Text: 2, Salience: 1, Confidence: 1, CreatedAt: now},
+				{ID: "a", Type: membrane.TypeSemantic, Text: 4, Salience: 0.5, Confidence: 0.5, CreatedAt: week},
+			},
+			want: []want{
+				// 0.6·1 + 0.2·0.5 + 0.1·0.5 + 0.1·0.5
+				{"a", 0.8, 1, 1, 0.5, 0.5, 0.5, nil},
+				// 0.6·0.5 + 0.2·1 + 0.1·1 + 0.1·1
+				{"b", 0.7, 0.5, 0.5, 1, 1, 1, nil},
+			},
+		},
+		{
+			name: "salience above 1 counts as 1; negative as 0",
+			q:    query,
+			cands: []membrane.Candidate{
+				{ID: "hi", Type: membrane.TypeWorking, Text: 1, Salience: 3, Confidence: 0, CreatedAt: week},
+				{ID: "lo", Type: membrane.TypeWorking, Text: 1, Salience: -1, Confidence: 0, CreatedAt: week},
+			},
+			want: []want{
+				{"hi", 0.6 + 0.2 + 0.05, 1, 1, 1, 0.5, 0, nil},
+				{"lo", 0.6 + 0.05, 1, 1, 0, 0.5, 0, nil},
+			},
+		},
+		{
+			name: "without a query: browse weights, no relevance",
+			q:    browse,
+			cands: []membrane.Candidate{
+				{ID: "old", Type: membrane.TypeSemantic, Salience: 1, Confidence: 1, CreatedAt: week},
+				{ID: "new", Type: membrane.TypeSemantic, Salience: 0.2, Confidence: 0.5, CreatedAt: now},
+			},
+			want: []want{
+				// 0.5·1 + 0.3·0.5 + 0.2·1
+				{"old", 0.85, 0, 0, 1, 0.5, 1, nil},
+				// 0.5·0.2 + 0.3·1 + 0.2·0.5
+				{"new", 0.5, 0, 0, 0.2, 1, 0.5, nil},
+			},
+		},
+		{
+			name: "vector similarity value blends into relevance; negative similarity counts 0",
+			q:    membrane.RetrieveQuery{Terms: []string{"x"}, Vector: []float64{1}, Limit: 10},
+			cands: []membrane.Candidate{
+				{ID: "v", Type: membrane.TypeSemantic, Text: 0, Vector: vec(0.9), Salience: 1, Confidence: 1, CreatedAt: now},
+				{ID: "t", Type: membrane.TypeSemantic, Text: 5, Vector: vec(-0.3), Salience: 1, Confidence: 1, CreatedAt: now},
+				{ID: "n", Type: membrane.TypeSemantic, Text: 2.5, Salience: 1, Confidence: 1, CreatedAt: now},
+			},
+			want: []want{
+				// no vector: relevance is the text part alone (ties with t: by id)
+				{"n", 0.6*0.5 + 0.4, 0.5, 0.5, 1, 1, 1, nil},
+				{"t", 0.6*0.5 + 0.4, 0.5, 1, 1, 1, 1, vec(0)},
+				{"v", 0.6*0.45 + 0.4, 0.45, 0, 1, 1, 1, vec(0.9)},
+			},
+		},
+		{
+			name: "ties: layer order, then newest, then id",
+			q:    query,
+			cands: []membrane.Candidate{
+				{ID: "e2", Type: membrane.TypeEpisodic, Text: 1, CreatedAt: week},
+				{ID: "s1", Type: membrane.TypeSemantic, Text: 1, CreatedAt: week},
+				{ID: "w2", Type: membrane.TypeWorking, Text: 1, CreatedAt: week},
+				{ID: "w1", Type: membrane.TypeWorking, Text: 1, CreatedAt: week},
+				{ID: "w0", Type: membrane.TypeWorking, Text: 1, CreatedAt: week.Add(-time.Second)},
+			},
+			want: []want{
+				{"w1", 0.65, 1, 1, 0, 0.5, 0, nil},
+				{"w2", 0.65, 1, 1, 0, 0.5, 0, nil},
+				{"s1", 0.65, 1, 1, 0, 0.5, 0, nil},
+				{"e2", 0.65, 1, 1, 0, 0.5, 0, nil},
+				// a second older: a hair less recent, so a lower score
+				{"w0", 0.6 + 0.1*membrane.Recency(week.Add(-time.Second), now), 1, 1, 0, membrane.Recency(week.Add(-time.Second), now), 0, nil},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			hits := membrane.Rank(tt.q, tt.cands, now)
+			if len(hits) != len(tt.want) {
+				t.Fatalf("%d hits, want %d", len(hits), len(tt.want))
+			}
+			for i, w := range tt.want {
+				h := hits[i]
+				p := h.Parts
+				if h.ID != w.id || !near(h.Score, w.score) || !near(p.Relevance, w.relevance) || !near(p.Text, w.text) ||
+					!near(p.Salience, w.sal) || !near(p.Recency, w.recency) || !near(p.Confidence, w.conf) ||
+					(p.Vector == nil) != (w.vector == nil) || (p.Vector != nil && !near(*p.Vector, *w.vector)) {
+					t.Errorf("hit %d = %s score %v parts %+v (vector %v), want %+v", i, h.ID, h.Score, p, p.Vector, w)
+				}
+			}
+		})
+	}
+}
+
+func TestFinishSelectsAmongCompetenceAndPlans(t *testing.T) {
+	now := time.Date(2026, 1, 8, 0, 0, 0, 0, time.UTC)
+	skill := func(id string, conf float64) *membrane.Record {
+		return &membrane.Record{ID: id, Type: membrane.TypeCompetence, Confidence: conf,
+			Lifecycle: membrane.Lifecycle{LastReinforcedAt: now}, Payload: &membrane.CompetencePayload{SkillName: id}}
+	}
+	fact := &membrane.Record{ID: "fact", Type: membrane.TypeSemantic}
+	cands := []membrane.Candidate{
+		{ID: "fact", Type: membrane.TypeSemantic, Text: 10, Salience: 1, Confidence: 1, CreatedAt: now, Loaded: fact},
+		{ID: "deploy", Type: membrane.TypeCompetence, Text: 5, Salience: 1, Confidence: 1, CreatedAt: now, Loaded: skill("deploy", 1)},
+		{ID: "rollback", Type: membrane.TypeCompetence, Text: 1, Salience: 1, Confidence: 0.4, CreatedAt: now, Loaded: skill("rollback", 0.4)},
+	}
+	q := membrane.RetrieveQuery{Terms: []string{"deploy"}, Limit: 2}
+	// Text relative to 20, the best text score of all candidates (of which
+	// these are the best few).
+	r, missing := membrane.Finish(q, cands, 20, 0.7, now)
+	if len(missing) != 0 || len(r.Hits) != 2 || r.Hits[0].ID != "fact" || r.Hits[1].ID != "deploy" || r.Hits[0].Record != fact || r.Hits[0].Parts.Text != 0.5 {
+		t.Fatalf("hits = %+v, missing %v", r.Hits, missing)
+	}
+	// Both skills are scored although only one made the hits.
+	s := r.Selection
+	if len(s.Selected) != 2 || s.Selected[0].ID != "deploy" || s.Selected[1].ID != "rollback" {
+		t.Fatalf("selection = %+v", s)
+	}
+	// deploy (1 + 0.5 + 1)/3, rollback (0.4 + 0.5 + 1)/3
+	best, second := 2.5/3, 1.9/3
+	if !near(s.Scores[0].Score, best) || !near(s.Scores[1].Score, second) || !near(s.Confidence, (best-second)/best) || !s.NeedsMore {
+		t.Errorf("selection scores %+v confidence %v needsMore %v", s.Scores, s.Confidence, s.NeedsMore)
+	}
+	if r.Weights != membrane.QueryWeights || r.VectorUsed {
+		t.Errorf("weights %+v vector %v", r.Weights, r.VectorUsed)
+	}
+
+	// Records not loaded with their candidates are reported missing, then
+	// completed; one that cannot be loaded is left out.
+	cands[0].Loaded, cands[2].Loaded = nil, nil
+	r, missing = membrane.Finish(q, cands, 20, 0.7, now)
+	if !reflect.DeepEqual(missing, []string{"rollback", "fact"}) || r.Hits[0].Record != nil {
+		t.Fatalf("missing %v", missing)
+	}
+	r.Complete(map[string]*membrane.Record{"rollback": skill("rollback", 0.4)}, 0.7, now)
+	if len(r.Hits) != 1 || r.Hits[0].ID != "deploy" || len(r.Selection.Selected) != 2 || !near(r.Selection.Scores[1].Score, second) {
+		t.Errorf("completed: hits %+v selection %+v", r.Hits, r.Selection)
+	}
+}

@@ -1,0 +1,151 @@
+package neo4j
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"slices"
+	"strings"
+
+	"github.com/membrane/membrane/cypher"
+	"github.com/membrane/membrane/internal/membrane"
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+)
+
+var _ membrane.CaptureService = (*DB)(nil)
+
+// entityLockBuckets is how many EntityLock nodes captures lock on.
+const entityLockBuckets = 4096
+
+// Capture writes a capture in one write transaction: look up the entities
+// its mentions may resolve to, plan, and, when the plan creates entities,
+// lock their names' buckets and look up again (in the index and among the
+// entities recently created under those locks) and plan again, so that of
+// two concurrent captures creating the same entity the second reuses the
+// first's; then apply the plan. With idem, a repeated request returns the
+// first one's records (Captured.Replayed).
+func (db *DB) Capture(ctx context.Context, idem *membrane.Idempotency, c *membrane.Capture, actor string) (*membrane.Captured, error) {
+	var plan *membrane.CapturePlan
+	recs, err := db.idempotent(ctx, idem, func(tx neo4j.ManagedTransaction) ([]*membrane.Record, error) {
+		found, err := db.lookupEntities(ctx, tx, cypher.Must("entity_lookup"), c.Scope(), c.Terms(), nil)
+		if err != nil {
+			return nil, err
+		}
+		plan = c.Plan(found, actor)
+		if len(plan.NewTerms) > 0 {
+			buckets := lockBuckets(c.Scope(), plan.NewTerms)
+			if found, err = db.lookupEntities(ctx, tx, cypher.Must("entity_lock"), c.Scope(), c.Terms(), buckets); err != nil {
+				return nil, err
+			}
+			plan = c.Plan(found, actor)
+		}
+		// New entities are remembered in the buckets of their names (locked
+		// above), for the captures that wait on those locks.
+		recent := []map[string]any{}
+		for _, e := range plan.Created {
+			if p, ok := e.Payload.(*membrane.EntityPayload); ok {
+				for _, b := range lockBuckets(c.Scope(), membrane.EntityTerms(p)) {
+					recent = append(recent, map[string]any{"bucket": b, "id": e.ID})
+				}
+			}
+		}
+		if err := db.apply(ctx, tx, cypher.Must("capture_apply"), nil, nil, plan.Change, map[string]any{"recent": recent}); err != nil {
+			return nil, err
+		}
+		return append([]*membrane.Record{c.Primary}, plan.Created...), nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("capture: %w", err)
+	}
+	if plan == nil || recs[0].ID != c.Primary.ID {
+		return &membrane.Captured{Primary: recs[0], Created: recs[1:], Replayed: true}, nil
+	}
+	return &membrane.Captured{Primary: c.Primary, Created: plan.Created, Edges: plan.Change.Edges}, nil
+}
+
+// lookupEntities returns the entities of scope named by any of terms that
+// the request sees in full and that are not retracted, with stmt
+// (entity_lookup, or entity_lock which first locks buckets).
+func (db *DB) lookupEntities(ctx context.Context, tx neo4j.ManagedTransaction, stmt, scope string, terms []string, buckets []int64) ([]*membrane.Record, error) {
+	if len(terms) == 0 {
+		return nil, nil
+	}
+	rows, err := collect(ctx, tx, stmt, gated(ctx, map[string]any{
+		"query": entityQuery(scope, terms), "scope": scope, "terms": terms, "limit": int64(min(20*len(terms), 2000)),
+		"buckets": buckets,
+	}))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*membrane.Record, 0, len(rows))
+	for _, row := range rows {
+		props, _ := row.Values[0].(map[string]any)
+		r, err := db.recordFromProps(props)
+		if err != nil {
+			return nil, err
+		}
+		if r = view(ctx, r); r != nil && !r.Redacted {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// entityQuery is the Lucene query of entity_name_terms for terms in scope: the
+// exact scope and any of the exact terms, each a quoted phrase (which the
+// keyword analyzer keeps whole) with \ and " escaped.
+func entityQuery(scope string, terms []string) string {
+	quote := func(s string) string {
+		return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
+	}
+	qs := make([]string, len(terms))
+	for i, t := range terms {
+		qs[i] = "terms:" + quote(t)
+	}
+	return "+scope:" + quote(scope) + " +(" + strings.Join(qs, " ") + ")"
+}
+
+// lockBuckets are the sorted, distinct lock buckets of terms in scope.
+func lockBuckets(scope string, terms []string) []int64 {
+	var out []int64
+	for _, t := range terms {
+		h := fnv.New32a()
+		h.Write([]byte(scope + "\x00" + t))
+		if b := int64(h.Sum32() % entityLockBuckets); !slices.Contains(out, b) {
+			out = append(out, b)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// backfillEntityTerms stores the terms of entities written before entity
+// terms existed, in batches, so that captures resolve to them.
+func (db *DB) backfillEntityTerms(ctx context.Context) error {
+	for {
+		n, err := write(ctx, db, func(tx neo4j.ManagedTransaction) (int, error) {
+			rows, err := collect(ctx, tx, cypher.Must("entity_terms_missing"), map[string]any{"limit": int64(1000)})
+			if err != nil || len(rows) == 0 {
+				return 0, err
+			}
+			set := make([]map[string]any, 0, len(rows))
+			for _, row := range rows {
+				props, _ := row.Values[0].(map[string]any)
+				r, err := db.recordFromProps(props)
+				if err != nil {
+					return 0, err
+				}
+				terms := []string{}
+				if e, ok := r.Payload.(*membrane.EntityPayload); ok {
+					terms = membrane.EntityTerms(e)
+				}
+				set = append(set, map[string]any{"id": r.ID, "terms": terms})
+			}
+			_, err = single(ctx, tx, cypher.Must("entity_terms_set"), map[string]any{"rows": set})
+			return len(rows), err
+		})
+		if err != nil || n == 0 {
+			return err
+		}
+	}
+}

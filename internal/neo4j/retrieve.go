@@ -1,0 +1,322 @@
+package neo4j
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/membrane/membrane/cypher"
+	"github.com/membrane/membrane/internal/membrane"
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+)
+
+var _ membrane.RetrievalService = (*DB)(nil)
+
+// maxScan is the most matches one retrieval reads from an index when it
+// scans further because the first scan left too few candidates.
+const maxScan = 20_000
+
+// Candidate statements: the hits fragment and the state (as it is, or as
+// of an instant) are fixed texts chosen in Go.
+var (
+	retrieveStatements = func() map[string]string {
+		stateNow := "WITH m, m AS v, text, vec"
+		stateAsOf := "CALL (m) {\n" + asOfFragment + "\n}\nWITH m, v, text, vec"
+		out := map[string]string{}
+		for _, hits := range []string{"text", "vector", "browse"} {
+			for state, frag := range map[string]string{"now": stateNow, "asOf": stateAsOf} {
+				out[hits+"/"+state] = strings.NewReplacer(
+					"__HITS__", cypher.Must("retrieve_hits_"+hits),
+					"__STATE__", frag,
+				).Replace(cypher.Must("retrieve_candidates"))
+			}
+		}
+		return out
+	}()
+	retrieveRecordsAsOf = strings.ReplaceAll(cypher.Must("retrieve_records_as_of"), "__AS_OF__", asOfFragment)
+)
+
+// Retrieve ranks records for q in one read transaction, usually of one
+// statement: the candidates with the records of the best (run again,
+// scanning further, when gating left fewer candidates than asked for and
+// the index had more).
+func (db *DB) Retrieve(ctx context.Context, q membrane.RetrieveQuery, threshold float64) (*membrane.Retrieval, error) {
+	now := db.rankingInstant(q)
+	out, err := read(ctx, db, func(tx neo4j.ManagedTransaction) (*membrane.Retrieval, error) {
+		return db.retrieve(ctx, tx, q, threshold, now)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("retrieve: %w", err)
+	}
+	return out, nil
+}
+
+// rankingInstant is when decay and recency are measured: asOf, or now.
+func (db *DB) rankingInstant(q membrane.RetrieveQuery) time.Time {
+	switch {
+	case q.AsOf != nil:
+		return q.AsOf.UTC()
+	case !q.Now.IsZero():
+		return q.Now.UTC()
+	}
+	return db.Now().UTC()
+}
+
+// retrieve runs a retrieval in tx: the candidates statement, which also
+// returns the records of the best, then (only if ranking in Go picked one
+// it did not return) the missing records.
+func (db *DB) retrieve(ctx context.Context, tx neo4j.ManagedTransaction, q membrane.RetrieveQuery, threshold float64, now time.Time) (*membrane.Retrieval, error) {
+	cands, best, err := db.candidates(ctx, tx, q, now)
+	if err != nil {
+		return nil, err
+	}
+	r, missing := membrane.Finish(q, cands, best, threshold, now)
+	if len(missing) > 0 {
+		stmt := cypher.Must("retrieve_records")
+		if q.AsOf != nil {
+			stmt = retrieveRecordsAsOf
+		}
+		recs, err := db.recordsIn(ctx, tx, stmt, gated(ctx, map[string]any{"ids": missing, "asOf": timeParam(q.AsOf)}), q.AsOf)
+		if err != nil {
+			return nil, err
+		}
+		r.Complete(recs, threshold, now)
+	}
+	return r, nil
+}
+
+// candidates reads the candidates of q and the best text score among them,
+// scanning further (up to maxScan matches) while the index returned as
+// many matches as were asked for but gating and filters left fewer
+// candidates than q.Limit.
+func (db *DB) candidates(ctx context.Context, tx neo4j.ManagedTransaction, q membrane.RetrieveQuery, now time.Time) ([]membrane.Candidate, float64, error) {
+	hits := "browse"
+	switch {
+	case len(q.Vector) > 0:
+		hits = "vector"
+	case len(q.Terms) > 0:
+		hits = "text"
+	}
+	state := "now"
+	if q.AsOf != nil {
+		state = "asOf"
+	}
+	stmt := retrieveStatements[hits+"/"+state]
+	w := q.Weights()
+	layerRank := map[string]any{}
+	for _, t := range membrane.MemoryTypes {
+		layerRank[string(t)] = int64(membrane.LayerIndex(t))
+	}
+	params := gated(ctx, map[string]any{
+		"lucene": membrane.LuceneQuery(q.Terms), "layers": stringsOf(q.Layers), "asOf": timeParam(q.AsOf),
+		"includeRetracted": q.IncludeRetracted, "minSalience": q.MinSalience, "nowMs": now.UnixMilli(),
+		"vector": nil, "vectorIndex": nil, "scopes": nil,
+		"wRelevance": w.Relevance, "wSalience": w.Salience, "wRecency": w.Recency, "wConfidence": w.Confidence,
+		"blend": membrane.VectorBlend, "recencyHalfLifeMs": float64(membrane.RecencyHalfLife.Milliseconds()),
+		"layerRank": layerRank, "limit": int64(q.Limit), "selectLimit": int64(membrane.MaxSelectionCandidates),
+	})
+	if q.Scopes != nil {
+		params["scopes"] = q.Scopes
+	}
+	if len(q.Vector) > 0 {
+		params["vector"], params["vectorIndex"] = q.Vector, VectorIndexName(len(q.Vector))
+	}
+	for scan := q.ScanLimit(); ; scan *= 8 {
+		params["scan"] = int64(scan)
+		row, err := single(ctx, tx, stmt, params)
+		if err != nil {
+			return nil, 0, err
+		}
+		raw, _ := row.Values[0].(int64)
+		best := float(row.Values[1])
+		rows, _ := row.Values[2].([]any)
+		if len(rows) >= q.Limit || raw < int64(scan) || scan >= maxScan || hits == "browse" {
+			cands, err := db.candidateRows(ctx, rows, q.AsOf)
+			return cands, best, err
+		}
+	}
+}
+
+func (db *DB) candidateRows(ctx context.Context, rows []any, asOf *time.Time) ([]membrane.Candidate, error) {
+	out := make([]membrane.Candidate, 0, len(rows))
+	for _, x := range rows {
+		m, _ := x.(map[string]any)
+		c := membrane.Candidate{
+			ID: str(m["id"]), Type: membrane.MemoryType(str(m["type"])), Text: float(m["text"]),
+			Salience: float(m["salience"]), Confidence: float(m["confidence"]), CreatedAt: tm(m["createdAt"]),
+		}
+		if v, ok := m["vec"].(float64); ok {
+			c.Vector = &v
+		}
+		if props, ok := m["props"].(map[string]any); ok {
+			r, err := db.recordFromProps(props)
+			if err != nil {
+				return nil, err
+			}
+			r.AsOf = asOf
+			// Candidates are records seen in full; the view is the last word.
+			c.Loaded = view(ctx, r)
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// recordsIn runs a statement returning one record per row and returns
+// those the request may see, keyed by id.
+func (db *DB) recordsIn(ctx context.Context, tx neo4j.ManagedTransaction, stmt string, params map[string]any, asOf *time.Time) (map[string]*membrane.Record, error) {
+	rows, err := collect(ctx, tx, stmt, params)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]*membrane.Record, len(rows))
+	for _, row := range rows {
+		props, _ := row.Values[0].(map[string]any)
+		r, err := db.recordFromProps(props)
+		if err != nil {
+			return nil, err
+		}
+		r.AsOf = asOf
+		if r = view(ctx, r); r != nil {
+			out[r.ID] = r
+		}
+	}
+	return out, nil
+}
+
+// RetrieveGraph ranks roots and expands their neighbourhood breadth first,
+// one statement per hop, all in one read transaction: at most MaxHops + 2
+// statements (+1 when the candidates scan further).
+func (db *DB) RetrieveGraph(ctx context.Context, g membrane.GraphQuery, threshold float64) (*membrane.GraphRetrieval, error) {
+	now := db.rankingInstant(g.Roots)
+	t := membrane.TrustFromContext(ctx)
+	out, err := read(ctx, db, func(tx neo4j.ManagedTransaction) (*membrane.GraphRetrieval, error) {
+		r, err := db.retrieve(ctx, tx, g.Roots, threshold, now)
+		if err != nil {
+			return nil, err
+		}
+		gr := &membrane.GraphRetrieval{Selection: r.Selection}
+		seen := map[string]*membrane.GraphNode{}
+		var frontier []string
+		for i := range r.Hits {
+			h := &r.Hits[i]
+			n := &membrane.GraphNode{Record: h.Record, Root: true, Hit: h}
+			gr.Nodes = append(gr.Nodes, n)
+			seen[h.ID] = n
+			frontier = append(frontier, h.ID)
+		}
+		edgeSeen := map[string]bool{}
+		types := relTypes(membrane.Predicates)
+		for hop := 1; hop <= g.MaxHops && len(frontier) > 0; hop++ {
+			ids := make([]string, 0, len(seen))
+			for id := range seen {
+				ids = append(ids, id)
+			}
+			row, err := single(ctx, tx, cypher.Must("retrieve_graph_hop"), gated(ctx, map[string]any{
+				"frontier": frontier, "types": types, "seen": ids, "budget": int64(g.NodeLimit - len(seen)),
+				"fanout": int64(g.Fanout()), "rowLimit": int64(4 * g.Fanout()),
+			}))
+			if err != nil {
+				return nil, err
+			}
+			edges, _ := row.Values[0].([]any)
+			nodes, _ := row.Values[1].([]any)
+			if more, _ := row.Values[2].(bool); more {
+				gr.Truncated = true
+			}
+			var next []*membrane.GraphNode
+			for _, x := range nodes {
+				props, _ := x.(map[string]any)
+				rec, err := db.recordFromProps(props)
+				if err != nil {
+					return nil, err
+				}
+				if rec = t.View(rec); rec == nil || seen[rec.ID] != nil {
+					continue
+				}
+				n := &membrane.GraphNode{Record: rec, Hop: hop}
+				seen[rec.ID] = n
+				next = append(next, n)
+			}
+			for _, x := range edges {
+				m, _ := x.(map[string]any)
+				from, to := str(m["from"]), str(m["to"])
+				if seen[to] == nil {
+					continue
+				}
+				e := &membrane.Relation{Predicate: membrane.PredicateOfRelType(str(m["type"])), Weight: float(m["weight"]),
+					CreatedAt: tm(m["createdAt"]), Actor: str(m["actor"]), SourceID: from, TargetID: to}
+				if m["outgoing"] != true {
+					e.SourceID, e.TargetID = to, from
+				}
+				key := e.SourceID + "\x00" + string(e.Predicate) + "\x00" + e.TargetID
+				if edgeSeen[key] {
+					continue
+				}
+				if len(gr.Edges) >= g.EdgeLimit {
+					gr.Truncated = true
+					continue
+				}
+				edgeSeen[key] = true
+				gr.Edges = append(gr.Edges, e)
+			}
+			// Neighbours of a hop in a stable order: most salient first.
+			slices.SortStableFunc(next, func(a, b *membrane.GraphNode) int {
+				if a.Record.Salience != b.Record.Salience {
+					if a.Record.Salience > b.Record.Salience {
+						return -1
+					}
+					return 1
+				}
+				return strings.Compare(a.Record.ID, b.Record.ID)
+			})
+			frontier = frontier[:0]
+			for _, n := range next {
+				gr.Nodes = append(gr.Nodes, n)
+				// Only records seen in full are expanded further.
+				if !n.Record.Redacted {
+					frontier = append(frontier, n.Record.ID)
+				}
+			}
+		}
+		return gr, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("retrieve graph: %w", err)
+	}
+	return out, nil
+}
+
+// VectorIndexName is the vector index for embeddings of dims dimensions.
+func VectorIndexName(dims int) string { return fmt.Sprintf("memory_embedding_%d", dims) }
+
+// EnsureVectorIndex creates the vector index of dims-dimensional
+// embeddings if it does not exist and waits for it to come online.
+func (db *DB) EnsureVectorIndex(ctx context.Context, dims int) error {
+	if dims < 1 || dims > 4096 {
+		return fmt.Errorf("vector index: dimensions must be 1 to 4096, got %d", dims)
+	}
+	stmt := strings.ReplaceAll(cypher.Must("vector_index"), "__DIMS__", strconv.Itoa(dims))
+	for _, s := range []string{stmt, "CALL db.awaitIndexes(300)"} {
+		if _, err := neo4j.ExecuteQuery(ctx, db.driver, s, nil, neo4j.EagerResultTransformer,
+			neo4j.ExecuteQueryWithDatabase(db.database)); err != nil {
+			return fmt.Errorf("vector index: %w", err)
+		}
+	}
+	return nil
+}
+
+// AwaitSearchIndexes waits until the eventually consistent full-text index
+// reflects every committed write, so that a search right after a write
+// finds it (tests, the retrieval eval).
+func (db *DB) AwaitSearchIndexes(ctx context.Context) error {
+	_, err := neo4j.ExecuteQuery(ctx, db.driver, cypher.Must("await_search"), nil, neo4j.EagerResultTransformer,
+		neo4j.ExecuteQueryWithDatabase(db.database))
+	if err != nil {
+		return fmt.Errorf("await search indexes: %w", err)
+	}
+	return nil
+}
