@@ -22,8 +22,8 @@ import (
 
 	"github.com/membrane/membrane/graph"
 	"github.com/membrane/membrane/internal/config"
-	"github.com/membrane/membrane/internal/jobs"
 	"github.com/membrane/membrane/internal/embedding"
+	"github.com/membrane/membrane/internal/jobs"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4j"
 )
