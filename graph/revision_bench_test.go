@@ -226,7 +226,7 @@ func BenchmarkSupersedeParallel(b *testing.B) {
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
 			revReportLatency(b, durs)
 			// Every pool record was retired and has exactly one successor.
-			ctx := context.Background()
+			ctx := membrane.NewContextWithTrust(context.Background(), membrane.SystemTrust("bench"))
 			active, err := c.db.CountRecords(ctx, membrane.RecordFilter{Scopes: []string{scope}, Statuses: []membrane.RevisionStatus{membrane.StatusActive}})
 			if err != nil {
 				b.Fatal(err)
