@@ -284,7 +284,7 @@ func TestCaptureConcurrentEntityCreation(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			var out captureOut
-			errs[i] = revPost(c.url, c.key, mustJSON(captureQ, map[string]any{"in": map[string]any{"source": fmt.Sprint("agent-", i), "scope": scope,
+			errs[i] = (&benchClient{url: c.url, key: c.key}).post(mustJSON(captureQ, map[string]any{"in": map[string]any{"source": fmt.Sprint("agent-", i), "scope": scope,
 				"content": map[string]any{"service": name}}}), &out)
 			if errs[i] == nil && len(out.CaptureMemory.Edges) == 1 {
 				targets[i] = out.CaptureMemory.Edges[0].TargetID

@@ -183,7 +183,7 @@ func retrCaptures(c *client, corpus *retrCorpus, scope string, n, clients int, s
 				body := mustJSON(`mutation($in: CaptureMemoryInput!) { captureMemory(input: $in) { primary { id } created { id } } }`,
 					map[string]any{"in": corpus.capture(r, word, entity, scope)})
 				start := time.Now()
-				err := revPost(c.url, c.key, body, nil)
+				err := (&benchClient{url: c.url, key: c.key}).post(body, nil)
 				if durs != nil {
 					durs[i] = time.Since(start)
 				}
@@ -224,11 +224,11 @@ func retrQueries(b *testing.B, c *client, query string, clients int, check func(
 	word := retrZipf(r, len(corpus.words))
 	reqs := make([][]byte, 512)
 	for i := range reqs {
-		reqs[i] = revBody(b, query, map[string]any{"q": corpus.query(r, word), "s": []any{retrScope}})
+		reqs[i] = body(b, query, map[string]any{"q": corpus.query(r, word), "s": []any{retrScope}})
 	}
 	// Warm the query plans and caches.
 	for _, req := range reqs[:16] {
-		if err := revPost(c.url, c.key, req, nil); err != nil {
+		if err := (&benchClient{url: c.url, key: c.key}).post(req, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -248,7 +248,7 @@ func retrQueries(b *testing.B, c *client, query string, clients int, check func(
 				}
 				var out rawData
 				start := time.Now()
-				err := revPost(c.url, c.key, reqs[i%len(reqs)], &out)
+				err := (&benchClient{url: c.url, key: c.key}).post(reqs[i%len(reqs)], &out)
 				durs[i] = time.Since(start)
 				if err == nil {
 					err = check(out)
@@ -266,7 +266,7 @@ func retrQueries(b *testing.B, c *client, query string, clients int, check func(
 		b.Fatal(err)
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
-	revReportLatency(b, durs)
+	latencies(durs).report(b)
 	b.ReportMetric(retrStoreSize(b, c), "records")
 }
 
@@ -329,7 +329,7 @@ func BenchmarkCaptureMemory(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
-			revReportLatency(b, durs)
+			latencies(durs).report(b)
 			b.ReportMetric(before, "records")
 		})
 	}

@@ -10,145 +10,15 @@ package graph_test
 // benchmark files of the package.
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"os"
-	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4jtest"
-	neo4jdrv "github.com/neo4j/neo4j-go-driver/v5/neo4j"
 )
-
-// revHTTP keeps an idle connection per concurrent client, so that the
-// benchmarks measure requests rather than TCP handshakes (the default
-// transport keeps only two per host).
-var revHTTP = func() *http.Client {
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.MaxIdleConns = 64
-	tr.MaxIdleConnsPerHost = 64
-	return &http.Client{Transport: tr}
-}()
-
-// revBody marshals a GraphQL request, outside the timed code.
-func revBody(b *testing.B, query string, vars map[string]any) []byte {
-	b.Helper()
-	out, err := json.Marshal(map[string]any{"query": query, "variables": vars})
-	if err != nil {
-		b.Fatal(err)
-	}
-	return out
-}
-
-// revPost sends a prepared request to url and decodes its data into out.
-// Any GraphQL error, non-200 status or undecodable response is an error; it
-// never fails the benchmark itself, so worker goroutines can use it.
-func revPost(url, key string, req []byte, out any) error {
-	hr, err := http.NewRequest(http.MethodPost, url+"/graphql", bytes.NewReader(req))
-	if err != nil {
-		return err
-	}
-	hr.Header.Set("Content-Type", "application/json")
-	hr.Header.Set("Authorization", "Bearer "+key)
-	resp, err := revHTTP.Do(hr)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return err
-	}
-	var r gqlResponse
-	if err := json.Unmarshal(raw, &r); err != nil {
-		return fmt.Errorf("status %d, undecodable response %.300q: %w", resp.StatusCode, raw, err)
-	}
-	if len(r.Errors) > 0 {
-		return fmt.Errorf("status %d, GraphQL errors: %+v", resp.StatusCode, r.Errors)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("status %d: %.300q", resp.StatusCode, raw)
-	}
-	if out != nil {
-		if err := json.Unmarshal(r.Data, out); err != nil {
-			return fmt.Errorf("decode data %.300q: %w", r.Data, err)
-		}
-	}
-	return nil
-}
-
-// revReportLatency reports the 50th and 99th percentiles (nearest rank) of
-// per-operation durations, in milliseconds.
-func revReportLatency(b *testing.B, d []time.Duration) {
-	b.Helper()
-	if len(d) == 0 {
-		return
-	}
-	s := slices.Clone(d)
-	slices.Sort(s)
-	pct := func(p float64) float64 {
-		i := int(p*float64(len(s))+0.999999) - 1
-		i = max(0, min(i, len(s)-1))
-		return float64(s[i]) / float64(time.Millisecond)
-	}
-	b.ReportMetric(pct(0.50), "p50-ms")
-	b.ReportMetric(pct(0.99), "p99-ms")
-}
-
-// revScope returns a fresh scope for the records of one benchmark run and
-// deletes those records (and only those) when the run ends, so that
-// repeated runs do not grow the shared test database.
-func revScope(b *testing.B) string {
-	b.Helper()
-	scope := neo4jtest.Scope(b)
-	b.Cleanup(func() { revDeleteScope(b, scope) })
-	return scope
-}
-
-// revDeleteScope removes the records of scope, their audit entries and
-// edges. The store has no delete, so this talks to Neo4j directly.
-func revDeleteScope(b *testing.B, scope string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	auth := neo4jdrv.NoAuth()
-	if u := os.Getenv("NEO4J_USER"); u != "" {
-		auth = neo4jdrv.BasicAuth(u, os.Getenv("NEO4J_PASSWORD"), "")
-	}
-	drv, err := neo4jdrv.NewDriverWithContext(os.Getenv("NEO4J_URI"), auth)
-	if err != nil {
-		b.Errorf("cleanup of %s: %v", scope, err)
-		return
-	}
-	defer drv.Close(ctx)
-	db := os.Getenv("NEO4J_DATABASE")
-	if db == "" {
-		db = "neo4j"
-	}
-	s := drv.NewSession(ctx, neo4jdrv.SessionConfig{DatabaseName: db})
-	defer s.Close(ctx)
-	for _, stmt := range []string{
-		`MATCH (m:Memory {scope: $scope})-[:HAS_AUDIT]->(a:AuditEntry)
-		 CALL (a) { DETACH DELETE a } IN TRANSACTIONS OF 5000 ROWS`,
-		`MATCH (m:Memory {scope: $scope})
-		 CALL (m) { DETACH DELETE m } IN TRANSACTIONS OF 5000 ROWS`,
-	} {
-		res, err := s.Run(ctx, stmt, map[string]any{"scope": scope})
-		if err == nil {
-			_, err = res.Consume(ctx)
-		}
-		if err != nil {
-			b.Errorf("cleanup of %s: %v", scope, err)
-			return
-		}
-	}
-}
 
 // revSeedFacts creates n active semantic records in scope with ingestBatch
 // and returns their ids.
@@ -182,11 +52,11 @@ func BenchmarkSupersedeParallel(b *testing.B) {
 	for _, clients := range []int{1, 8} {
 		b.Run(fmt.Sprintf("c=%d", clients), func(b *testing.B) {
 			c := newClient(b)
-			scope := revScope(b)
+			scope := benchScope(b)
 			pool := revSeedFacts(b, c, scope, b.N)
 			reqs := make([][]byte, len(pool))
 			for i, old := range pool {
-				reqs[i] = revBody(b, supersedeQ, map[string]any{"old": old, "in": factInput(scope, fmt.Sprint("next-", i))})
+				reqs[i] = body(b, supersedeQ, map[string]any{"old": old, "in": factInput(scope, fmt.Sprint("next-", i))})
 			}
 			durs := make([]time.Duration, len(pool))
 			errs := make([]error, clients)
@@ -205,7 +75,7 @@ func BenchmarkSupersedeParallel(b *testing.B) {
 							}
 						}
 						start := time.Now()
-						err := revPost(c.url, c.key, reqs[i], &out)
+						err := (&benchClient{url: c.url, key: c.key}).post(reqs[i], &out)
 						durs[i] = time.Since(start)
 						if err == nil && (out.Supersede.ID == "" || out.Supersede.ID == pool[i] || out.Supersede.Status != "ACTIVE" || out.Supersede.Version != 1) {
 							err = fmt.Errorf("supersede of %s returned %+v", pool[i], out.Supersede)
@@ -224,7 +94,7 @@ func BenchmarkSupersedeParallel(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
-			revReportLatency(b, durs)
+			latencies(durs).report(b)
 			// Every pool record was retired and has exactly one successor.
 			ctx := membrane.NewContextWithTrust(context.Background(), membrane.SystemTrust("bench"))
 			active, err := c.db.CountRecords(ctx, membrane.RecordFilter{Scopes: []string{scope}, Statuses: []membrane.RevisionStatus{membrane.StatusActive}})
@@ -268,7 +138,7 @@ func revChainIDs(b *testing.B, c *client) []string {
 	revChain.once.Do(func() {
 		scope := neo4jtest.Scope(b)
 		var created struct{ CreateRecord struct{ ID string } }
-		if err := revPost(c.url, c.key, revBody(b, `mutation($in: RecordInput!) { createRecord(input: $in, actor: "bench") { id } }`,
+		if err := (&benchClient{url: c.url, key: c.key}).post(body(b, `mutation($in: RecordInput!) { createRecord(input: $in, actor: "bench") { id } }`,
 			map[string]any{"in": factInput(scope, "v0")}), &created); err != nil {
 			revChain.err = err
 			return
@@ -276,7 +146,7 @@ func revChainIDs(b *testing.B, c *client) []string {
 		ids := []string{created.CreateRecord.ID}
 		for i := 1; i < revChainLen; i++ {
 			var out struct{ Supersede struct{ ID string } }
-			if err := revPost(c.url, c.key, revBody(b, supersedeQ, map[string]any{"old": ids[i-1], "in": factInput(scope, fmt.Sprint("v", i))}), &out); err != nil {
+			if err := (&benchClient{url: c.url, key: c.key}).post(body(b, supersedeQ, map[string]any{"old": ids[i-1], "in": factInput(scope, fmt.Sprint("v", i))}), &out); err != nil {
 				revChain.err = fmt.Errorf("supersede %d of the chain: %w", i, err)
 				return
 			}
@@ -299,7 +169,7 @@ func BenchmarkLineageDepth100(b *testing.B) {
 	c := newClient(b)
 	chain := revChainIDs(b, c)
 	head := chain[len(chain)-1]
-	req := revBody(b, revLineageQ, map[string]any{"id": head})
+	req := body(b, revLineageQ, map[string]any{"id": head})
 	// The record at depth d is chain[100-d]; each edge is chain[i+1] SUPERSEDES chain[i].
 	wantEdges := map[string]bool{}
 	for i := 0; i+1 < len(chain); i++ {
@@ -317,7 +187,7 @@ func BenchmarkLineageDepth100(b *testing.B) {
 			}
 		}
 		start := time.Now()
-		err := revPost(c.url, c.key, req, &out)
+		err := (&benchClient{url: c.url, key: c.key}).post(req, &out)
 		durs = append(durs, time.Since(start))
 		if err != nil {
 			b.Fatal(err)
@@ -344,7 +214,7 @@ func BenchmarkLineageDepth100(b *testing.B) {
 			seen[k] = true
 		}
 	}
-	revReportLatency(b, durs)
+	latencies(durs).report(b)
 }
 
 const revHistoryQ = `query($id: ID!) { record(id: $id) { history { id } current { id } } }`
@@ -355,7 +225,7 @@ func BenchmarkHistory(b *testing.B) {
 	c := newClient(b)
 	chain := revChainIDs(b, c)
 	middle, head := chain[len(chain)/2], chain[len(chain)-1]
-	req := revBody(b, revHistoryQ, map[string]any{"id": middle})
+	req := body(b, revHistoryQ, map[string]any{"id": middle})
 	var durs []time.Duration
 	for b.Loop() {
 		var out struct {
@@ -365,7 +235,7 @@ func BenchmarkHistory(b *testing.B) {
 			}
 		}
 		start := time.Now()
-		err := revPost(c.url, c.key, req, &out)
+		err := (&benchClient{url: c.url, key: c.key}).post(req, &out)
 		durs = append(durs, time.Since(start))
 		if err != nil {
 			b.Fatal(err)
@@ -380,5 +250,5 @@ func BenchmarkHistory(b *testing.B) {
 			}
 		}
 	}
-	revReportLatency(b, durs)
+	latencies(durs).report(b)
 }
