@@ -77,14 +77,14 @@ func (db *DB) lookupEntities(ctx context.Context, tx neo4j.ManagedTransaction, s
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*membrane.Record, 0, len(rows))
-	for _, row := range rows {
-		props, _ := row.Values[0].(map[string]any)
-		r, err := db.recordFromProps(props)
-		if err != nil {
-			return nil, err
-		}
-		if r = view(ctx, r); r != nil && !r.Redacted {
+	visible, err := db.visibleRows(ctx, rows, nil)
+	if err != nil {
+		return nil, err
+	}
+	// Only entities seen in full are linked to.
+	out := visible[:0]
+	for _, r := range visible {
+		if !r.Redacted {
 			out = append(out, r)
 		}
 	}

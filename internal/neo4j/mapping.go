@@ -1,11 +1,13 @@
 package neo4j
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"time"
 
 	"github.com/membrane/membrane/internal/membrane"
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 )
 
 // recordProps returns the node properties of r as stored: plainProps,
@@ -349,4 +351,36 @@ func (db *DB) unseal(p map[string]any) error {
 		}
 	}
 	return nil
+}
+
+// recordRows decodes the record in the first column of each row.
+func (db *DB) recordRows(rows []*neo4j.Record) ([]*membrane.Record, error) {
+	out := make([]*membrane.Record, 0, len(rows))
+	for _, row := range rows {
+		props, _ := row.Values[0].(map[string]any)
+		r, err := db.recordFromProps(props)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// visibleRows decodes rows like recordRows, stamps each record with the
+// instant it was read as of, and returns them as the request may see them,
+// leaving out the invisible.
+func (db *DB) visibleRows(ctx context.Context, rows []*neo4j.Record, asOf *time.Time) ([]*membrane.Record, error) {
+	recs, err := db.recordRows(rows)
+	if err != nil {
+		return nil, err
+	}
+	out := recs[:0]
+	for _, r := range recs {
+		r.AsOf = asOf
+		if r = view(ctx, r); r != nil {
+			out = append(out, r)
+		}
+	}
+	return out, nil
 }

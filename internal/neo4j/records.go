@@ -213,19 +213,7 @@ func (db *DB) FindRecords(ctx context.Context, f membrane.RecordFilter, order me
 		if err != nil {
 			return nil, err
 		}
-		out := make([]*membrane.Record, 0, len(rows))
-		for _, row := range rows {
-			props, _ := row.Values[0].(map[string]any)
-			r, err := db.recordFromProps(props)
-			if err != nil {
-				return nil, err
-			}
-			r.AsOf = f.AsOf
-			if r = view(ctx, r); r != nil {
-				out = append(out, r)
-			}
-		}
-		return out, nil
+		return db.visibleRows(ctx, rows, f.AsOf)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("find records: %w", err)

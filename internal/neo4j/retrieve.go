@@ -172,17 +172,13 @@ func (db *DB) recordsIn(ctx context.Context, tx neo4j.ManagedTransaction, stmt s
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[string]*membrane.Record, len(rows))
-	for _, row := range rows {
-		props, _ := row.Values[0].(map[string]any)
-		r, err := db.recordFromProps(props)
-		if err != nil {
-			return nil, err
-		}
-		r.AsOf = asOf
-		if r = view(ctx, r); r != nil {
-			out[r.ID] = r
-		}
+	recs, err := db.visibleRows(ctx, rows, asOf)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]*membrane.Record, len(recs))
+	for _, r := range recs {
+		out[r.ID] = r
 	}
 	return out, nil
 }

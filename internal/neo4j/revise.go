@@ -55,13 +55,12 @@ func (db *DB) recordsByID(ctx context.Context, tx neo4j.ManagedTransaction, stmt
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[string]*membrane.Record, len(rows))
-	for _, row := range rows {
-		props, _ := row.Values[0].(map[string]any)
-		r, err := db.recordFromProps(props)
-		if err != nil {
-			return nil, err
-		}
+	recs, err := db.recordRows(rows)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]*membrane.Record, len(recs))
+	for _, r := range recs {
 		out[r.ID] = r
 	}
 	return out, nil
