@@ -64,6 +64,28 @@ type Config struct {
 	HistoryRetention time.Duration
 	// Consolidation tunes the consolidation job.
 	Consolidation membrane.ConsolidationOptions
+	// Observers watch every run (metrics, tracing); none costs nothing.
+	Observers []Observer
+}
+
+// Outcomes of a run, as reported to observers.
+const (
+	OutcomeSucceeded = "succeeded"
+	OutcomeFailed    = "failed"
+	OutcomeTimeout   = "timeout"
+	OutcomeCanceled  = "canceled"
+	// OutcomeSkipped: the job's lease was held elsewhere (another process
+	// runs it, or already ran this slot); nothing ran here.
+	OutcomeSkipped = "skipped"
+)
+
+// Observer watches job runs. JobRun is called as a run is asked for (before
+// the lease is taken) and may return a derived context (a tracing span) the
+// run then works in; ended is called once with the run's outcome. The
+// interface names no metrics type, so that implementations need not be
+// imported here.
+type Observer interface {
+	JobRun(ctx context.Context, job string) (context.Context, func(outcome string))
 }
 
 // DefaultHolder identifies this process: host, pid and a random suffix, so
@@ -207,7 +229,7 @@ func (r *Runner) JobRuns(ctx context.Context, job *membrane.JobName, page membra
 // run timeout while renewing the lease, and records how it ended. ctx only
 // bounds the wait of the caller: the run itself stops on its timeout, on
 // Stop, or when its lease is lost.
-func (r *Runner) run(ctx context.Context, job membrane.JobName, trigger membrane.JobTrigger, slot *time.Time) (*membrane.JobRun, error) {
+func (r *Runner) run(ctx context.Context, job membrane.JobName, trigger membrane.JobTrigger, slot *time.Time) (run *membrane.JobRun, err error) {
 	r.mu.Lock()
 	if r.stopped {
 		r.mu.Unlock()
@@ -216,6 +238,15 @@ func (r *Runner) run(ctx context.Context, job membrane.JobName, trigger membrane
 	r.running.Add(1)
 	r.mu.Unlock()
 	defer r.running.Done()
+
+	// The run itself works in a context derived from r.base, not ctx, so
+	// what observers add to ctx (a span) is carried over to it below.
+	obsCtx, ended := r.observe(ctx, job)
+	ctx = obsCtx
+	// runErr is the run context's error as the run finished (nil when it
+	// never started), read before the deferred cancels below end it.
+	var runErr error
+	defer func() { ended(outcome(runErr, run, err)) }()
 
 	key := membrane.LeaseKey(job, r.cfg.Scopes)
 	if _, err := r.store.UpdateLease(ctx, key, func(l membrane.Lease) (membrane.Lease, error) {
@@ -238,12 +269,12 @@ func (r *Runner) run(ctx context.Context, job membrane.JobName, trigger membrane
 		}
 	}()
 
-	run := &membrane.JobRun{ID: membrane.NewID(), Job: job, Trigger: trigger, Holder: r.cfg.Holder, Slot: slot,
+	run = &membrane.JobRun{ID: membrane.NewID(), Job: job, Trigger: trigger, Holder: r.cfg.Holder, Slot: slot,
 		Scopes: r.cfg.Scopes, StartedAt: r.now().UTC()}
 	if err := r.store.CreateJobRun(ctx, run); err != nil {
 		return nil, err
 	}
-	runCtx, cancel := context.WithCancelCause(r.base)
+	runCtx, cancel := context.WithCancelCause(withValuesOf(r.base, obsCtx))
 	defer cancel(nil)
 	runCtx, cancelTimeout := context.WithTimeout(runCtx, r.cfg.Timeout)
 	defer cancelTimeout()
@@ -251,6 +282,7 @@ func (r *Runner) run(ctx context.Context, job membrane.JobName, trigger membrane
 
 	res, details, err := r.execute(runCtx, job, membrane.SweepOptions{Now: run.StartedAt, Scopes: r.cfg.Scopes})
 	stopRenewing()
+	runErr = runCtx.Err()
 	finished := r.now().UTC()
 	run.FinishedAt, run.Scanned, run.Changed, run.Details = &finished, res.Scanned, res.Changed, details
 	if err != nil {
@@ -262,6 +294,63 @@ func (r *Runner) run(ctx context.Context, job membrane.JobName, trigger membrane
 		r.log.Error("job run not recorded", "job", job, "run", run.ID, "err", ferr)
 	}
 	return run, nil
+}
+
+// observe tells every observer that a run of job is asked for.
+func (r *Runner) observe(ctx context.Context, job membrane.JobName) (context.Context, func(string)) {
+	ends := make([]func(string), 0, len(r.cfg.Observers))
+	for _, o := range r.cfg.Observers {
+		var end func(string)
+		ctx, end = o.JobRun(ctx, string(job))
+		ends = append(ends, end)
+	}
+	return ctx, func(outcome string) {
+		for i := len(ends) - 1; i >= 0; i-- {
+			ends[i](outcome)
+		}
+	}
+}
+
+// outcome classifies how a run ended for observers: runErr is its
+// context's error as it finished, run its record, err what run returned.
+func outcome(runErr error, run *membrane.JobRun, err error) string {
+	switch {
+	case membrane.ErrorCode(err) == membrane.ECONFLICT:
+		return OutcomeSkipped
+	case err != nil || run == nil:
+		return OutcomeFailed
+	case run.Error == "":
+		return OutcomeSucceeded
+	case errors.Is(runErr, context.DeadlineExceeded):
+		return OutcomeTimeout
+	case runErr != nil:
+		return OutcomeCanceled
+	}
+	return OutcomeFailed
+}
+
+// valuesOf is a context with the deadline and cancellation of one context
+// and the values of another.
+type valuesOf struct {
+	context.Context
+	values context.Context
+}
+
+// Value looks in the run's own context first, so that the run keeps the
+// system's trust whoever asked for it.
+func (c valuesOf) Value(key any) any {
+	if v := c.Context.Value(key); v != nil {
+		return v
+	}
+	return c.values.Value(key)
+}
+
+// withValuesOf returns parent also carrying the values of values that
+// parent lacks: a run stops with the runner (parent) but keeps what
+// observers put in the caller's context (values), such as a tracing span,
+// so that its transactions are children of it.
+func withValuesOf(parent, values context.Context) context.Context {
+	return valuesOf{Context: parent, values: values}
 }
 
 // failure returns the caller-safe message of a failed run and logs the

@@ -29,6 +29,23 @@ type Config struct {
 	// Sealer encrypts sensitive records at rest. Nil means no keys: records
 	// of sensitivity high and above are refused.
 	Sealer *membrane.Sealer
+	// Observers watch every transaction (metrics, tracing); none costs
+	// nothing.
+	Observers []Observer
+}
+
+// Observer watches the store's transactions. Transaction is called as one
+// starts, with its mode: "read" or "write" for managed transactions,
+// "autocommit" for auto-commit statements. It may return a derived context
+// (a tracing span) that the transaction then runs in. ended is called once
+// when the transaction is over, with how many times its work function ran
+// (more than once means the driver retried it) and the code of the mapped
+// error ("" on success; see membrane.ErrorCode).
+//
+// The interface names no driver or metrics type, so that implementations
+// import neither.
+type Observer interface {
+	Transaction(ctx context.Context, mode string) (context.Context, func(attempts int, code string))
 }
 
 // DB is Membrane's Neo4j store. It holds the one driver of the process and
@@ -38,6 +55,7 @@ type DB struct {
 	database string
 	txConf   []func(*neo4j.TransactionConfig)
 	sealer   *membrane.Sealer
+	observer []Observer
 
 	// Now is the clock; tests replace it.
 	Now func() time.Time
@@ -70,7 +88,7 @@ func Open(ctx context.Context, c Config) (*DB, error) {
 			return nil, err
 		}
 	}
-	db := &DB{driver: drv, database: c.Database, Now: time.Now, sealer: sealer}
+	db := &DB{driver: drv, database: c.Database, Now: time.Now, sealer: sealer, observer: c.Observers}
 	if c.TxTimeout > 0 {
 		db.txConf = append(db.txConf, neo4j.WithTxTimeout(c.TxTimeout))
 	}
@@ -139,10 +157,19 @@ func write[T any](ctx context.Context, db *DB, fn func(neo4j.ManagedTransaction)
 }
 
 func execute[T any](ctx context.Context, db *DB, mode neo4j.AccessMode, fn func(neo4j.ManagedTransaction) (T, error)) (T, error) {
+	name := "write"
+	if mode == neo4j.AccessModeRead {
+		name = "read"
+	}
+	ctx, ended := db.observe(ctx, name)
+	// attempts counts the runs of the work function: the driver calls it
+	// again, in this goroutine, for every retry of a transient failure.
+	attempts := 0
 	s := db.session(ctx, mode)
 	defer s.Close(ctx)
 	work := func(tx neo4j.ManagedTransaction) (any, error) {
 		db.txCount.Add(1)
+		attempts++
 		return fn(tx)
 	}
 	var v any
@@ -153,10 +180,34 @@ func execute[T any](ctx context.Context, db *DB, mode neo4j.AccessMode, fn func(
 		v, err = s.ExecuteWrite(ctx, work, db.txConf...)
 	}
 	if err != nil {
+		err = mapError(err)
+		ended(attempts, membrane.ErrorCode(err))
 		var zero T
-		return zero, mapError(err)
+		return zero, err
 	}
+	ended(attempts, "")
 	return v.(T), nil
+}
+
+// observe tells every observer that a transaction of mode starts and
+// returns the context to run it in and the function that reports its end.
+func (db *DB) observe(ctx context.Context, mode string) (context.Context, func(attempts int, code string)) {
+	switch len(db.observer) {
+	case 0:
+		return ctx, func(int, string) {}
+	case 1:
+		return db.observer[0].Transaction(ctx, mode)
+	}
+	ends := make([]func(int, string), len(db.observer))
+	for i, o := range db.observer {
+		ctx, ends[i] = o.Transaction(ctx, mode)
+	}
+	return ctx, func(attempts int, code string) {
+		// Innermost first, as the contexts were derived.
+		for i := len(ends) - 1; i >= 0; i-- {
+			ends[i](attempts, code)
+		}
+	}
 }
 
 // autocommit runs one statement in an auto-commit transaction
@@ -167,7 +218,9 @@ func execute[T any](ctx context.Context, db *DB, mode neo4j.AccessMode, fn func(
 // deadline (a job's run timeout) rather than the per-request tx_timeout.
 // It is not retried: every statement run this way is idempotent, and the
 // job that runs it tries again on its next tick.
-func autocommit(ctx context.Context, db *DB, stmt string, params map[string]any) ([]*neo4j.Record, error) {
+func autocommit(ctx context.Context, db *DB, stmt string, params map[string]any) (rows []*neo4j.Record, err error) {
+	ctx, ended := db.observe(ctx, "autocommit")
+	defer func() { ended(1, membrane.ErrorCode(err)) }()
 	s := db.session(ctx, neo4j.AccessModeWrite)
 	defer s.Close(ctx)
 	var conf []func(*neo4j.TransactionConfig)
@@ -179,7 +232,7 @@ func autocommit(ctx context.Context, db *DB, stmt string, params map[string]any)
 	if err != nil {
 		return nil, mapError(err)
 	}
-	rows, err := res.Collect(ctx)
+	rows, err = res.Collect(ctx)
 	if err != nil {
 		return nil, mapError(err)
 	}

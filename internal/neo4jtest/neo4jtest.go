@@ -56,6 +56,31 @@ func DB(tb testing.TB) *neo4j.DB {
 	return shared
 }
 
+// Open returns a store of its own (a driver of its own, closed when the
+// test ends) over the test database, reporting to observers: the shared
+// store of DB has none, and tests that observe transactions must not see
+// those of the tests running beside them.
+func Open(tb testing.TB, observers ...neo4j.Observer) *neo4j.DB {
+	tb.Helper()
+	DB(tb) // the schema is applied
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	sealer, err := membrane.NewSealer(membrane.SensitivityHigh, []membrane.SealKey{TestSealKey}, TestSealKey.ID)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	db, err := neo4j.Open(ctx, neo4j.Config{
+		URI: os.Getenv("NEO4J_URI"), User: os.Getenv("NEO4J_USER"), Password: os.Getenv("NEO4J_PASSWORD"),
+		Database: envOr("NEO4J_DATABASE", "neo4j"), MaxPoolSize: 10, TxTimeout: time.Minute, Sealer: sealer,
+		Observers: observers,
+	})
+	if err != nil {
+		tb.Fatalf("open test neo4j: %v", err)
+	}
+	tb.Cleanup(func() { _ = db.Close(context.Background()) })
+	return db
+}
+
 // Scope returns a scope unique to this test, to stamp on everything it
 // writes and to filter everything it reads.
 func Scope(tb testing.TB) string {
