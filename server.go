@@ -16,16 +16,23 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
+
+	"go.opentelemetry.io/otel"
 
 	"github.com/membrane/membrane/graph"
 	"github.com/membrane/membrane/internal/config"
 	"github.com/membrane/membrane/internal/embedding"
 	"github.com/membrane/membrane/internal/jobs"
+	"github.com/membrane/membrane/internal/logging"
 	"github.com/membrane/membrane/internal/membrane"
+	"github.com/membrane/membrane/internal/metrics"
 	"github.com/membrane/membrane/internal/neo4j"
+	"github.com/membrane/membrane/internal/tracing"
 )
 
 // Usage:
@@ -85,8 +92,9 @@ func reseal(args []string) error {
 	return err
 }
 
-// openStore connects to Neo4j as configured and applies the schema.
-func openStore(ctx context.Context, cfg config.Config) (*neo4j.DB, error) {
+// openStore connects to Neo4j as configured, reporting its transactions to
+// observers, and applies the schema.
+func openStore(ctx context.Context, cfg config.Config, observers ...neo4j.Observer) (*neo4j.DB, error) {
 	sealer, err := cfg.Sealer()
 	if err != nil {
 		return nil, err
@@ -95,7 +103,7 @@ func openStore(ctx context.Context, cfg config.Config) (*neo4j.DB, error) {
 	defer cancel()
 	db, err := neo4j.Open(ctx, neo4j.Config{
 		URI: cfg.Neo4j.URI, User: cfg.Neo4j.User, Password: cfg.Neo4j.Password, Database: cfg.Neo4j.Database,
-		MaxPoolSize: cfg.Neo4j.MaxPoolSize, TxTimeout: cfg.Neo4j.TxTimeout, Sealer: sealer,
+		MaxPoolSize: cfg.Neo4j.MaxPoolSize, TxTimeout: cfg.Neo4j.TxTimeout, Sealer: sealer, Observers: observers,
 	})
 	if err != nil {
 		return nil, err
@@ -112,11 +120,11 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
-	var h slog.Handler = slog.NewTextHandler(os.Stderr, nil)
-	if cfg.LogFormat == "json" {
-		h = slog.NewJSONHandler(os.Stderr, nil)
+	level, err := logging.ParseLevel(cfg.LogLevel)
+	if err != nil {
+		return err
 	}
-	log := slog.New(h)
+	log := logging.New(os.Stderr, cfg.LogFormat, level)
 	policy, err := cfg.Policy()
 	if err != nil {
 		return err
@@ -141,12 +149,43 @@ func run(args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
+	// Observers of the store and the jobs: metrics unless disabled, spans
+	// only when tracing is configured (off, nothing is set up at all).
+	var storeObs []neo4j.Observer
+	var m *metrics.Metrics
+	if cfg.MetricsEnabled {
+		m = metrics.New()
+		storeObs = append(storeObs, m)
+		jobsCfg.Observers = append(jobsCfg.Observers, m)
+	}
+	var tp *tracing.Provider
+	if cfg.TracingEnabled() {
+		if tp, err = tracing.New(ctx, cfg.OTelEndpoint, version()); err != nil {
+			return err
+		}
+		// Export failures are the exporter's to retry; log them as ours.
+		otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { log.Warn("tracing", "err", err) }))
+		tracer := tp.Tracer(tracing.Name)
+		storeObs = append(storeObs, tracing.Store{Tracer: tracer})
+		jobsCfg.Observers = append(jobsCfg.Observers, tracing.Jobs{Tracer: tracer})
+		log.Info("tracing on", "otel_endpoint", cfg.OTelEndpoint)
+	}
+
 	log.Info("connecting to neo4j", "uri", cfg.Neo4j.URI, "database", cfg.Neo4j.Database)
-	db, err := openStore(ctx, cfg)
+	db, err := openStore(ctx, cfg, storeObs...)
 	if err != nil {
 		return err
 	}
-	defer db.Close(context.Background())
+	// closeStore runs once: at the end of shutdown, or on the way out of
+	// a failed start.
+	closeStore := sync.OnceFunc(func() {
+		if err := db.Close(context.Background()); err != nil {
+			log.Error("shutdown: closing the neo4j driver", "err", err)
+			return
+		}
+		log.Info("shutdown: neo4j driver closed")
+	})
+	defer closeStore()
 
 	runner, err := jobs.New(db, policy, jobsCfg, log, time.Now)
 	if err != nil {
@@ -168,17 +207,44 @@ func run(args []string) error {
 		resolver.Embedder, resolver.EmbedMaxSensitivity = emb, membrane.Sensitivity(e.MaxSensitivity)
 		log.Info("vector search on", "model", e.Model, "dimensions", e.Dimensions, "max_sensitivity", e.MaxSensitivity)
 	}
+	obs := graph.Observability{Log: log, Metrics: m, ServeMetrics: m != nil && cfg.MetricsListen == ""}
+	if tp != nil {
+		obs.Tracer = tp
+	}
+	// draining is closed when shutdown starts, before requests are
+	// drained: long-lived responses (subscriptions) watch it through
+	// graph.Draining, since Shutdown does not end them.
+	draining := make(chan struct{})
 	srv := &http.Server{
 		Addr:              cfg.Listen,
-		Handler:           graph.NewHandler(resolver, db, keys, log),
+		Handler:           graph.Observe(graph.NewHandler(resolver, db, keys, log), obs),
 		ReadHeaderTimeout: 10 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return graph.WithDraining(context.Background(), draining) },
 	}
+	// Shutdown calls this once its listeners are closed.
+	srv.RegisterOnShutdown(func() {
+		log.Info("shutdown: listener closed, draining in-flight requests and ending subscriptions")
+		close(draining)
+	})
 	// Bind before announcing, so "listening" means connections are accepted.
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return err
 	}
-	errc := make(chan error, 1)
+	errc := make(chan error, 2)
+	var metricsSrv *http.Server
+	if m != nil && cfg.MetricsListen != "" {
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", m.Handler())
+		metricsSrv = &http.Server{Addr: cfg.MetricsListen, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		mln, err := net.Listen("tcp", cfg.MetricsListen)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		go func() { errc <- metricsSrv.Serve(mln) }()
+		log.Info("metrics listening", "metrics", "http://"+cfg.MetricsListen+"/metrics")
+	}
 	go func() { errc <- srv.Serve(ln) }()
 	log.Info("membrane listening", "graphiql", "http://"+cfg.Listen+"/", "graphql", "http://"+cfg.Listen+"/graphql")
 
@@ -187,17 +253,68 @@ func run(args []string) error {
 		return err
 	case <-ctx.Done():
 	}
-	log.Info("shutting down")
-	shutCtx, cancelShut := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancelShut()
-	// Jobs stop first: a running job is canceled between batches (every
-	// job is idempotent, the next run finishes it) and records its end,
-	// which also ends any runJob request waiting for it.
-	if err := runner.Stop(shutCtx); err != nil {
-		log.Error("stopping jobs", "err", err)
+	return shutdown(log, cfg.ShutdownTimeout, srv, draining, metricsSrv, runner, closeStore, tp)
+}
+
+// shutdown stops the server gracefully, logging each step: it stops
+// accepting connections and drains the requests in flight while the jobs
+// stop, then closes the metrics listener, the Neo4j driver and the trace
+// exporter. Jobs stop during the drain, not after it: a runJob request
+// waits for its run, which only Stop cancels (every job is idempotent; the
+// next run finishes the work).
+func shutdown(log *slog.Logger, timeout time.Duration, srv *http.Server, draining <-chan struct{}, metricsSrv *http.Server,
+	runner *jobs.Runner, closeStore func(), tp *tracing.Provider) error {
+	log.Info("shutting down", "timeout", timeout.String())
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	drained := make(chan error, 1)
+	go func() { drained <- srv.Shutdown(ctx) }()
+	// Shutdown closes its listeners, then runs the hook that closes
+	// draining (and logs so) in a goroutine of its own: wait for it, so
+	// that the steps are logged in order.
+	select {
+	case <-draining:
+	case <-ctx.Done():
 	}
-	if err := srv.Shutdown(shutCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
+	if err := runner.Stop(ctx); err != nil {
+		log.Error("shutdown: jobs", "err", err)
+	} else {
+		log.Info("shutdown: jobs stopped")
 	}
+	var failed error
+	if err := <-drained; err != nil {
+		// Requests still running at the deadline are cut off.
+		log.Error("shutdown: requests still in flight at the deadline; closing their connections", "err", err)
+		_ = srv.Close()
+		failed = err
+	} else {
+		log.Info("shutdown: requests drained")
+	}
+	if metricsSrv != nil {
+		if err := metricsSrv.Shutdown(ctx); err != nil {
+			_ = metricsSrv.Close()
+		}
+	}
+	closeStore()
+	if tp != nil {
+		// Spans of the last requests are still batched: send them.
+		if err := tp.Shutdown(ctx); err != nil {
+			log.Error("shutdown: trace exporter", "err", err)
+		} else {
+			log.Info("shutdown: trace exporter closed")
+		}
+	}
+	if failed != nil {
+		return fmt.Errorf("shutdown: %w", failed)
+	}
+	log.Info("shutdown complete")
 	return nil
+}
+
+// version is the module version the binary was built from, for traces.
+func version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "unknown"
 }

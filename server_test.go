@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -331,3 +332,118 @@ func TestLeaseAcrossServerProcesses(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// waitFor reads the server's log until a line containing s, and returns
+// the lines read.
+func (p *process) waitFor(t *testing.T, s string, logs []string) []string {
+	t.Helper()
+	timeout := time.After(90 * time.Second)
+	for {
+		select {
+		case line, ok := <-p.lines:
+			if !ok {
+				t.Fatalf("server exited before logging %q:\n%s", s, strings.Join(logs, "\n"))
+			}
+			logs = append(logs, line)
+			if strings.Contains(line, s) {
+				return logs
+			}
+		case <-timeout:
+			t.Fatalf("server did not log %q:\n%s", s, strings.Join(logs, "\n"))
+		}
+	}
+}
+
+// TestGracefulShutdown sends SIGTERM to the real server while a request is
+// in flight (its handler is reading the body, which the test holds back):
+// the server stops accepting connections, still answers that request, stops
+// the jobs, closes the driver and exits 0, logging each step.
+func TestGracefulShutdown(t *testing.T) {
+	scope := "test:graceful-shutdown"
+	p := start(t, append(jobsOff, "MEMBRANE_LOG_FORMAT=json", "MEMBRANE_JOBS_SCOPES="+scope)...)
+	logs := p.waitFor(t, "membrane listening", nil)
+
+	// Metrics and the request id are on by default.
+	resp, err := http.Get("http://" + p.addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(b), "go_goroutines") || len(resp.Header.Get("X-Request-Id")) != 36 {
+		t.Fatalf("/metrics = %d, request id %q", resp.StatusCode, resp.Header.Get("X-Request-Id"))
+	}
+
+	body, _ := json.Marshal(map[string]any{"query": `mutation Late { ingestEvent(input: {source: "s", eventKind: "k", ref: "r", scope: "` + scope + `"}) { type } }`})
+	conn, err := net.Dial("tcp", p.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	// With Expect: 100-continue the server says "100 Continue" when the
+	// handler starts reading the body: from then on the request is in
+	// flight, and stays so until the test sends the rest.
+	head := "POST /graphql HTTP/1.1\r\nHost: membrane\r\nContent-Type: application/json\r\nExpect: 100-continue\r\n" +
+		"X-Request-Id: late-request\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n"
+	if _, err := conn.Write([]byte(head)); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(conn)
+	if cont, err := http.ReadResponse(br, nil); err != nil || cont.StatusCode != http.StatusContinue {
+		t.Fatalf("want 100 Continue: %v, %v", cont, err)
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	logs = p.waitFor(t, "shutdown: listener closed", logs)
+	if c, err := net.Dial("tcp", p.addr); err == nil {
+		c.Close()
+		t.Fatal("a new connection was accepted after shutdown began")
+	}
+	if _, err := conn.Write(body); err != nil {
+		t.Fatal(err)
+	}
+	final, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer, _ := io.ReadAll(final.Body)
+	if final.StatusCode != 200 || !strings.Contains(string(answer), `"type":"EPISODIC"`) || final.Header.Get("X-Request-Id") != "late-request" {
+		t.Fatalf("in-flight request answered %d %s", final.StatusCode, answer)
+	}
+
+	done := make(chan error, 1)
+	go func() {
+		for line := range p.lines {
+			logs = append(logs, line)
+		}
+		done <- p.cmd.Wait()
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("server exited with %v after SIGTERM:\n%s", err, strings.Join(logs, "\n"))
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("server did not stop within 30s of SIGTERM")
+	}
+	// Every step is logged, in order; the late request's access line
+	// carries its id.
+	steps := []string{"shutting down", "shutdown: listener closed", "shutdown: requests drained", "shutdown: neo4j driver closed", "shutdown complete"}
+	next, jobsStopped, accessLogged := 0, false, false
+	for _, line := range logs {
+		var raw map[string]any
+		if json.Unmarshal([]byte(line), &raw) != nil {
+			continue
+		}
+		msg, _ := raw["msg"].(string)
+		if next < len(steps) && strings.HasPrefix(msg, steps[next]) {
+			next++
+		}
+		jobsStopped = jobsStopped || msg == "shutdown: jobs stopped"
+		accessLogged = accessLogged || msg == "request" && raw["request_id"] == "late-request" && raw["operation"] == "Late" && raw["status"] == float64(200)
+	}
+	if next < len(steps) || !jobsStopped || !accessLogged {
+		t.Fatalf("steps logged: %d of %v, jobs stopped %v, access line %v:\n%s", next, steps, jobsStopped, accessLogged, strings.Join(logs, "\n"))
+	}
+}

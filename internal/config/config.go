@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/membrane/membrane/internal/jobs"
+	"github.com/membrane/membrane/internal/logging"
 	"github.com/membrane/membrane/internal/membrane"
 )
 
@@ -30,6 +32,23 @@ type Config struct {
 	ReinforcementGain float64 `yaml:"reinforcement_gain"`
 	// LogFormat is "text" or "json".
 	LogFormat string `yaml:"log_format"`
+	// LogLevel is debug, info, warn or error.
+	LogLevel string `yaml:"log_level"`
+	// MetricsEnabled serves Prometheus metrics at /metrics.
+	MetricsEnabled bool `yaml:"metrics_enabled"`
+	// MetricsListen, when set, serves /metrics on this address instead of
+	// Listen (keeps metrics off a public listener).
+	MetricsListen string `yaml:"metrics_listen"`
+	// OTelEndpoint is the OTLP/HTTP collector that traces are sent to
+	// (http://collector:4318); empty leaves tracing off unless the
+	// standard OTEL_EXPORTER_OTLP_ENDPOINT variables are set.
+	OTelEndpoint string `yaml:"otel_endpoint"`
+	// OTelFromEnv is set when a standard OTEL_EXPORTER_OTLP_*ENDPOINT
+	// variable asks for tracing; the exporter reads it itself.
+	OTelFromEnv bool `yaml:"-"`
+	// ShutdownTimeout bounds the graceful shutdown: draining requests and
+	// stopping jobs.
+	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
 	// StartupTimeout bounds how long the server waits for Neo4j at start.
 	StartupTimeout time.Duration `yaml:"startup_timeout"`
 	// APIKeys bind hashed keys to principals; none configured means open
@@ -142,6 +161,9 @@ func Default() Config {
 		Encryption:         Encryption{From: string(membrane.SensitivityHigh)},
 		ReinforcementGain:  0.1,
 		LogFormat:          "text",
+		LogLevel:           "info",
+		MetricsEnabled:     true,
+		ShutdownTimeout:    20 * time.Second,
 		StartupTimeout:     60 * time.Second,
 		Jobs: Jobs{
 			Decay:         "@hourly",
@@ -165,6 +187,7 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 	fs := flag.NewFlagSet("membrane", flag.ContinueOnError)
 	path := fs.String("config", getenv("MEMBRANE_CONFIG"), "path of a YAML configuration file")
 	listen := fs.String("listen", "", "HTTP listen address (env MEMBRANE_LISTEN)")
+	metricsListen := fs.String("metrics-listen", "", "serve /metrics on this address instead (env MEMBRANE_METRICS_LISTEN)")
 	uri := fs.String("neo4j-uri", "", "Neo4j URI, bolt:// or neo4j:// (env NEO4J_URI)")
 	db := fs.String("neo4j-database", "", "Neo4j database (env NEO4J_DATABASE)")
 	if err := fs.Parse(args); err != nil {
@@ -190,6 +213,19 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 		{"NEO4J_DATABASE", func(v string) error { c.Neo4j.Database = v; return nil }},
 		{"MEMBRANE_DEFAULT_SENSITIVITY", func(v string) error { c.DefaultSensitivity = v; return nil }},
 		{"MEMBRANE_LOG_FORMAT", func(v string) error { c.LogFormat = v; return nil }},
+		{"MEMBRANE_LOG_LEVEL", func(v string) error { c.LogLevel = v; return nil }},
+		{"MEMBRANE_METRICS_ENABLED", func(v string) (err error) {
+			c.MetricsEnabled, err = strconv.ParseBool(v)
+			return err
+		}},
+		{"MEMBRANE_METRICS_LISTEN", func(v string) error { c.MetricsListen = v; return nil }},
+		{"MEMBRANE_OTEL_ENDPOINT", func(v string) error { c.OTelEndpoint = v; return nil }},
+		{"OTEL_EXPORTER_OTLP_ENDPOINT", func(string) error { c.OTelFromEnv = true; return nil }},
+		{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", func(string) error { c.OTelFromEnv = true; return nil }},
+		{"MEMBRANE_SHUTDOWN_TIMEOUT", func(v string) (err error) {
+			c.ShutdownTimeout, err = time.ParseDuration(v)
+			return err
+		}},
 		{"MEMBRANE_API_KEYS_FILE", func(v string) error { c.APIKeysFile = v; return nil }},
 		{"MEMBRANE_ENCRYPT_FROM", func(v string) error { c.Encryption.From = v; return nil }},
 		{"MEMBRANE_ENCRYPTION_KEY", func(v string) error {
@@ -250,6 +286,9 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 	if *listen != "" {
 		c.Listen = *listen
 	}
+	if *metricsListen != "" {
+		c.MetricsListen = *metricsListen
+	}
 	if *uri != "" {
 		c.Neo4j.URI = *uri
 	}
@@ -279,6 +318,20 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		return c, fmt.Errorf("log_format must be text or json, got %q", c.LogFormat)
 	}
+	if _, err := logging.ParseLevel(c.LogLevel); err != nil {
+		return c, fmt.Errorf("log_level: %w", err)
+	}
+	if c.OTelEndpoint != "" {
+		if u, err := url.Parse(c.OTelEndpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return c, fmt.Errorf("otel_endpoint must be an http(s) URL such as http://collector:4318, got %q", c.OTelEndpoint)
+		}
+	}
+	if c.MetricsListen != "" && !c.MetricsEnabled {
+		return c, fmt.Errorf("metrics_listen is set but metrics_enabled is false")
+	}
+	if c.ShutdownTimeout <= 0 {
+		return c, fmt.Errorf("shutdown_timeout must be > 0")
+	}
 	if _, err := c.JobsConfig(); err != nil {
 		return c, err
 	}
@@ -299,6 +352,9 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 	}
 	return c, nil
 }
+
+// TracingEnabled reports whether traces are to be exported.
+func (c Config) TracingEnabled() bool { return c.OTelEndpoint != "" || c.OTelFromEnv }
 
 // JobsConfig returns the job runner's configuration, checking every
 // schedule and bound.

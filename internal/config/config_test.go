@@ -60,6 +60,11 @@ func TestLoadRejectsBadValues(t *testing.T) {
 		"reinforcement gain": {"MEMBRANE_REINFORCEMENT_GAIN": "2"},
 		"gain not a number":  {"MEMBRANE_REINFORCEMENT_GAIN": "much"},
 		"log format":         {"MEMBRANE_LOG_FORMAT": "xml"},
+		"log level":          {"MEMBRANE_LOG_LEVEL": "loud"},
+		"metrics flag":       {"MEMBRANE_METRICS_ENABLED": "maybe"},
+		"metrics listen off": {"MEMBRANE_METRICS_ENABLED": "false", "MEMBRANE_METRICS_LISTEN": ":9100"},
+		"otel endpoint":      {"MEMBRANE_OTEL_ENDPOINT": "collector:4318"},
+		"shutdown timeout":   {"MEMBRANE_SHUTDOWN_TIMEOUT": "0s"},
 		"missing file":       {"MEMBRANE_CONFIG": "/does/not/exist.yaml"},
 		"decay spec":         {"MEMBRANE_JOBS_DECAY": "hourly"},
 		"empty prune spec":   {"MEMBRANE_JOBS_PRUNE": " "},
@@ -175,5 +180,53 @@ func TestLoadEmbedding(t *testing.T) {
 	if !e.Enabled() || e.Endpoint != "http://file/v1/embeddings" || e.Model != "env-model" || e.APIKey != "k" || e.Dimensions != 768 ||
 		e.Timeout != 2*time.Second || e.MaxSensitivity != "medium" || c.SelectionConfidenceThreshold != 0.3 {
 		t.Fatalf("embedding %+v threshold %v", e, c.SelectionConfidenceThreshold)
+	}
+}
+
+func TestLoadObservability(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "membrane.yaml")
+	yaml := "metrics_listen: 127.0.0.1:9100\nlog_level: warn\notel_endpoint: http://file:4318\nshutdown_timeout: 5s\n"
+	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	type want struct {
+		metrics       bool
+		metricsListen string
+		level         string
+		endpoint      string
+		tracing       bool
+		shutdown      time.Duration
+	}
+	tests := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want want
+	}{
+		{"defaults", nil, nil, want{true, "", "info", "", false, 20 * time.Second}},
+		{"file", []string{"-config", file}, nil, want{true, "127.0.0.1:9100", "warn", "http://file:4318", true, 5 * time.Second}},
+		{"env over file", []string{"-config", file}, map[string]string{"MEMBRANE_METRICS_LISTEN": ":9200", "MEMBRANE_LOG_LEVEL": "debug",
+			"MEMBRANE_OTEL_ENDPOINT": "https://env:4318", "MEMBRANE_SHUTDOWN_TIMEOUT": "1m"},
+			want{true, ":9200", "debug", "https://env:4318", true, time.Minute}},
+		{"flag over env", []string{"-metrics-listen", ":9300"}, map[string]string{"MEMBRANE_METRICS_LISTEN": ":9200"},
+			want{true, ":9300", "info", "", false, 20 * time.Second}},
+		{"metrics off", nil, map[string]string{"MEMBRANE_METRICS_ENABLED": "false"}, want{false, "", "info", "", false, 20 * time.Second}},
+		{"standard OTLP variable", nil, map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://std:4318"},
+			want{true, "", "info", "", true, 20 * time.Second}},
+		{"standard OTLP traces variable", nil, map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://std:4318/v1/traces"},
+			want{true, "", "info", "", true, 20 * time.Second}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := config.Load(tt.args, env(tt.env))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := want{c.MetricsEnabled, c.MetricsListen, c.LogLevel, c.OTelEndpoint, c.TracingEnabled(), c.ShutdownTimeout}
+			if got != tt.want {
+				t.Fatalf("got %+v, want %+v", got, tt.want)
+			}
+		})
 	}
 }
