@@ -265,7 +265,7 @@ func (r *Runner) run(ctx context.Context, job membrane.JobName, trigger membrane
 		if _, err := r.store.UpdateLease(c, key, func(l membrane.Lease) (membrane.Lease, error) {
 			return l.Release(r.cfg.Holder), nil
 		}); err != nil {
-			r.log.Error("job lease not released; it expires on its own", "job", job, "lease", key, "err", err)
+			r.log.ErrorContext(c, "job lease not released; it expires on its own", "job", job, "lease", key, "err", err)
 		}
 	}()
 
@@ -291,7 +291,7 @@ func (r *Runner) run(ctx context.Context, job membrane.JobName, trigger membrane
 	c, cancelAfter := after()
 	defer cancelAfter()
 	if ferr := r.store.FinishJobRun(c, run); ferr != nil {
-		r.log.Error("job run not recorded", "job", job, "run", run.ID, "err", ferr)
+		r.log.ErrorContext(c, "job run not recorded", "job", job, "run", run.ID, "err", ferr)
 	}
 	return run, nil
 }
@@ -365,7 +365,7 @@ func (r *Runner) failure(runCtx context.Context, run *membrane.JobRun, err error
 	case membrane.ErrorCode(err) != membrane.EINTERNAL:
 		msg = membrane.ErrorMessage(err)
 	}
-	r.log.Error("job failed", "job", run.Job, "run", run.ID, "err", err)
+	r.log.ErrorContext(runCtx, "job failed", "job", run.Job, "run", run.ID, "err", err)
 	return msg
 }
 
@@ -390,13 +390,13 @@ func (r *Runner) renew(ctx context.Context, cancel context.CancelCauseFunc, key 
 					return l.Renew(r.cfg.Holder, r.now(), r.cfg.LeaseTTL)
 				})
 				if membrane.ErrorCode(err) == membrane.ECONFLICT {
-					r.log.Error("job lease lost; stopping the run", "lease", key, "err", err)
+					r.log.ErrorContext(ctx, "job lease lost; stopping the run", "lease", key, "err", err)
 					cancel(errLostLock)
 					return
 				} else if err != nil && ctx.Err() == nil {
 					// A failed renewal is retried on the next tick; the
 					// lease lasts three ticks.
-					r.log.Warn("job lease not renewed", "lease", key, "err", err)
+					r.log.WarnContext(ctx, "job lease not renewed", "lease", key, "err", err)
 				}
 			}
 		}
@@ -412,7 +412,7 @@ func (r *Runner) renew(ctx context.Context, cancel context.CancelCauseFunc, key 
 func (r *Runner) execute(ctx context.Context, job membrane.JobName, o membrane.SweepOptions) (res membrane.SweepResult, details map[string]any, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			r.log.Error("job panicked", "job", job, "panic", p, "stack", string(debug.Stack()))
+			r.log.ErrorContext(ctx, "job panicked", "job", job, "panic", p, "stack", string(debug.Stack()))
 			err = fmt.Errorf("panic: %v", p)
 		}
 	}()
