@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net"
@@ -84,7 +85,11 @@ func start(t *testing.T, env ...string) *process {
 	addr := l.Addr().String()
 	l.Close()
 	cmd := exec.Command(binary(t), "-listen", addr)
-	cmd.Env = append(append(os.Environ(), "NEO4J_URI="+uri), env...)
+	// The shared database holds records that other tests sealed with the
+	// test key; the server reads some at start (migrations), so it needs
+	// that key too.
+	key := "MEMBRANE_ENCRYPTION_KEY=" + neo4jtest.TestSealKey.ID + ":" + base64.StdEncoding.EncodeToString(neo4jtest.TestSealKey.Key)
+	cmd.Env = append(append(os.Environ(), "NEO4J_URI="+uri, key), env...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
