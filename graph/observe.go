@@ -41,7 +41,7 @@ type Observability struct {
 // Observe wraps h, the handler of NewHandler, with request ids, one access
 // log line per request, HTTP metrics and trace propagation. The GraphQL
 // operation metrics and spans are made by the extension NewHandler installs
-// (operationObserver), from what Observe puts in the request context; a
+// (OperationObserver), from what Observe puts in the request context; a
 // handler not observed has none.
 func Observe(h http.Handler, o Observability) http.Handler {
 	ob := &observer{next: h, log: o.Log, metrics: o.Metrics}
@@ -209,15 +209,18 @@ func (r *recorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 // Unwrap returns the wrapped writer, for http.ResponseController.
 func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
-// operationObserver is the gqlgen extension that counts, times and traces
-// GraphQL operations, and counts their errors by code. It finds where to
-// report in the context Observe made; outside Observe it does nothing.
-type operationObserver struct{}
+// OperationObserver is the gqlgen extension that counts, times and traces
+// GraphQL operations, and counts their errors by code; it keeps the gauge
+// of active subscriptions for Subscription operations, whatever their
+// transport (WebSocket, server-sent events). It finds where to report in
+// the context Observe made; outside Observe it does nothing. NewHandler
+// installs it; a handler.Server of another schema may Use it too.
+type OperationObserver struct{}
 
 var (
-	_ graphql.HandlerExtension     = operationObserver{}
-	_ graphql.OperationInterceptor = operationObserver{}
-	_ graphql.ResponseInterceptor  = operationObserver{}
+	_ graphql.HandlerExtension     = OperationObserver{}
+	_ graphql.OperationInterceptor = OperationObserver{}
+	_ graphql.ResponseInterceptor  = OperationObserver{}
 )
 
 // dispatched marks, in an operation's stats, that InterceptOperation saw
@@ -225,15 +228,15 @@ var (
 const dispatched = "membrane.observed"
 
 // ExtensionName implements graphql.HandlerExtension.
-func (operationObserver) ExtensionName() string { return "MembraneObserver" }
+func (OperationObserver) ExtensionName() string { return "MembraneObserver" }
 
 // Validate implements graphql.HandlerExtension.
-func (operationObserver) Validate(graphql.ExecutableSchema) error { return nil }
+func (OperationObserver) Validate(graphql.ExecutableSchema) error { return nil }
 
 // InterceptOperation observes an operation that passed parsing and
 // validation: its span, its count and duration (to the first response),
 // its errors, and for a subscription the active gauge until it ends.
-func (operationObserver) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+func (OperationObserver) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 	req := observationOf(ctx)
 	if req == nil {
 		return next(ctx)
@@ -290,7 +293,7 @@ func (operationObserver) InterceptOperation(ctx context.Context, next graphql.Op
 
 // InterceptResponse observes requests refused before their operation ran
 // (unparsable, invalid, bad variables): InterceptOperation never saw them.
-func (operationObserver) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+func (OperationObserver) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 	resp := next(ctx)
 	req := observationOf(ctx)
 	if req == nil || resp == nil {
