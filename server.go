@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -168,7 +169,11 @@ func run(args []string) error {
 		tracer := tp.Tracer(tracing.Name)
 		storeObs = append(storeObs, tracing.Store{Tracer: tracer})
 		jobsCfg.Observers = append(jobsCfg.Observers, tracing.Jobs{Tracer: tracer})
-		log.Info("tracing on", "otel_endpoint", cfg.OTelEndpoint)
+		endpoint := "from OTEL_EXPORTER_OTLP_* variables"
+		if u, err := url.Parse(cfg.OTelEndpoint); err == nil && cfg.OTelEndpoint != "" {
+			endpoint = u.Redacted() // a URL may hold credentials
+		}
+		log.Info("tracing on", "otel_endpoint", endpoint)
 	}
 
 	log.Info("connecting to neo4j", "uri", cfg.Neo4j.URI, "database", cfg.Neo4j.Database)
