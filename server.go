@@ -23,6 +23,7 @@ import (
 	"github.com/membrane/membrane/graph"
 	"github.com/membrane/membrane/internal/config"
 	"github.com/membrane/membrane/internal/embedding"
+	"github.com/membrane/membrane/internal/feed"
 	"github.com/membrane/membrane/internal/jobs"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4j"
@@ -154,8 +155,17 @@ func run(args []string) error {
 	}
 	runner.Start()
 
+	// The change feed: this process numbers committed audit entries (in
+	// turn with any other replica) and serves subscriptions. Its own writes
+	// wake it at once; other replicas' within feed.poll_interval.
+	hub := feed.NewHub(db, feed.Config{Interval: cfg.Feed.PollInterval, Batch: cfg.Feed.Batch, Holder: jobs.DefaultHolder()}, log)
+	db.AfterWrite = hub.Poke
+	feedCtx, stopFeed := context.WithCancel(context.Background())
+	defer stopFeed()
+	go hub.Run(feedCtx)
+
 	resolver := &graph.Resolver{Store: db, Revisions: db, Lineages: db, Deletes: db, MetricsService: db, Jobs: runner,
-		Retrieval: db, Captures: db, Policy: policy, SelectionThreshold: cfg.SelectionConfidenceThreshold, Log: log, Now: time.Now}
+		Retrieval: db, Captures: db, Events: db, Feed: hub, Policy: policy, SelectionThreshold: cfg.SelectionConfidenceThreshold, Log: log, Now: time.Now}
 	if e := cfg.Embedding; e.Enabled() {
 		emb, err := embedding.New(embedding.Config{Endpoint: e.Endpoint, Model: e.Model, APIKey: e.APIKey,
 			Dimensions: e.Dimensions, SendDimensions: e.SendDimensions, Timeout: e.Timeout})
@@ -190,6 +200,11 @@ func run(args []string) error {
 	log.Info("shutting down")
 	shutCtx, cancelShut := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancelShut()
+	// Subscriptions end first (http.Server.Shutdown does not wait for
+	// hijacked WebSocket connections, and would wait for SSE streams for
+	// ever): each gets "complete", and its client reconnects to another
+	// replica and resumes from its last cursor.
+	hub.Close()
 	// Jobs stop first: a running job is canceled between batches (every
 	// job is idempotent, the next run finishes it) and records its end,
 	// which also ends any runJob request waiting for it.
