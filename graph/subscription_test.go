@@ -184,7 +184,9 @@ func TestRecordChangedOverSSE(t *testing.T) {
 	}
 }
 
-func pick(e change) struct{ id, action string } { return struct{ id, action string }{e.RecordID, e.Action} }
+func pick(e change) struct{ id, action string } {
+	return struct{ id, action string }{e.RecordID, e.Action}
+}
 
 // TestResumeAcrossReplicas: a subscriber reads two events from one
 // replica, drops, and resumes on another replica from the cursor of the
@@ -267,7 +269,11 @@ func TestSubscriptionGating(t *testing.T) {
 		var seen []string
 		for {
 			ev := s.next()
-			var out struct{ AuditAppended struct{ Entry struct{ RecordID, Actor string } } }
+			var out struct {
+				AuditAppended struct {
+					Entry struct{ RecordID, Actor string }
+				}
+			}
 			if err := json.Unmarshal(ev.Data, &out); err != nil || len(ev.Errors) > 0 {
 				t.Fatalf("event %s %+v: %v", ev.Data, ev.Errors, err)
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -36,11 +37,12 @@ func createFacts(t *testing.T, db *neo4j.DB, scope string, n int) {
 	}
 }
 
-// seqsUpTo returns the sequence numbers of scope's entries up to head.
-func seqsUpTo(t *testing.T, db *neo4j.DB, scope string, head int64) []int64 {
+// seqsUpTo returns the sequence numbers of scope's entries after from and
+// up to head.
+func seqsUpTo(t *testing.T, db *neo4j.DB, scope string, from, head int64) []int64 {
 	t.Helper()
 	var out []int64
-	after := int64(0)
+	after := from
 	for after < head {
 		b, err := db.Events(sysCtx(t), membrane.EventQuery{After: after, UpTo: head, Limit: 1000,
 			Filter: membrane.ChangeFilter{Scopes: []string{scope}}})
@@ -67,7 +69,11 @@ func TestSequenceFollowsCommits(t *testing.T) {
 		feed.NewHub(db, feed.Config{Batch: 7, Holder: "replica-a"}, nil),
 		feed.NewHub(db, feed.Config{Batch: 7, Holder: "replica-b"}, nil),
 	}
-	const writers, batches, perBatch = 6, 8, 5
+	const writers, minBatches, perBatch, minObservations = 6, 8, 5, 5
+	start, err := db.FeedHead(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	ctx, stop := context.WithCancel(t.Context())
 	var tickers sync.WaitGroup
@@ -85,7 +91,16 @@ func TestSequenceFollowsCommits(t *testing.T) {
 		head  int64
 		count int
 	}
-	var observations []observation
+	var (
+		mu           sync.Mutex
+		observations []observation
+		written      atomic.Int64
+	)
+	observed := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(observations)
+	}
 	var observer sync.WaitGroup
 	observer.Go(func() {
 		for ctx.Err() == nil {
@@ -93,14 +108,20 @@ func TestSequenceFollowsCommits(t *testing.T) {
 			if err != nil {
 				return
 			}
-			observations = append(observations, observation{h.Seq, len(seqsUpTo(t, db, scope, h.Seq))})
+			o := observation{h.Seq, len(seqsUpTo(t, db, scope, start.Seq, h.Seq))}
+			mu.Lock()
+			observations = append(observations, o)
+			mu.Unlock()
 		}
 	})
+	// Writers go on until the observer has looked several times while they
+	// write (however slow the machine), within a bound.
 	var ws sync.WaitGroup
 	for range writers {
 		ws.Go(func() {
-			for range batches {
+			for i := 0; i < minBatches || observed() < minObservations && i < 50*minBatches; i++ {
 				createFacts(t, db, scope, perBatch)
+				written.Add(perBatch)
 			}
 		})
 	}
@@ -126,8 +147,8 @@ func TestSequenceFollowsCommits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	all := seqsUpTo(t, db, scope, h.Seq)
-	if want := writers * batches * perBatch; len(all) != want {
+	all := seqsUpTo(t, db, scope, start.Seq, h.Seq)
+	if want := int(written.Load()); len(all) != want {
 		t.Fatalf("%d entries numbered, want %d", len(all), want)
 	}
 	seen := map[int64]bool{}
@@ -137,7 +158,7 @@ func TestSequenceFollowsCommits(t *testing.T) {
 		}
 		seen[s] = true
 	}
-	if len(observations) < 3 {
+	if len(observations) < minObservations {
 		t.Fatalf("only %d observations; the test did not exercise concurrency", len(observations))
 	}
 	for _, o := range observations {
