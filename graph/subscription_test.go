@@ -22,7 +22,7 @@ import (
 
 // withFeed gives a test server a change-feed hub of its own, ticking fast,
 // that stops with the test.
-func withFeed(t *testing.T) (func(*graph.Resolver), **feed.Hub) {
+func withFeed(t testing.TB) (func(*graph.Resolver), **feed.Hub) {
 	var hub *feed.Hub
 	return func(r *graph.Resolver) {
 		hub = feed.NewHub(r.Store.(membrane.EventService), feed.Config{Interval: 20 * time.Millisecond, Holder: t.Name()}, nil)
