@@ -28,6 +28,7 @@ import (
 	"github.com/membrane/membrane/graph"
 	"github.com/membrane/membrane/internal/config"
 	"github.com/membrane/membrane/internal/embedding"
+	"github.com/membrane/membrane/internal/feed"
 	"github.com/membrane/membrane/internal/jobs"
 	"github.com/membrane/membrane/internal/logging"
 	"github.com/membrane/membrane/internal/membrane"
@@ -198,8 +199,17 @@ func run(args []string) error {
 	}
 	runner.Start()
 
+	// The change feed: this process numbers committed audit entries (in
+	// turn with any other replica) and serves subscriptions. Its own writes
+	// wake it at once; other replicas' within feed.poll_interval.
+	hub := feed.NewHub(db, feed.Config{Interval: cfg.Feed.PollInterval, Batch: cfg.Feed.Batch, Holder: jobs.DefaultHolder()}, log)
+	db.AfterWrite = hub.Poke
+	feedCtx, stopFeed := context.WithCancel(context.Background())
+	defer stopFeed()
+	go hub.Run(feedCtx)
+
 	resolver := &graph.Resolver{Store: db, Revisions: db, Lineages: db, Deletes: db, MetricsService: db, Jobs: runner,
-		Retrieval: db, Captures: db, Policy: policy, SelectionThreshold: cfg.SelectionConfidenceThreshold, Log: log, Now: time.Now}
+		Retrieval: db, Captures: db, Events: db, Feed: hub, Policy: policy, SelectionThreshold: cfg.SelectionConfidenceThreshold, Log: log, Now: time.Now}
 	if e := cfg.Embedding; e.Enabled() {
 		emb, err := embedding.New(embedding.Config{Endpoint: e.Endpoint, Model: e.Model, APIKey: e.APIKey,
 			Dimensions: e.Dimensions, SendDimensions: e.SendDimensions, Timeout: e.Timeout})
@@ -230,6 +240,11 @@ func run(args []string) error {
 	srv.RegisterOnShutdown(func() {
 		log.Info("shutdown: listener closed, draining in-flight requests and ending subscriptions")
 		close(draining)
+		// http.Server.Shutdown does not wait for hijacked WebSocket
+		// connections and would wait for SSE streams for ever: end every
+		// subscription now. Each gets "complete"; its client reconnects
+		// (to another replica) and resumes from its last cursor.
+		hub.Close()
 	})
 	// Bind before announcing, so "listening" means connections are accepted.
 	ln, err := net.Listen("tcp", cfg.Listen)

@@ -21,8 +21,8 @@ CALL {
 CALL {
   UNWIND $audits AS a
   MATCH (m:Memory {id: a.recordId})
-  CREATE (x:AuditEntry)
-  SET x = a.props, x.scope = m.scope, x.sensitivityLevel = m.sensitivityLevel
+  CREATE (x:AuditEntry:Unsequenced)
+  SET x = a.props, x.scope = m.scope, x.sensitivityLevel = m.sensitivityLevel, x.recordType = m.type
   CREATE (m)-[:HAS_AUDIT]->(x)
 }
 RETURN true AS ok

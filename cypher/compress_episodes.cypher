@@ -23,8 +23,8 @@ CALL (m) {
     __EFFECTIVE__
   }
   SET m.salience = eff
-  CREATE (m)-[:HAS_AUDIT]->(:AuditEntry {
-    id: randomUUID(), recordId: m.id, action: 'decay', actor: $actor, at: $now,
+  CREATE (m)-[:HAS_AUDIT]->(:AuditEntry:Unsequenced {
+    id: randomUUID(), recordId: m.id, action: 'decay', actor: $actor, at: $now, recordType: m.type,
     rationale: 'episodic compression: salience base x' + toString($factor) + ' for ' + toString(times) + ' window(s) of age',
     prevSalience: before,
     previous: '{"salience":' + toString(before) + ',"baseSalience":' + toString(base) + '}'

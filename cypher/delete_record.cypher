@@ -6,7 +6,7 @@ MATCH (m:Memory {id: $id})
 OPTIONAL MATCH (m)-[:HAS_STEP]->(s:PlanStep)
 DETACH DELETE s
 WITH DISTINCT m
-CREATE (a:AuditEntry)
-SET a = $audit, a.scope = m.scope, a.sensitivityLevel = m.sensitivityLevel
+CREATE (a:AuditEntry:Unsequenced)
+SET a = $audit, a.scope = m.scope, a.sensitivityLevel = m.sensitivityLevel, a.recordType = m.type
 DETACH DELETE m
 RETURN count(*) AS deleted

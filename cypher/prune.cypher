@@ -24,9 +24,9 @@ CALL (m) {
   WITH m, eff, collect(type(r) + CASE WHEN startNode(r) = m THEN '->' ELSE '<-' END + o.id) AS edges
   OPTIONAL MATCH (m)-[:HAS_STEP]->(s:PlanStep)
   WITH m, eff, edges, collect(s) AS steps
-  CREATE (a:AuditEntry {
+  CREATE (a:AuditEntry:Unsequenced {
     id: randomUUID(), recordId: m.id, action: 'delete', actor: $actor, at: $now,
-    scope: m.scope, sensitivityLevel: m.sensitivityLevel,
+    scope: m.scope, sensitivityLevel: m.sensitivityLevel, recordType: m.type,
     rationale: 'auto-pruned: effective salience ' + toString(eff) + ' is below the prune floor ' + toString($floor),
     prevStatus: m.status, prevSalience: m.salience, removedEdges: edges,
     previous: '{"type":"' + m.type + '","status":"' + m.status + '","salience":' + toString(m.salience)

@@ -53,3 +53,9 @@ CREATE CONSTRAINT plan_step_id IF NOT EXISTS FOR (s:PlanStep) REQUIRE s.id IS UN
 DROP INDEX semantic_subject_predicate IF EXISTS;
 CREATE INDEX semantic_fact_key IF NOT EXISTS FOR (m:Semantic) ON (m.factKey);
 CREATE INDEX competence_skill_key IF NOT EXISTS FOR (m:Competence) ON (m.skillKey);
+// Change feed (subscriptions): every audit entry is created with the label
+// Unsequenced; after it commits, the sequencer (event_sequence) gives it
+// the next number of the one AuditSequence counter, in commit order, and
+// removes the label. Subscribers read entries by seq.
+CREATE CONSTRAINT audit_sequence_id IF NOT EXISTS FOR (s:AuditSequence) REQUIRE s.id IS UNIQUE;
+CREATE INDEX audit_seq IF NOT EXISTS FOR (a:AuditEntry) ON (a.seq);

@@ -1,9 +1,12 @@
 package graph
 
 import (
+	"context"
+	"errors"
 	"net/http"
 	"strings"
 
+	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/membrane/membrane/internal/membrane"
 )
 
@@ -13,53 +16,131 @@ const (
 	HeaderScopes         = "X-Membrane-Scopes"
 )
 
-// authenticate resolves the request's principal from its bearer key and
-// puts the request's trust in its context. A missing or wrong key is 401
-// UNAUTHENTICATED; asking to widen trust is 403 FORBIDDEN. With no keys
-// configured every request is the development principal.
+// credentials are what a request presents: its bearer key and the
+// narrowing it asks for. HTTP requests carry them in headers; WebSocket
+// clients, which browsers do not let set headers, in the connection_init
+// payload under the same names.
+type credentials struct {
+	authorization  string
+	maxSensitivity string
+	// scopes is nil when no narrowing by scope was asked for.
+	scopes []string
+}
+
+// authError is a refused authentication: the HTTP status and the membrane
+// error to answer with.
+type authError struct {
+	status int
+	err    *membrane.Error
+}
+
+// trustOf resolves credentials to the request's trust. A missing or wrong
+// key is 401 UNAUTHENTICATED; asking to widen trust is 403 FORBIDDEN. With
+// no keys configured every request is the development principal.
+func trustOf(keys *membrane.Keyring, c credentials) (membrane.Trust, *authError) {
+	var p membrane.Principal
+	if keys.Open() {
+		p = membrane.DevPrincipal()
+	} else {
+		key, ok := strings.CutPrefix(c.authorization, "Bearer ")
+		if !ok {
+			return membrane.Trust{}, &authError{http.StatusUnauthorized,
+				membrane.Errorf(membrane.EUNAUTHORIZED, "missing API key: send Authorization: Bearer <key>")}
+		}
+		if p, ok = keys.Authenticate(strings.TrimSpace(key)); !ok {
+			return membrane.Trust{}, &authError{http.StatusUnauthorized, membrane.Errorf(membrane.EUNAUTHORIZED, "invalid API key")}
+		}
+	}
+	var maxSens *membrane.Sensitivity
+	if v := c.maxSensitivity; v != "" {
+		s := membrane.Sensitivity(strings.ToLower(strings.TrimSpace(v)))
+		maxSens = &s
+	}
+	t, err := membrane.NewTrust(p, maxSens, c.scopes)
+	if err != nil {
+		status := http.StatusForbidden
+		if membrane.ErrorCode(err) == membrane.EINVALID {
+			status = http.StatusBadRequest
+		}
+		return t, &authError{status, &membrane.Error{Code: membrane.ErrorCode(err), Message: membrane.ErrorMessage(err)}}
+	}
+	return t, nil
+}
+
+// splitScopes reads a comma-separated scope list.
+func splitScopes(vs ...string) []string {
+	scopes := []string{}
+	for _, s := range strings.Split(strings.Join(vs, ","), ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			scopes = append(scopes, s)
+		}
+	}
+	return scopes
+}
+
+type deferredAuthKey struct{}
+
+// authenticate puts the request's trust, from its headers, in its context,
+// or answers 401/403. A WebSocket upgrade without an Authorization header
+// is let through: its client authenticates in connection_init
+// (authenticateInit), before any operation runs.
 func authenticate(keys *membrane.Keyring, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var p membrane.Principal
-		if keys.Open() {
-			p = membrane.DevPrincipal()
-		} else {
-			key, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-			if !ok {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="membrane"`)
-				writeError(w, http.StatusUnauthorized, membrane.EUNAUTHORIZED, "missing API key: send Authorization: Bearer <key>")
-				return
-			}
-			if p, ok = keys.Authenticate(strings.TrimSpace(key)); !ok {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="membrane", error="invalid_token"`)
-				writeError(w, http.StatusUnauthorized, membrane.EUNAUTHORIZED, "invalid API key")
-				return
-			}
+		if isWebsocketUpgrade(r) && r.Header.Get("Authorization") == "" && !keys.Open() {
+			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), deferredAuthKey{}, true)))
+			return
 		}
-		var maxSens *membrane.Sensitivity
-		if v := r.Header.Get(HeaderMaxSensitivity); v != "" {
-			s := membrane.Sensitivity(strings.ToLower(strings.TrimSpace(v)))
-			maxSens = &s
-		}
-		var scopes []string
+		c := credentials{authorization: r.Header.Get("Authorization"), maxSensitivity: r.Header.Get(HeaderMaxSensitivity)}
 		if v, ok := r.Header[http.CanonicalHeaderKey(HeaderScopes)]; ok {
-			scopes = []string{}
-			for _, s := range strings.Split(strings.Join(v, ","), ",") {
-				if s = strings.TrimSpace(s); s != "" {
-					scopes = append(scopes, s)
-				}
-			}
+			c.scopes = splitScopes(v...)
 		}
-		t, err := membrane.NewTrust(p, maxSens, scopes)
-		if err != nil {
-			status := http.StatusForbidden
-			if membrane.ErrorCode(err) == membrane.EINVALID {
-				status = http.StatusBadRequest
+		t, aerr := trustOf(keys, c)
+		if aerr != nil {
+			if aerr.status == http.StatusUnauthorized {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="membrane"`)
 			}
-			writeError(w, status, membrane.ErrorCode(err), membrane.ErrorMessage(err))
+			writeError(w, aerr.status, aerr.err.Code, aerr.err.Message)
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(membrane.NewContextWithTrust(r.Context(), t)))
 	})
+}
+
+// WebSocket close codes for a refused connection_init (graphql-transport-ws
+// uses 4403 for a forbidden connection; 4401 tells a missing or bad key
+// apart).
+const (
+	closeUnauthorized = 4401
+	closeForbidden    = 4403
+)
+
+// authenticateInit authenticates a WebSocket connection whose upgrade
+// request carried no key, from its connection_init payload: Authorization,
+// X-Membrane-Max-Sensitivity and X-Membrane-Scopes, as the headers.
+func authenticateInit(keys *membrane.Keyring) transport.WebsocketInitFunc {
+	return func(ctx context.Context, p transport.InitPayload) (context.Context, *transport.InitPayload, error) {
+		if deferred, _ := ctx.Value(deferredAuthKey{}).(bool); !deferred {
+			return ctx, nil, nil // authenticated from the upgrade request's headers
+		}
+		c := credentials{authorization: p.Authorization(), maxSensitivity: p.GetString(HeaderMaxSensitivity)}
+		if v, ok := p[HeaderScopes]; ok {
+			s, _ := v.(string)
+			c.scopes = splitScopes(s)
+		}
+		t, aerr := trustOf(keys, c)
+		if aerr != nil {
+			code := closeForbidden
+			if aerr.status == http.StatusUnauthorized {
+				code = closeUnauthorized
+			}
+			return transport.WithWebsocketCloseCode(ctx, code), nil, errors.New(aerr.err.Code + ": " + aerr.err.Message)
+		}
+		return membrane.NewContextWithTrust(ctx, t), nil, nil
+	}
+}
+
+func isWebsocketUpgrade(r *http.Request) bool {
+	return strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
 }
 
 // writeError answers with a GraphQL-shaped error body.

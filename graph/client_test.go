@@ -25,6 +25,7 @@ type client struct {
 	key   string
 	actor string
 	keys  map[string]string // actor -> key of every principal of the server
+	ring  []membrane.APIKey
 }
 
 type gqlError struct {
@@ -42,6 +43,12 @@ type gqlResponse struct {
 // newClient starts a server whose keys authenticate a fresh admin principal
 // (the client's) plus any others given, and returns the admin's client.
 func newClient(t testing.TB, others ...membrane.Principal) *client {
+	return newClientWith(t, nil, others...)
+}
+
+// newClientWith is newClient with setup applied to the server's resolver
+// before it serves (to add optional services such as the change feed).
+func newClientWith(t testing.TB, setup func(*graph.Resolver), others ...membrane.Principal) *client {
 	t.Helper()
 	db := neo4jtest.DB(t)
 	admin := membrane.Principal{Actor: "tester-" + membrane.NewID(), Role: membrane.RoleAdmin,
@@ -57,10 +64,22 @@ func newClient(t testing.TB, others ...membrane.Principal) *client {
 		ring = append(ring, k)
 		keys[p.Actor] = secret
 	}
-	r := &graph.Resolver{Store: db, Revisions: db, Lineages: db, Retrieval: db, Captures: db, Policy: membrane.DefaultPolicy(), Now: time.Now}
-	srv := httptest.NewServer(graph.NewHandler(r, db, membrane.NewKeyring(ring), slog.New(slog.NewTextHandler(io.Discard, nil))))
-	t.Cleanup(srv.Close)
-	return &client{t: t, url: srv.URL, db: db, key: keys[admin.Actor], actor: admin.Actor, keys: keys}
+	c := &client{t: t, db: db, key: keys[admin.Actor], actor: admin.Actor, keys: keys, ring: ring}
+	c.url = c.serve(setup)
+	return c
+}
+
+// serve starts one more server (a replica) over the client's database and
+// keys, and returns its URL.
+func (c *client) serve(setup func(*graph.Resolver)) string {
+	r := &graph.Resolver{Store: c.db, Revisions: c.db, Lineages: c.db, Retrieval: c.db, Captures: c.db, Policy: membrane.DefaultPolicy(), Now: time.Now,
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	if setup != nil {
+		setup(r)
+	}
+	srv := httptest.NewServer(graph.NewHandler(r, c.db, membrane.NewKeyring(c.ring), slog.New(slog.NewTextHandler(io.Discard, nil))))
+	c.t.Cleanup(srv.Close)
+	return srv.URL
 }
 
 // as returns a client of the same server acting as another principal.

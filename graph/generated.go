@@ -35,6 +35,7 @@ type ResolverRoot interface {
 	Query() QueryResolver
 	Record() RecordResolver
 	RecordConnection() RecordConnectionResolver
+	Subscription() SubscriptionResolver
 }
 
 type DirectiveRoot struct {
@@ -67,6 +68,11 @@ type ComplexityRoot struct {
 		RecordID     func(childComplexity int) int
 		RemovedEdges func(childComplexity int) int
 		Timestamp    func(childComplexity int) int
+	}
+
+	AuditEvent struct {
+		Cursor func(childComplexity int) int
+		Entry  func(childComplexity int) int
 	}
 
 	CaptureResult struct {
@@ -294,6 +300,7 @@ type ComplexityRoot struct {
 
 	Query struct {
 		AuditLog      func(childComplexity int, filter *membrane.AuditFilter, first *int64, after *string) int
+		ChangeCursor  func(childComplexity int) int
 		JobRuns       func(childComplexity int, job *membrane.JobName, first *int64, after *string) int
 		Lineage       func(childComplexity int, id string, direction *membrane.Direction, predicates []membrane.Predicate, maxDepth *int64, limit *int64, asOf *time.Time) int
 		Metrics       func(childComplexity int, scopes []string) int
@@ -337,6 +344,15 @@ type ComplexityRoot struct {
 		Type            func(childComplexity int) int
 		UpdatedAt       func(childComplexity int) int
 		Version         func(childComplexity int) int
+	}
+
+	RecordChange struct {
+		Action    func(childComplexity int) int
+		Cursor    func(childComplexity int) int
+		Record    func(childComplexity int) int
+		RecordID  func(childComplexity int) int
+		Redacted  func(childComplexity int) int
+		Timestamp func(childComplexity int) int
 	}
 
 	RecordConnection struct {
@@ -444,6 +460,11 @@ type ComplexityRoot struct {
 		Validity       func(childComplexity int) int
 	}
 
+	Subscription struct {
+		AuditAppended func(childComplexity int, filter *ChangeFilter, after *string) int
+		RecordChanged func(childComplexity int, filter *ChangeFilter, after *string) int
+	}
+
 	TimelineEvent struct {
 		EventKind func(childComplexity int) int
 		Ref       func(childComplexity int) int
@@ -519,6 +540,7 @@ type QueryResolver interface {
 	Retrieve(ctx context.Context, input RetrieveInput) (*membrane.Retrieval, error)
 	RetrieveGraph(ctx context.Context, input RetrieveGraphInput) (*membrane.GraphRetrieval, error)
 	Lineage(ctx context.Context, id string, direction *membrane.Direction, predicates []membrane.Predicate, maxDepth *int64, limit *int64, asOf *time.Time) (*membrane.Lineage, error)
+	ChangeCursor(ctx context.Context) (string, error)
 }
 type RecordResolver interface {
 	AuditLog(ctx context.Context, objs []*membrane.Record, first *int64, after *string) ([]*AuditConnection, error)
@@ -535,6 +557,10 @@ type RecordResolver interface {
 }
 type RecordConnectionResolver interface {
 	TotalCount(ctx context.Context, obj *RecordConnection) (int64, error)
+}
+type SubscriptionResolver interface {
+	RecordChanged(ctx context.Context, filter *ChangeFilter, after *string) (<-chan *RecordChange, error)
+	AuditAppended(ctx context.Context, filter *ChangeFilter, after *string) (<-chan *AuditEvent, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -654,6 +680,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AuditEntry.Timestamp(childComplexity), true
+
+	case "AuditEvent.cursor":
+		if e.ComplexityRoot.AuditEvent.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEvent.Cursor(childComplexity), true
+	case "AuditEvent.entry":
+		if e.ComplexityRoot.AuditEvent.Entry == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEvent.Entry(childComplexity), true
 
 	case "CaptureResult.created":
 		if e.ComplexityRoot.CaptureResult.Created == nil {
@@ -1657,6 +1696,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.AuditLog(childComplexity, args["filter"].(*membrane.AuditFilter), args["first"].(*int64), args["after"].(*string)), true
+	case "Query.changeCursor":
+		if e.ComplexityRoot.Query.ChangeCursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.ChangeCursor(childComplexity), true
 
 	case "Query.jobRuns":
 		if e.ComplexityRoot.Query.JobRuns == nil {
@@ -1927,6 +1972,43 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Record.Version(childComplexity), true
+
+	case "RecordChange.action":
+		if e.ComplexityRoot.RecordChange.Action == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RecordChange.Action(childComplexity), true
+	case "RecordChange.cursor":
+		if e.ComplexityRoot.RecordChange.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RecordChange.Cursor(childComplexity), true
+	case "RecordChange.record":
+		if e.ComplexityRoot.RecordChange.Record == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RecordChange.Record(childComplexity), true
+	case "RecordChange.recordId":
+		if e.ComplexityRoot.RecordChange.RecordID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RecordChange.RecordID(childComplexity), true
+	case "RecordChange.redacted":
+		if e.ComplexityRoot.RecordChange.Redacted == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RecordChange.Redacted(childComplexity), true
+	case "RecordChange.timestamp":
+		if e.ComplexityRoot.RecordChange.Timestamp == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RecordChange.Timestamp(childComplexity), true
 
 	case "RecordConnection.edges":
 		if e.ComplexityRoot.RecordConnection.Edges == nil {
@@ -2303,6 +2385,29 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.SemanticPayload.Validity(childComplexity), true
 
+	case "Subscription.auditAppended":
+		if e.ComplexityRoot.Subscription.AuditAppended == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_auditAppended_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.AuditAppended(childComplexity, args["filter"].(*ChangeFilter), args["after"].(*string)), true
+	case "Subscription.recordChanged":
+		if e.ComplexityRoot.Subscription.RecordChanged == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_recordChanged_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.RecordChanged(childComplexity, args["filter"].(*ChangeFilter), args["after"].(*string)), true
+
 	case "TimelineEvent.eventKind":
 		if e.ComplexityRoot.TimelineEvent.EventKind == nil {
 			break
@@ -2450,6 +2555,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
 		ec.unmarshalInputAuditFilter,
 		ec.unmarshalInputCaptureMemoryInput,
+		ec.unmarshalInputChangeFilter,
 		ec.unmarshalInputCompetencePayloadInput,
 		ec.unmarshalInputConstraintInput,
 		ec.unmarshalInputEntityAliasInput,
@@ -2533,6 +2639,23 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 				Data: buf.Bytes(),
 			}
 		}
+	case ast.Subscription:
+		next := ec._Subscription(ctx, opCtx.Operation.SelectionSet)
+
+		var buf bytes.Buffer
+		return func(ctx context.Context) *graphql.Response {
+			buf.Reset()
+			data := next(ctx)
+
+			if data == nil {
+				return nil
+			}
+			data.MarshalGQL(&buf)
+
+			return &graphql.Response{
+				Data: buf.Bytes(),
+			}
+		}
 
 	default:
 		return graphql.OneShot(graphql.ErrorResponse(ctx, "unsupported GraphQL operation"))
@@ -2558,7 +2681,7 @@ func newExecutionContext(
 	}
 }
 
-//go:embed "jobs.graphqls" "retrieval.graphqls" "revision.graphqls" "schema.graphqls"
+//go:embed "jobs.graphqls" "retrieval.graphqls" "revision.graphqls" "schema.graphqls" "subscription.graphqls"
 var sourcesFS embed.FS
 
 func sourceData(filename string) string {
@@ -2574,6 +2697,7 @@ var sources = []*ast.Source{
 	{Name: "retrieval.graphqls", Input: sourceData("retrieval.graphqls"), BuiltIn: false},
 	{Name: "revision.graphqls", Input: sourceData("revision.graphqls"), BuiltIn: false},
 	{Name: "schema.graphqls", Input: sourceData("schema.graphqls"), BuiltIn: false},
+	{Name: "subscription.graphqls", Input: sourceData("subscription.graphqls"), BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
 
@@ -2635,6 +2759,16 @@ func (ec *executionContext) childFields_AuditEntry(ctx context.Context, field gr
 		return ec.fieldContext_AuditEntry_removedEdges(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type AuditEntry", field.Name)
+}
+
+func (ec *executionContext) childFields_AuditEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_AuditEvent_cursor(ctx, field)
+	case "entry":
+		return ec.fieldContext_AuditEvent_entry(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AuditEvent", field.Name)
 }
 
 func (ec *executionContext) childFields_CaptureResult(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3027,6 +3161,24 @@ func (ec *executionContext) childFields_Record(ctx context.Context, field graphq
 		return ec.fieldContext_Record_history(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Record", field.Name)
+}
+
+func (ec *executionContext) childFields_RecordChange(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_RecordChange_cursor(ctx, field)
+	case "recordId":
+		return ec.fieldContext_RecordChange_recordId(ctx, field)
+	case "action":
+		return ec.fieldContext_RecordChange_action(ctx, field)
+	case "timestamp":
+		return ec.fieldContext_RecordChange_timestamp(ctx, field)
+	case "record":
+		return ec.fieldContext_RecordChange_record(ctx, field)
+	case "redacted":
+		return ec.fieldContext_RecordChange_redacted(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RecordChange", field.Name)
 }
 
 func (ec *executionContext) childFields_RecordConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4389,6 +4541,50 @@ func (ec *executionContext) field_Record_relations_args(ctx context.Context, raw
 	return args, nil
 }
 
+func (ec *executionContext) field_Subscription_auditAppended_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "filter",
+		func(ctx context.Context, v any) (*ChangeFilter, error) {
+			return ec.unmarshalOChangeFilter2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋgraphᚐChangeFilter(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["filter"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_recordChanged_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "filter",
+		func(ctx context.Context, v any) (*ChangeFilter, error) {
+			return ec.unmarshalOChangeFilter2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋgraphᚐChangeFilter(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["filter"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field___Directive_args_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -4851,6 +5047,61 @@ func (ec *executionContext) _AuditEntry_removedEdges(ctx context.Context, field 
 }
 func (ec *executionContext) fieldContext_AuditEntry_removedEdges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AuditEntry", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AuditEvent_cursor(ctx context.Context, field graphql.CollectedField, obj *AuditEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEvent_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEvent_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditEvent", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AuditEvent_entry(ctx context.Context, field graphql.CollectedField, obj *AuditEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEvent_entry(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Entry, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *membrane.AuditEntry) graphql.Marshaler {
+			return ec.marshalNAuditEntry2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐAuditEntry(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEvent_entry(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AuditEvent",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AuditEntry(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _CaptureResult_primary(ctx context.Context, field graphql.CollectedField, obj *membrane.Captured) (ret graphql.Marshaler) {
@@ -9182,6 +9433,29 @@ func (ec *executionContext) fieldContext_Query_lineage(ctx context.Context, fiel
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_changeCursor(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_changeCursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().ChangeCursor(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_changeCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Query", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _Query___type(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -10308,6 +10582,153 @@ func (ec *executionContext) resolveBatch_Record_history(ctx context.Context, fie
 		err,
 		"Record.history",
 	)
+}
+
+func (ec *executionContext) _RecordChange_cursor(ctx context.Context, field graphql.CollectedField, obj *RecordChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RecordChange_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RecordChange_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RecordChange", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RecordChange_recordId(ctx context.Context, field graphql.CollectedField, obj *RecordChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RecordChange_recordId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RecordID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RecordChange_recordId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RecordChange", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _RecordChange_action(ctx context.Context, field graphql.CollectedField, obj *RecordChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RecordChange_action(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Action, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v membrane.AuditAction) graphql.Marshaler {
+			return ec.marshalNAuditAction2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐAuditAction(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RecordChange_action(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RecordChange", field, false, false, errors.New("field of type AuditAction does not have child fields"))
+}
+
+func (ec *executionContext) _RecordChange_timestamp(ctx context.Context, field graphql.CollectedField, obj *RecordChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RecordChange_timestamp(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Timestamp, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RecordChange_timestamp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RecordChange", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _RecordChange_record(ctx context.Context, field graphql.CollectedField, obj *RecordChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RecordChange_record(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Record, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *membrane.Record) graphql.Marshaler {
+			return ec.marshalORecord2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐRecord(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RecordChange_record(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RecordChange",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Record(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RecordChange_redacted(ctx context.Context, field graphql.CollectedField, obj *RecordChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RecordChange_redacted(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Redacted, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RecordChange_redacted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RecordChange", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _RecordConnection_edges(ctx context.Context, field graphql.CollectedField, obj *RecordConnection) (ret graphql.Marshaler) {
@@ -11868,6 +12289,94 @@ func (ec *executionContext) _SemanticPayload_revisionPolicy(ctx context.Context,
 }
 func (ec *executionContext) fieldContext_SemanticPayload_revisionPolicy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SemanticPayload", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Subscription_recordChanged(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_recordChanged(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().RecordChanged(ctx, fc.Args["filter"].(*ChangeFilter), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *RecordChange) graphql.Marshaler {
+			return ec.marshalNRecordChange2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋgraphᚐRecordChange(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_recordChanged(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RecordChange(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_recordChanged_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Subscription_auditAppended(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_auditAppended(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().AuditAppended(ctx, fc.Args["filter"].(*ChangeFilter), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *AuditEvent) graphql.Marshaler {
+			return ec.marshalNAuditEvent2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋgraphᚐAuditEvent(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_auditAppended(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AuditEvent(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_auditAppended_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _TimelineEvent_t(ctx context.Context, field graphql.CollectedField, obj *membrane.TimelineEvent) (ret graphql.Marshaler) {
@@ -13590,6 +14099,64 @@ func (ec *executionContext) unmarshalInputCaptureMemoryInput(ctx context.Context
 				return it, err
 			}
 			it.Timestamp = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputChangeFilter(ctx context.Context, obj any) (ChangeFilter, error) {
+	var it ChangeFilter
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"ids", "types", "scopes", "actions", "actors"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "ids":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ids"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Ids = data
+		case "types":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("types"))
+			data, err := ec.unmarshalOMemoryType2ᚕgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐMemoryTypeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Types = data
+		case "scopes":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("scopes"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Scopes = data
+		case "actions":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("actions"))
+			data, err := ec.unmarshalOAuditAction2ᚕgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐAuditActionᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Actions = data
+		case "actors":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("actors"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Actors = data
 		}
 	}
 	return it, nil
@@ -15987,6 +16554,49 @@ func (ec *executionContext) _AuditEntry(ctx context.Context, sel ast.SelectionSe
 	return out
 }
 
+var auditEventImplementors = []string{"AuditEvent"}
+
+func (ec *executionContext) _AuditEvent(ctx context.Context, sel ast.SelectionSet, obj *AuditEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, auditEventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AuditEvent")
+		case "cursor":
+			out.Values[i] = ec._AuditEvent_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "entry":
+			out.Values[i] = ec._AuditEvent_entry(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var captureResultImplementors = []string{"CaptureResult"}
 
 func (ec *executionContext) _CaptureResult(ctx context.Context, sel ast.SelectionSet, obj *membrane.Captured) graphql.Marshaler {
@@ -17845,6 +18455,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "changeCursor":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_changeCursor(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___type(ctx, field)
@@ -18405,6 +19037,69 @@ func (ec *executionContext) _Record(ctx context.Context, sel ast.SelectionSet, o
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var recordChangeImplementors = []string{"RecordChange"}
+
+func (ec *executionContext) _RecordChange(ctx context.Context, sel ast.SelectionSet, obj *RecordChange) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, recordChangeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RecordChange")
+		case "cursor":
+			out.Values[i] = ec._RecordChange_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "recordId":
+			out.Values[i] = ec._RecordChange_recordId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "action":
+			out.Values[i] = ec._RecordChange_action(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "timestamp":
+			out.Values[i] = ec._RecordChange_timestamp(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "record":
+			out.Values[i] = ec._RecordChange_record(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "redacted":
+			out.Values[i] = ec._RecordChange_redacted(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -19254,6 +19949,28 @@ func (ec *executionContext) _SemanticPayload(ctx context.Context, sel ast.Select
 	return out
 }
 
+var subscriptionImplementors = []string{"Subscription"}
+
+func (ec *executionContext) _Subscription(ctx context.Context, sel ast.SelectionSet) func(ctx context.Context) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, subscriptionImplementors)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
+		Object: "Subscription",
+	})
+	if len(fields) != 1 {
+		graphql.AddErrorf(ctx, "must subscribe to exactly one stream")
+		return nil
+	}
+
+	switch fields[0].Name {
+	case "recordChanged":
+		return ec._Subscription_recordChanged(ctx, fields[0])
+	case "auditAppended":
+		return ec._Subscription_auditAppended(ctx, fields[0])
+	default:
+		panic("unknown field " + strconv.Quote(fields[0].Name))
+	}
+}
+
 var timelineEventImplementors = []string{"TimelineEvent"}
 
 func (ec *executionContext) _TimelineEvent(ctx context.Context, sel ast.SelectionSet, obj *membrane.TimelineEvent) graphql.Marshaler {
@@ -20051,6 +20768,16 @@ func (ec *executionContext) marshalNAuditEntry2ᚖgithubᚗcomᚋmembraneᚋmemb
 		return graphql.Null
 	}
 	return ec._AuditEntry(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNAuditEvent2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋgraphᚐAuditEvent(ctx context.Context, sel ast.SelectionSet, v *AuditEvent) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._AuditEvent(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNBoolean2bool(ctx context.Context, v any) (bool, error) {
@@ -20856,6 +21583,16 @@ func (ec *executionContext) marshalNRecord2ᚖgithubᚗcomᚋmembraneᚋmembrane
 	return ec._Record(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNRecordChange2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋgraphᚐRecordChange(ctx context.Context, sel ast.SelectionSet, v *RecordChange) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RecordChange(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNRecordConnection2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋgraphᚐRecordConnection(ctx context.Context, sel ast.SelectionSet, v *RecordConnection) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -21618,6 +22355,42 @@ func (ec *executionContext) marshalN__TypeKind2string(ctx context.Context, sel a
 	return res
 }
 
+func (ec *executionContext) unmarshalOAuditAction2ᚕgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐAuditActionᚄ(ctx context.Context, v any) ([]membrane.AuditAction, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]membrane.AuditAction, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNAuditAction2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐAuditAction(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOAuditAction2ᚕgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐAuditActionᚄ(ctx context.Context, sel ast.SelectionSet, v []membrane.AuditAction) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNAuditAction2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐAuditAction(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) unmarshalOAuditAction2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐAuditAction(ctx context.Context, v any) (*membrane.AuditAction, error) {
 	if v == nil {
 		return nil, nil
@@ -21706,6 +22479,14 @@ func (ec *executionContext) marshalOBoolean2ᚖbool(ctx context.Context, sel ast
 	_ = ctx
 	res := graphql.MarshalBoolean(*v)
 	return res
+}
+
+func (ec *executionContext) unmarshalOChangeFilter2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋgraphᚐChangeFilter(ctx context.Context, v any) (*ChangeFilter, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputChangeFilter(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalOCompetencePayloadInput2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐCompetencePayload(ctx context.Context, v any) (*membrane.CompetencePayload, error) {
@@ -21921,6 +22702,41 @@ func (ec *executionContext) marshalOFloat2ᚖfloat64(ctx context.Context, sel as
 	_ = sel
 	res := graphql.MarshalFloatContext(*v)
 	return graphql.WrapContextMarshaler(ctx, res)
+}
+
+func (ec *executionContext) unmarshalOID2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNID2string(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOID2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNID2string(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalOID2ᚖstring(ctx context.Context, v any) (*string, error) {

@@ -33,6 +33,15 @@ type Pinger interface {
 func NewHandler(r *Resolver, db Pinger, keys *membrane.Keyring, log *slog.Logger) http.Handler {
 	srv := handler.New(NewExecutableSchema(Config{Resolvers: r}))
 	srv.AddTransport(transport.Options{})
+	// Subscriptions: WebSocket (graphql-transport-ws and graphql-ws) and
+	// SSE, which must come before POST, since an SSE request is a POST
+	// that accepts text/event-stream.
+	srv.AddTransport(transport.Websocket{
+		InitFunc:              authenticateInit(keys),
+		InitTimeout:           10 * time.Second,
+		KeepAlivePingInterval: 15 * time.Second,
+	})
+	srv.AddTransport(transport.SSE{KeepAlivePingInterval: 15 * time.Second})
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))

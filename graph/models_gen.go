@@ -12,10 +12,41 @@ import (
 	"github.com/membrane/membrane/internal/membrane"
 )
 
+// An audit entry appended to the trail.
+type AuditEvent struct {
+	// Resume the feed after this event: pass it as after.
+	Cursor string               `json:"cursor"`
+	Entry  *membrane.AuditEntry `json:"entry"`
+}
+
+// Narrows a change feed. Missing or empty lists match everything; within a
+// list any value matches, across lists all must. At most 100 values a list.
+type ChangeFilter struct {
+	Ids   []string              `json:"ids,omitempty"`
+	Types []membrane.MemoryType `json:"types,omitempty"`
+	// Use "" for unscoped records.
+	Scopes  []string               `json:"scopes,omitempty"`
+	Actions []membrane.AuditAction `json:"actions,omitempty"`
+	Actors  []string               `json:"actors,omitempty"`
+}
+
 type Mutation struct {
 }
 
 type Query struct {
+}
+
+// A change to a record, as its audit entry tells it.
+type RecordChange struct {
+	// Resume the feed after this event: pass it as after.
+	Cursor    string               `json:"cursor"`
+	RecordID  string               `json:"recordId"`
+	Action    membrane.AuditAction `json:"action"`
+	Timestamp time.Time            `json:"timestamp"`
+	// The record now, as the subscriber may see it (redacted one level above its ceiling); null when it no longer exists.
+	Record *membrane.Record `json:"record,omitempty"`
+	// True when the subscriber sees the record only redacted.
+	Redacted bool `json:"redacted"`
 }
 
 type RecordOrder struct {
@@ -55,6 +86,9 @@ type RetrieveInput struct {
 	IncludeRetracted *bool  `json:"includeRetracted,omitempty"`
 	// Rank records as they were then: records created later are left out, status and salience are those of that instant, and decay and recency are measured at it.
 	AsOf *time.Time `json:"asOf,omitempty"`
+}
+
+type Subscription struct {
 }
 
 type OrderDirection string

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/membrane/membrane/internal/feed"
 	"github.com/membrane/membrane/internal/membrane"
 )
 
@@ -24,7 +25,11 @@ type Resolver struct {
 	Jobs      membrane.JobService
 	Retrieval membrane.RetrievalService
 	Captures  membrane.CaptureService
-	Policy    membrane.Policy
+	// Events reads the change feed; Feed serves it to subscriptions (nil:
+	// live updates off).
+	Events membrane.EventService
+	Feed   *feed.Hub
+	Policy membrane.Policy
 	// Embedder, when set, embeds captured records and retrieval queries.
 	Embedder membrane.Embedder
 	// EmbedMaxSensitivity is the most sensitive level whose records are

@@ -283,7 +283,7 @@ func (d *rawData) UnmarshalJSON(b []byte) error {
 func BenchmarkRetrieve(b *testing.B) {
 	for _, clients := range []int{1, 8} {
 		b.Run(fmt.Sprintf("c=%d", clients), func(b *testing.B) {
-			c := newClient(b)
+			c := newProductionClient(b)
 			retrQueries(b, c, retrRetrieveQ, clients, func(data []byte) error {
 				if !strings.Contains(string(data), `"hits":`) {
 					return fmt.Errorf("no hits in %.200s", data)
@@ -299,7 +299,7 @@ func BenchmarkRetrieve(b *testing.B) {
 func BenchmarkRetrieveGraph(b *testing.B) {
 	for _, clients := range []int{1, 8} {
 		b.Run(fmt.Sprintf("c=%d", clients), func(b *testing.B) {
-			c := newClient(b)
+			c := newProductionClient(b)
 			retrQueries(b, c, retrGraphQ, clients, func(data []byte) error {
 				if !strings.Contains(string(data), `"nodes":`) {
 					return fmt.Errorf("no nodes in %.200s", data)
@@ -318,7 +318,7 @@ func BenchmarkRetrieveGraph(b *testing.B) {
 func BenchmarkCaptureMemory(b *testing.B) {
 	for _, clients := range []int{1, 8} {
 		b.Run(fmt.Sprintf("c=%d", clients), func(b *testing.B) {
-			c := newClient(b)
+			c := newProductionClient(b)
 			corpus := retrDataset(b, c)
 			before := retrStoreSize(b, c)
 			durs := make([]time.Duration, b.N)

@@ -51,7 +51,7 @@ func revSeedFacts(b *testing.B, c *client, scope string, n int) []string {
 func BenchmarkSupersedeParallel(b *testing.B) {
 	for _, clients := range []int{1, 8} {
 		b.Run(fmt.Sprintf("c=%d", clients), func(b *testing.B) {
-			c := newClient(b)
+			c := newProductionClient(b)
 			scope := benchScope(b)
 			pool := revSeedFacts(b, c, scope, b.N)
 			reqs := make([][]byte, len(pool))
@@ -166,7 +166,7 @@ const revLineageQ = `query($id: ID!) { lineage(id: $id, direction: ANCESTORS, ma
 // BenchmarkLineageDepth100 reads the whole ancestry of the head of a
 // 100-supersede chain: 101 nodes and 100 edges per query.
 func BenchmarkLineageDepth100(b *testing.B) {
-	c := newClient(b)
+	c := newProductionClient(b)
 	chain := revChainIDs(b, c)
 	head := chain[len(chain)-1]
 	req := body(b, revLineageQ, map[string]any{"id": head})
@@ -222,7 +222,7 @@ const revHistoryQ = `query($id: ID!) { record(id: $id) { history { id } current 
 // BenchmarkHistory reads the history (all 101 records, oldest first) and
 // the current head of a 100-supersede chain from its middle record.
 func BenchmarkHistory(b *testing.B) {
-	c := newClient(b)
+	c := newProductionClient(b)
 	chain := revChainIDs(b, c)
 	middle, head := chain[len(chain)/2], chain[len(chain)-1]
 	req := body(b, revHistoryQ, map[string]any{"id": middle})

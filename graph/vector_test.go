@@ -3,20 +3,16 @@ package graph_test
 import (
 	"encoding/json"
 	"hash/fnv"
-	"io"
-	"log/slog"
 	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 	"unicode"
 
 	"github.com/membrane/membrane/graph"
 	"github.com/membrane/membrane/internal/embedding"
-	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4jtest"
 )
 
@@ -84,25 +80,6 @@ func fakeEmbeddingServer(t *testing.T, failing *atomic.Bool) string {
 	}))
 	t.Cleanup(srv.Close)
 	return srv.URL
-}
-
-// newClientWith is newClient with a resolver configured by configure.
-func newClientWith(t *testing.T, configure func(*graph.Resolver)) *client {
-	t.Helper()
-	db := neo4jtest.DB(t)
-	admin := membrane.Principal{Actor: "tester-" + membrane.NewID(), Role: membrane.RoleAdmin,
-		MaxSensitivity: membrane.SensitivityHyper, Scopes: []string{membrane.AllScopes}}
-	secret := "key-" + membrane.NewID()
-	k, err := membrane.NewAPIKey(membrane.HashKey(secret), admin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &graph.Resolver{Store: db, Revisions: db, Lineages: db, Retrieval: db, Captures: db, Policy: membrane.DefaultPolicy(), Now: time.Now,
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	configure(r)
-	srv := httptest.NewServer(graph.NewHandler(r, db, membrane.NewKeyring([]membrane.APIKey{k}), slog.New(slog.NewTextHandler(io.Discard, nil))))
-	t.Cleanup(srv.Close)
-	return &client{t: t, url: srv.URL, db: db, key: secret, actor: admin.Actor, keys: map[string]string{admin.Actor: secret}}
 }
 
 func TestVectorSearch(t *testing.T) {

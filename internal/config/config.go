@@ -65,6 +65,17 @@ type Config struct {
 	SelectionConfidenceThreshold float64 `yaml:"selection_confidence_threshold"`
 	// Embedding configures optional vector search; off without an endpoint.
 	Embedding Embedding `yaml:"embedding"`
+	// Feed configures the change feed behind subscriptions.
+	Feed Feed `yaml:"feed"`
+}
+
+// Feed configures the change feed.
+type Feed struct {
+	// PollInterval is how often each server looks for changes made through
+	// other servers (its own are seen at once).
+	PollInterval time.Duration `yaml:"poll_interval"`
+	// Batch is the most audit entries numbered or read per transaction.
+	Batch int `yaml:"batch"`
 }
 
 // Encryption configures AES-256-GCM encryption at rest.
@@ -175,6 +186,7 @@ func Default() Config {
 		},
 
 		SelectionConfidenceThreshold: membrane.DefaultSelectionThreshold,
+		Feed:                         Feed{PollInterval: 100 * time.Millisecond, Batch: 1000},
 		Embedding: Embedding{Dimensions: 1536, Timeout: 10 * time.Second,
 			MaxSensitivity: string(membrane.SensitivityMedium)},
 	}
@@ -275,6 +287,10 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 			return err
 		}},
 		{"MEMBRANE_EMBEDDING_MAX_SENSITIVITY", func(v string) error { c.Embedding.MaxSensitivity = v; return nil }},
+		{"MEMBRANE_FEED_POLL_INTERVAL", func(v string) (err error) {
+			c.Feed.PollInterval, err = time.ParseDuration(v)
+			return err
+		}},
 	}
 	for _, e := range envs {
 		if v := getenv(e.name); v != "" {
@@ -334,6 +350,9 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 	}
 	if _, err := c.JobsConfig(); err != nil {
 		return c, err
+	}
+	if f := c.Feed; f.PollInterval < time.Millisecond || f.PollInterval > time.Minute || f.Batch < 1 || f.Batch > 10000 {
+		return c, fmt.Errorf("feed.poll_interval must be 1ms to 1m and feed.batch 1 to 10000, got %v and %d", f.PollInterval, f.Batch)
 	}
 	if t := c.SelectionConfidenceThreshold; !(t >= 0 && t <= 1) {
 		return c, fmt.Errorf("selection_confidence_threshold must be in [0,1], got %v", t)

@@ -100,10 +100,16 @@ func (t Trust) InScope(scope string) bool {
 // redacted exactly one level above, invisible two or more levels above or
 // outside t's scopes.
 func (t Trust) Visibility(r *Record) Visibility {
-	if !t.InScope(r.Scope) {
+	return t.VisibilityOf(r.Sensitivity.Level(), r.Scope)
+}
+
+// VisibilityOf is Visibility for anything carrying a record's sensitivity
+// level and scope (an audit entry carries copies of its record's).
+func (t Trust) VisibilityOf(level int, scope string) Visibility {
+	if !t.InScope(scope) {
 		return Invisible
 	}
-	switch l := r.Sensitivity.Level(); {
+	switch l := level; {
 	case l < 0:
 		return Invisible
 	case l <= t.Ceiling:

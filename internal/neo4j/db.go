@@ -60,6 +60,11 @@ type DB struct {
 	// Now is the clock; tests replace it.
 	Now func() time.Time
 
+	// AfterWrite, when set (before first use), is called after every
+	// committed write transaction: the change feed's hub is poked, so local
+	// subscribers hear of a change at once instead of at its next tick.
+	AfterWrite func()
+
 	// txCount counts transactions begun, so tests can assert that a query
 	// costs a constant number of round trips.
 	txCount atomic.Int64
@@ -129,6 +134,9 @@ func (db *DB) Migrate(ctx context.Context) error {
 	if err := db.backfillEntityTerms(ctx); err != nil {
 		return fmt.Errorf("backfill entity terms: %w", err)
 	}
+	if err := db.backfillEventSequence(ctx); err != nil {
+		return fmt.Errorf("backfill change feed: %w", err)
+	}
 	return nil
 }
 
@@ -186,6 +194,9 @@ func execute[T any](ctx context.Context, db *DB, mode neo4j.AccessMode, fn func(
 		return zero, err
 	}
 	ended(attempts, "")
+	if mode == neo4j.AccessModeWrite && db.AfterWrite != nil {
+		db.AfterWrite()
+	}
 	return v.(T), nil
 }
 
