@@ -41,7 +41,7 @@ func NewHandler(r *Resolver, db Pinger, keys *membrane.Keyring, log *slog.Logger
 		InitTimeout:           10 * time.Second,
 		KeepAlivePingInterval: 15 * time.Second,
 	})
-	srv.AddTransport(transport.SSE{KeepAlivePingInterval: 15 * time.Second})
+	srv.AddTransport(sseTransport{transport.SSE{KeepAlivePingInterval: 15 * time.Second}})
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))

@@ -6,7 +6,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -420,4 +422,34 @@ func TestRecordChangedOverWebSocket(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestSSEMalformedBody: an SSE request whose body is not a GraphQL request
+// gets a coded 400, and its text reaches no log (gqlgen's SSE transport
+// would print it with the standard logger).
+func TestSSEMalformedBody(t *testing.T) {
+	var logged bytes.Buffer
+	log.SetOutput(&logged)
+	t.Cleanup(func() { log.SetOutput(os.Stderr) })
+	setup, _ := withFeed(t)
+	c := newClientWith(t, setup)
+	for _, body := range []string{`{"query": 5, "secret": "payload-text-1"}`, `{"query": "payload-text-2`, `[1,2]`} {
+		req, _ := http.NewRequest(http.MethodPost, c.url+"/graphql", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+c.key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out gqlResponse
+		_ = json.NewDecoder(resp.Body).Decode(&out)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest || len(out.Errors) == 0 || out.Errors[0].Extensions["code"] != membrane.EINVALID {
+			t.Errorf("body %s: status %d errors %+v, want 400 BAD_USER_INPUT", body, resp.StatusCode, out.Errors)
+		}
+	}
+	if strings.Contains(logged.String(), "payload-text") {
+		t.Fatalf("request body logged: %s", logged.String())
+	}
 }
