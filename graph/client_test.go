@@ -43,6 +43,12 @@ type gqlResponse struct {
 // (the client's) plus any others given, and returns the admin's client.
 func newClient(t testing.TB, others ...membrane.Principal) *client {
 	t.Helper()
+	return newClientOpts(t, graph.DefaultHandlerOptions(), others...)
+}
+
+// newClientOpts is newClient with a server configured by opts.
+func newClientOpts(t testing.TB, opts graph.HandlerOptions, others ...membrane.Principal) *client {
+	t.Helper()
 	db := neo4jtest.DB(t)
 	admin := membrane.Principal{Actor: "tester-" + membrane.NewID(), Role: membrane.RoleAdmin,
 		MaxSensitivity: membrane.SensitivityHyper, Scopes: []string{membrane.AllScopes}}
@@ -58,7 +64,7 @@ func newClient(t testing.TB, others ...membrane.Principal) *client {
 		keys[p.Actor] = secret
 	}
 	r := &graph.Resolver{Store: db, Revisions: db, Lineages: db, Retrieval: db, Captures: db, Policy: membrane.DefaultPolicy(), Now: time.Now}
-	srv := httptest.NewServer(graph.NewHandler(r, db, membrane.NewKeyring(ring), slog.New(slog.NewTextHandler(io.Discard, nil))))
+	srv := httptest.NewServer(graph.NewHandler(r, db, membrane.NewKeyring(ring), slog.New(slog.NewTextHandler(io.Discard, nil)), opts))
 	t.Cleanup(srv.Close)
 	return &client{t: t, url: srv.URL, db: db, key: keys[admin.Actor], actor: admin.Actor, keys: keys}
 }

@@ -29,14 +29,25 @@ type Pinger interface {
 
 // NewHandler returns Membrane's HTTP handler: GraphiQL at /, GraphQL at
 // /graphql (authenticated by keys), /healthz (the process is up) and
-// /readyz (Neo4j answers).
-func NewHandler(r *Resolver, db Pinger, keys *membrane.Keyring, log *slog.Logger) http.Handler {
-	srv := handler.New(NewExecutableSchema(Config{Resolvers: r}))
+// /readyz (Neo4j answers). opts (at most one) configures it; without,
+// DefaultHandlerOptions.
+func NewHandler(r *Resolver, db Pinger, keys *membrane.Keyring, log *slog.Logger, opts ...HandlerOptions) http.Handler {
+	o := DefaultHandlerOptions()
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	cfg := Config{Resolvers: r}
+	setComplexity(&cfg.Complexity)
+	srv := handler.New(NewExecutableSchema(cfg))
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
-	srv.Use(extension.Introspection{})
+	usePersistedQueries(srv, o)
+	if o.Introspection {
+		srv.Use(extension.Introspection{})
+	}
+	useQueryLimits(srv, o)
 	srv.SetErrorPresenter(presentError(log))
 	srv.SetRecoverFunc(func(ctx context.Context, p any) error {
 		log.ErrorContext(ctx, "panic in resolver", "panic", p, "path", graphql.GetPath(ctx).String())
@@ -44,8 +55,10 @@ func NewHandler(r *Resolver, db Pinger, keys *membrane.Keyring, log *slog.Logger
 	})
 
 	mux := http.NewServeMux()
-	mux.Handle("/", playground.Handler("Membrane", "/graphql"))
-	mux.Handle("/graphql", http.MaxBytesHandler(authenticate(keys, srv), MaxBodyBytes))
+	if o.GraphiQL {
+		mux.Handle("/", playground.Handler("Membrane", "/graphql"))
+	}
+	mux.Handle("/graphql", authenticate(keys, requestLimits(o, srv)))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
@@ -59,7 +72,7 @@ func NewHandler(r *Resolver, db Pinger, keys *membrane.Keyring, log *slog.Logger
 		}
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ready", "neo4j": "ok"})
 	})
-	return mux
+	return cors(o.CORS, mux)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
