@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -233,5 +235,42 @@ func TestAllowList(t *testing.T) {
 				t.Fatalf("%d transactions ran", n)
 			}
 		})
+	}
+}
+
+// TestLoadAllowList: the file maps each operation's hash to its text, and
+// a hash that is not its text's is refused.
+func TestLoadAllowList(t *testing.T) {
+	q := `{ records { totalCount } }`
+	tests := []struct {
+		name, content string
+		ok            bool
+	}{
+		{"valid", `{"` + graph.QueryHash(q) + `": "{ records { totalCount } }"}`, true},
+		{"upper-case hash", `{"` + strings.ToUpper(graph.QueryHash(q)) + `": "{ records { totalCount } }"}`, true},
+		{"empty", `{}`, true},
+		{"wrong hash", `{"` + graph.QueryHash("other") + `": "{ records { totalCount } }"}`, false},
+		{"not an object", `["{ records { totalCount } }"]`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "ops.json")
+			if err := os.WriteFile(path, []byte(tt.content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			ops, err := graph.LoadAllowList(path)
+			if (err == nil) != tt.ok {
+				t.Fatalf("err = %v", err)
+			}
+			if tt.ok && ops == nil {
+				t.Fatal("nil allow-list: allow-list mode would be off")
+			}
+			if tt.ok && len(ops) == 1 && ops[graph.QueryHash(q)] != q {
+				t.Fatalf("ops = %v", ops)
+			}
+		})
+	}
+	if _, err := graph.LoadAllowList(filepath.Join(t.TempDir(), "missing.json")); err == nil {
+		t.Fatal("a missing file was accepted")
 	}
 }
