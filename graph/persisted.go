@@ -70,10 +70,11 @@ func (a allowList) MutateOperationParameters(_ context.Context, p *graphql.RawPa
 	hash := QueryHash(p.Query)
 	if pq, ok := p.Extensions["persistedQuery"].(map[string]any); ok {
 		h, _ := pq["sha256Hash"].(string)
+		h = strings.ToLower(h)
 		if p.Query != "" && h != hash {
 			return notAllowed("the persistedQuery hash is not the hash of the query")
 		}
-		hash = strings.ToLower(h)
+		hash = h
 	}
 	q, ok := a[hash]
 	if !ok {

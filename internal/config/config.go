@@ -399,16 +399,10 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 			return err
 		}},
 		{"MEMBRANE_RATE_BURST", intVar(&c.Limits.Burst)},
-		{"MEMBRANE_ADMIN_MAX_COMPLEXITY", func(v string) error { return adminLimit(&c, v, func(r *RoleLimits, n int) { r.Complexity = &n }) }},
-		{"MEMBRANE_ADMIN_MAX_DEPTH", func(v string) error { return adminLimit(&c, v, func(r *RoleLimits, n int) { r.Depth = &n }) }},
-		{"MEMBRANE_ADMIN_RATE_BURST", func(v string) error { return adminLimit(&c, v, func(r *RoleLimits, n int) { r.Burst = &n }) }},
-		{"MEMBRANE_ADMIN_RATE_LIMIT", func(v string) error {
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				return err
-			}
-			return adminLimit(&c, "0", func(r *RoleLimits, _ int) { r.Rate = &f })
-		}},
+		{"MEMBRANE_ADMIN_MAX_COMPLEXITY", adminLimit(&c, func(r *RoleLimits) any { return &r.Complexity })},
+		{"MEMBRANE_ADMIN_MAX_DEPTH", adminLimit(&c, func(r *RoleLimits) any { return &r.Depth })},
+		{"MEMBRANE_ADMIN_RATE_LIMIT", adminLimit(&c, func(r *RoleLimits) any { return &r.Rate })},
+		{"MEMBRANE_ADMIN_RATE_BURST", adminLimit(&c, func(r *RoleLimits) any { return &r.Burst })},
 		{"MEMBRANE_PERSISTED_QUERIES_CACHE_SIZE", intVar(&c.PersistedQueries.CacheSize)},
 		{"MEMBRANE_PERSISTED_QUERIES_ALLOW_LIST", func(v string) error { c.PersistedQueries.AllowList = v; return nil }},
 	}
@@ -531,22 +525,33 @@ func intVar(dst *int) func(string) error {
 	}
 }
 
-// adminLimit sets one of the admin role's limits from an environment
-// value, keeping the others it has.
-func adminLimit(c *Config, v string, set func(*RoleLimits, int)) error {
-	n, err := strconv.Atoi(v)
-	if err != nil {
-		return err
+// adminLimit returns the setter of one of the admin role's limits, the one
+// field picks, from an environment value; the admin's other limits stay.
+func adminLimit(c *Config, field func(*RoleLimits) any) func(string) error {
+	return func(v string) error {
+		roles := maps.Clone(c.Limits.Roles)
+		if roles == nil {
+			roles = map[string]RoleLimits{}
+		}
+		r := roles[string(membrane.RoleAdmin)]
+		switch f := field(&r).(type) {
+		case **int:
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return err
+			}
+			*f = &n
+		case **float64:
+			x, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				return err
+			}
+			*f = &x
+		}
+		roles[string(membrane.RoleAdmin)] = r
+		c.Limits.Roles = roles
+		return nil
 	}
-	roles := maps.Clone(c.Limits.Roles)
-	if roles == nil {
-		roles = map[string]RoleLimits{}
-	}
-	r := roles[string(membrane.RoleAdmin)]
-	set(&r, n)
-	roles[string(membrane.RoleAdmin)] = r
-	c.Limits.Roles = roles
-	return nil
 }
 
 func splitList(v string) []string {

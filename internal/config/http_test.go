@@ -124,6 +124,7 @@ func TestLoadRejectsBadHTTPValues(t *testing.T) {
 		"negative rate":           {"MEMBRANE_RATE_LIMIT": "-1"},
 		"rate without burst":      {"MEMBRANE_RATE_BURST": "0"},
 		"negative admin depth":    {"MEMBRANE_ADMIN_MAX_DEPTH": "-3"},
+		"admin rate not a number": {"MEMBRANE_ADMIN_RATE_LIMIT": "fast"},
 		"negative cache":          {"MEMBRANE_PERSISTED_QUERIES_CACHE_SIZE": "-1"},
 		"complexity not a number": {"MEMBRANE_MAX_COMPLEXITY": "lots"},
 	} {
