@@ -9,6 +9,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"encoding/pem"
@@ -21,6 +22,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/membrane/membrane/internal/neo4jtest"
 )
 
 // selfSigned writes a certificate for 127.0.0.1 and its key to dir and
@@ -96,8 +99,11 @@ func TestServerProductionTLS(t *testing.T) {
 	if err := os.WriteFile(opsFile, ops, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// The test key opens the records other packages' tests seal in the
+	// shared database, which the server's start-up backfill may read.
+	sealKey := neo4jtest.TestSealKey.ID + ":" + base64.StdEncoding.EncodeToString(neo4jtest.TestSealKey.Key)
 	p := start(t, append(jobsOff, "MEMBRANE_MODE=production", "MEMBRANE_TLS_CERT_FILE="+certFile, "MEMBRANE_TLS_KEY_FILE="+keyFile,
-		"MEMBRANE_PERSISTED_QUERIES_ALLOW_LIST="+opsFile)...)
+		"MEMBRANE_PERSISTED_QUERIES_ALLOW_LIST="+opsFile, "MEMBRANE_ENCRYPTION_KEY="+sealKey)...)
 	waitListening(t, p)
 
 	roots := x509.NewCertPool()

@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"cmp"
 	"context"
 	"math"
 	"strings"
@@ -59,6 +60,10 @@ func reportComplexity(ctx context.Context, next graphql.ResponseHandler) *graphq
 	return next(ctx)
 }
 
+// MaxExpandedFields bounds the fields an operation selects, fragments
+// expanded, for roles without a cost limit.
+const MaxExpandedFields = 1_000_000
+
 // shapeLimit refuses operations nested deeper than the depth limit,
 // operations whose fragments, once expanded, select more fields than the
 // complexity limit allows (each field costs at least 1), and, when
@@ -93,8 +98,10 @@ func (s shapeLimit) MutateOperationContext(ctx context.Context, opCtx *graphql.O
 	if l.Depth > 0 && m.depth > l.Depth {
 		return limitError("operation is nested %d fields deep, which exceeds the limit of %d", m.depth, l.Depth)
 	}
-	if l.Complexity > 0 && m.fields > l.Complexity {
-		return limitError("operation selects %d fields once its fragments are expanded, which exceeds the complexity limit of %d", m.fields, l.Complexity)
+	// Without a cost limit the expansion is still capped: gqlgen walks it
+	// whatever the limit.
+	if limit := cmp.Or(l.Complexity, MaxExpandedFields); m.fields > limit {
+		return limitError("operation selects %d fields once its fragments are expanded, which exceeds the limit of %d", m.fields, limit)
 	}
 	return nil
 }

@@ -82,14 +82,17 @@ func (c *client) post(req map[string]any) httpResult {
 func TestQueryLimits(t *testing.T) {
 	reader := membrane.Principal{Actor: "reader-" + membrane.NewID(), Role: membrane.RoleReader,
 		MaxSensitivity: membrane.SensitivityLow, Scopes: []string{"nothing"}}
+	writer := membrane.Principal{Actor: "writer-" + membrane.NewID(), Role: membrane.RoleWriter,
+		MaxSensitivity: membrane.SensitivityLow, Scopes: []string{"nothing"}}
 	opts := graph.DefaultHandlerOptions()
 	opts.Limits = map[membrane.Role]graph.QueryLimits{
 		membrane.RoleReader: {Complexity: 1000, Depth: 5},
+		membrane.RoleWriter: {}, // no limits
 		membrane.RoleAdmin:  {Complexity: 5000, Depth: 8},
 	}
 	opts.ParserTokenLimit = 500
-	admin := newClientOpts(t, opts, reader)
-	rd := admin.as(reader.Actor)
+	admin := newClientOpts(t, opts, reader, writer)
+	rd, wr := admin.as(reader.Actor), admin.as(writer.Actor)
 
 	// Spreading a fragment twice per level doubles the selection: 2^40
 	// fields expanded, from a few hundred tokens.
@@ -120,6 +123,8 @@ func TestQueryLimits(t *testing.T) {
 		{"too deep through fragments", rd, `{ records { nodes { ...R } } } fragment R on Record { relations { ...E } } fragment E on RelationConnection { edges { node { id } } }`, nil, membrane.ECOMPLEXITY, 0},
 		{"admins may nest deeper", admin, `{ records(first: 1) { nodes { relations(first: 1) { edges { node { id } } } } } }`, nil, "", 0},
 		{"fragments expanded past the limit", admin, fanout.String(), nil, membrane.ECOMPLEXITY, 0},
+		{"fragments expanded past the cap without a cost limit", wr, fanout.String(), nil, membrane.ECOMPLEXITY, 0},
+		{"no limits", wr, `query($n: Int) { records(first: $n) { nodes { relations(first: 500) { edges { node { id } } } } } }`, map[string]any{"n": 500}, "", 0},
 		{"too many tokens", admin, `{ records { nodes { ` + strings.Repeat("id ", 600) + `} } }`, nil, membrane.ECOMPLEXITY, 0},
 		{"introspection is not costed", rd, `{ __schema { types { name fields { name type { name ofType { name ofType { name } } } } } } }`, nil, "", 0},
 	}
