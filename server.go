@@ -222,6 +222,10 @@ func run(args []string) error {
 		resolver.Embedder, resolver.EmbedMaxSensitivity = emb, membrane.Sensitivity(e.MaxSensitivity)
 		log.Info("vector search on", "model", e.Model, "dimensions", e.Dimensions, "max_sensitivity", e.MaxSensitivity)
 	}
+	opts, err := handlerOptions(cfg)
+	if err != nil {
+		return err
+	}
 	obs := graph.Observability{Log: log, Metrics: m, ServeMetrics: m != nil && cfg.MetricsListen == ""}
 	if tp != nil {
 		obs.Tracer = tp
@@ -232,7 +236,7 @@ func run(args []string) error {
 	draining := make(chan struct{})
 	srv := &http.Server{
 		Addr:              cfg.Listen,
-		Handler:           graph.Observe(graph.NewHandler(resolver, db, keys, log), obs),
+		Handler:           graph.Observe(graph.NewHandler(resolver, db, keys, log, opts), obs),
 		ReadHeaderTimeout: 10 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return graph.WithDraining(context.Background(), draining) },
 	}
@@ -265,8 +269,16 @@ func run(args []string) error {
 		go func() { errc <- metricsSrv.Serve(mln) }()
 		log.Info("metrics listening", "metrics", "http://"+cfg.MetricsListen+"/metrics")
 	}
-	go func() { errc <- srv.Serve(ln) }()
-	log.Info("membrane listening", "graphiql", "http://"+cfg.Listen+"/", "graphql", "http://"+cfg.Listen+"/graphql")
+	scheme := "http"
+	if cfg.TLSCertFile != "" {
+		scheme = "https"
+		go func() { errc <- srv.ServeTLS(ln, cfg.TLSCertFile, cfg.TLSKeyFile) }()
+	} else {
+		go func() { errc <- srv.Serve(ln) }()
+	}
+	base := scheme + "://" + cfg.Listen
+	log.Info("membrane listening", "mode", cfg.Mode, "graphiql", opts.GraphiQL, "introspection", opts.Introspection,
+		"url", base+"/", "graphql", base+"/graphql", "allow_list", opts.AllowList != nil)
 
 	select {
 	case err := <-errc:
@@ -337,4 +349,29 @@ func version() string {
 		return bi.Main.Version
 	}
 	return "unknown"
+}
+
+// handlerOptions maps the configuration onto the HTTP handler's options.
+func handlerOptions(cfg config.Config) (graph.HandlerOptions, error) {
+	o := graph.HandlerOptions{
+		GraphiQL: cfg.GraphiQLOn(), Introspection: cfg.IntrospectionOn(),
+		Limits: map[membrane.Role]graph.QueryLimits{}, RateLimits: map[membrane.Role]graph.RateLimit{},
+		ParserTokenLimit: cfg.Limits.Tokens, RateLimitActors: cfg.Limits.RateLimitActors,
+		RequestTimeout: cfg.RequestTimeout, MaxBodyBytes: cfg.MaxBodyBytes, APQCacheSize: cfg.PersistedQueries.CacheSize,
+		CORS: graph.CORSOptions{AllowedOrigins: cfg.CORS.AllowedOrigins, AllowedMethods: cfg.CORS.AllowedMethods,
+			AllowedHeaders: cfg.CORS.AllowedHeaders, AllowCredentials: cfg.CORS.AllowCredentials, MaxAge: cfg.CORS.MaxAge},
+	}
+	for _, role := range []membrane.Role{membrane.RoleReader, membrane.RoleWriter, membrane.RoleAdmin} {
+		l := cfg.LimitsFor(role)
+		o.Limits[role] = graph.QueryLimits{Complexity: l.Complexity, Depth: l.Depth}
+		o.RateLimits[role] = graph.RateLimit{Rate: l.Rate, Burst: l.Burst}
+	}
+	if path := cfg.PersistedQueries.AllowList; path != "" {
+		ops, err := graph.LoadAllowList(path)
+		if err != nil {
+			return o, err
+		}
+		o.AllowList = ops
+	}
+	return o, nil
 }

@@ -26,6 +26,7 @@ type client struct {
 	actor string
 	keys  map[string]string // actor -> key of every principal of the server
 	ring  []membrane.APIKey
+	opts  graph.HandlerOptions
 }
 
 type gqlError struct {
@@ -43,12 +44,24 @@ type gqlResponse struct {
 // newClient starts a server whose keys authenticate a fresh admin principal
 // (the client's) plus any others given, and returns the admin's client.
 func newClient(t testing.TB, others ...membrane.Principal) *client {
-	return newClientWith(t, nil, others...)
+	t.Helper()
+	return newClientFull(t, nil, graph.DefaultHandlerOptions(), others...)
 }
 
 // newClientWith is newClient with setup applied to the server's resolver
 // before it serves (to add optional services such as the change feed).
 func newClientWith(t testing.TB, setup func(*graph.Resolver), others ...membrane.Principal) *client {
+	t.Helper()
+	return newClientFull(t, setup, graph.DefaultHandlerOptions(), others...)
+}
+
+// newClientOpts is newClient with a server configured by opts.
+func newClientOpts(t testing.TB, opts graph.HandlerOptions, others ...membrane.Principal) *client {
+	t.Helper()
+	return newClientFull(t, nil, opts, others...)
+}
+
+func newClientFull(t testing.TB, setup func(*graph.Resolver), opts graph.HandlerOptions, others ...membrane.Principal) *client {
 	t.Helper()
 	db := neo4jtest.DB(t)
 	admin := membrane.Principal{Actor: "tester-" + membrane.NewID(), Role: membrane.RoleAdmin,
@@ -64,20 +77,20 @@ func newClientWith(t testing.TB, setup func(*graph.Resolver), others ...membrane
 		ring = append(ring, k)
 		keys[p.Actor] = secret
 	}
-	c := &client{t: t, db: db, key: keys[admin.Actor], actor: admin.Actor, keys: keys, ring: ring}
+	c := &client{t: t, db: db, key: keys[admin.Actor], actor: admin.Actor, keys: keys, ring: ring, opts: opts}
 	c.url = c.serve(setup)
 	return c
 }
 
-// serve starts one more server (a replica) over the client's database and
-// keys, and returns its URL.
+// serve starts one more server (a replica) over the client's database,
+// keys and options, and returns its URL.
 func (c *client) serve(setup func(*graph.Resolver)) string {
 	r := &graph.Resolver{Store: c.db, Revisions: c.db, Lineages: c.db, Retrieval: c.db, Captures: c.db, Policy: membrane.DefaultPolicy(), Now: time.Now,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	if setup != nil {
 		setup(r)
 	}
-	srv := httptest.NewServer(graph.NewHandler(r, c.db, membrane.NewKeyring(c.ring), slog.New(slog.NewTextHandler(io.Discard, nil))))
+	srv := httptest.NewServer(graph.NewHandler(r, c.db, membrane.NewKeyring(c.ring), slog.New(slog.NewTextHandler(io.Discard, nil)), c.opts))
 	c.t.Cleanup(srv.Close)
 	return srv.URL
 }

@@ -28,6 +28,9 @@ func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 			if len(gqlErr.Path) > 0 && gqlErr.Path[0] == ast.PathName("variable") {
 				gqlErr.Extensions["code"] = membrane.EINVALID
 			}
+			if isTokenLimit(gqlErr) {
+				gqlErr.Extensions["code"] = membrane.ECOMPLEXITY
+			}
 			if _, ok := gqlErr.Extensions["code"]; !ok {
 				gqlErr.Extensions["code"] = membrane.EINVALID
 			}

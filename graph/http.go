@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -14,6 +15,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/99designs/gqlgen/graphql/playground"
+	coderws "github.com/coder/websocket"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/vektah/gqlparser/v2/ast"
 )
@@ -29,14 +31,25 @@ type Pinger interface {
 
 // NewHandler returns Membrane's HTTP handler: GraphiQL at /, GraphQL at
 // /graphql (authenticated by keys), /healthz (the process is up) and
-// /readyz (Neo4j answers).
-func NewHandler(r *Resolver, db Pinger, keys *membrane.Keyring, log *slog.Logger) http.Handler {
-	srv := handler.New(NewExecutableSchema(Config{Resolvers: r}))
+// /readyz (Neo4j answers). opts (at most one) configures it; without,
+// DefaultHandlerOptions.
+func NewHandler(r *Resolver, db Pinger, keys *membrane.Keyring, log *slog.Logger, opts ...HandlerOptions) http.Handler {
+	o := DefaultHandlerOptions()
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	cfg := Config{Resolvers: r}
+	setComplexity(&cfg.Complexity)
+	srv := handler.New(NewExecutableSchema(cfg))
 	srv.AddTransport(transport.Options{})
 	// Subscriptions: WebSocket (graphql-transport-ws and graphql-ws) and
 	// SSE, which must come before POST, since an SSE request is a POST
 	// that accepts text/event-stream.
 	srv.AddTransport(transport.Websocket{
+		// Browsers send Origin on WebSocket upgrades but do not apply CORS
+		// to them: the same origins as CORS may connect, others are refused.
+		Implementation: transport.CoderWebsocketImplementation{AcceptOptions: coderws.AcceptOptions{
+			OriginPatterns: originPatterns(o.CORS.AllowedOrigins)}},
 		InitFunc:              authenticateInit(keys),
 		InitTimeout:           10 * time.Second,
 		KeepAlivePingInterval: 15 * time.Second,
@@ -45,8 +58,12 @@ func NewHandler(r *Resolver, db Pinger, keys *membrane.Keyring, log *slog.Logger
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
-	srv.Use(extension.Introspection{})
 	srv.Use(OperationObserver{}) // metrics and spans per operation, when Observe wraps this handler
+	usePersistedQueries(srv, o)
+	if o.Introspection {
+		srv.Use(extension.Introspection{})
+	}
+	useQueryLimits(srv, o)
 	srv.SetErrorPresenter(presentError(log))
 	srv.SetRecoverFunc(func(ctx context.Context, p any) error {
 		log.ErrorContext(ctx, "panic in resolver", "panic", p, "path", graphql.GetPath(ctx).String())
@@ -54,8 +71,10 @@ func NewHandler(r *Resolver, db Pinger, keys *membrane.Keyring, log *slog.Logger
 	})
 
 	mux := http.NewServeMux()
-	mux.Handle("/", playground.Handler("Membrane", "/graphql"))
-	mux.Handle("/graphql", http.MaxBytesHandler(authenticate(keys, srv), MaxBodyBytes))
+	if o.GraphiQL {
+		mux.Handle("/", playground.Handler("Membrane", "/graphql"))
+	}
+	mux.Handle("/graphql", authenticate(keys, requestLimits(o, srv)))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
@@ -69,7 +88,24 @@ func NewHandler(r *Resolver, db Pinger, keys *membrane.Keyring, log *slog.Logger
 		}
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ready", "neo4j": "ok"})
 	})
-	return mux
+	return cors(o.CORS, mux)
+}
+
+// originPatterns turns CORS origins (scheme://host[:port], or "*") into the
+// host patterns the WebSocket library matches Origin against. A request
+// from the server's own origin is always accepted.
+func originPatterns(origins []string) []string {
+	var out []string
+	for _, o := range origins {
+		if o == "*" {
+			out = append(out, "*")
+			continue
+		}
+		if u, err := url.Parse(o); err == nil && u.Host != "" {
+			out = append(out, u.Host)
+		}
+	}
+	return out
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

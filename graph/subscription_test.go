@@ -453,3 +453,64 @@ func TestSSEMalformedBody(t *testing.T) {
 		t.Fatalf("request body logged: %s", logged.String())
 	}
 }
+
+// TestSubscriptionOutlivesRequestTimeout: request_timeout bounds each
+// operation's work, not how long a subscription stays open.
+func TestSubscriptionOutlivesRequestTimeout(t *testing.T) {
+	const timeout = 200 * time.Millisecond
+	setup, _ := withFeed(t)
+	opts := graph.DefaultHandlerOptions()
+	opts.RequestTimeout = timeout
+	c := newClientFull(t, setup, opts)
+	scope := neo4jtest.Scope(t)
+	s := c.subscribeSSE(t, c.url, recordChangedQ, map[string]any{"after": changeCursor(t, c), "f": map[string]any{"scopes": []any{scope}}})
+	start := time.Now()
+	for i := 0; time.Since(start) < 3*timeout; i++ {
+		id := c.create(scope, "SEMANTIC", fact(fmt.Sprint("f", i)), nil)
+		if e := decodeChange(t, s.next()); e.RecordID != id {
+			t.Fatalf("event for %s, want %s", e.RecordID, id)
+		}
+	}
+}
+
+// TestWebSocketOrigins: a browser page of another origin may open a
+// subscription socket only when CORS allows that origin.
+func TestWebSocketOrigins(t *testing.T) {
+	setup, _ := withFeed(t)
+	opts := graph.DefaultHandlerOptions()
+	opts.CORS.AllowedOrigins = []string{"https://console.example.com"}
+	c := newClientFull(t, setup, opts)
+	wsURL := "ws" + strings.TrimPrefix(c.url, "http") + "/graphql"
+	for _, tc := range []struct {
+		origin string
+		ok     bool
+	}{
+		{"", true},
+		{"https://console.example.com", true},
+		{"https://evil.example.com", false},
+	} {
+		t.Run(tc.origin, func(t *testing.T) {
+			h := http.Header{}
+			if tc.origin != "" {
+				h.Set("Origin", tc.origin)
+			}
+			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+			defer cancel()
+			conn, resp, err := websocket.Dial(ctx, wsURL, &websocket.DialOptions{HTTPHeader: h, Subprotocols: []string{"graphql-transport-ws"}})
+			if tc.ok {
+				if err != nil {
+					t.Fatalf("dial from %q: %v", tc.origin, err)
+				}
+				conn.CloseNow()
+				return
+			}
+			if err == nil {
+				conn.CloseNow()
+				t.Fatalf("dial from %q accepted", tc.origin)
+			}
+			if resp == nil || resp.StatusCode != http.StatusForbidden {
+				t.Fatalf("dial from %q: %v, want 403", tc.origin, err)
+			}
+		})
+	}
+}

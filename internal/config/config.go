@@ -8,8 +8,11 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"maps"
+	"math"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -65,8 +68,129 @@ type Config struct {
 	SelectionConfidenceThreshold float64 `yaml:"selection_confidence_threshold"`
 	// Embedding configures optional vector search; off without an endpoint.
 	Embedding Embedding `yaml:"embedding"`
+
 	// Feed configures the change feed behind subscriptions.
 	Feed Feed `yaml:"feed"`
+
+	// Mode is "dev" or "production": production turns GraphiQL and
+	// introspection off unless they are set.
+	Mode string `yaml:"mode"`
+	// GraphiQL and Introspection, when set, override the mode's default.
+	GraphiQL      *bool `yaml:"graphiql"`
+	Introspection *bool `yaml:"introspection"`
+	// RequestTimeout is the deadline of a GraphQL request; it also bounds
+	// the Neo4j transactions the request runs (0: none).
+	RequestTimeout time.Duration `yaml:"request_timeout"`
+	// MaxBodyBytes bounds a request body.
+	MaxBodyBytes int64 `yaml:"max_body_bytes"`
+	// TLSCertFile and TLSKeyFile, both set, serve HTTPS instead of HTTP.
+	TLSCertFile string `yaml:"tls_cert_file"`
+	TLSKeyFile  string `yaml:"tls_key_file"`
+	// CORS lets browser applications of other origins call the API.
+	CORS CORS `yaml:"cors"`
+	// Limits bound each operation and each principal's request rate.
+	Limits Limits `yaml:"limits"`
+	// PersistedQueries configures automatic persisted queries and the
+	// allow-list mode.
+	PersistedQueries PersistedQueries `yaml:"persisted_queries"`
+}
+
+// Modes.
+const (
+	ModeDev        = "dev"
+	ModeProduction = "production"
+)
+
+// CORS lists who may call the API from a browser on another origin.
+type CORS struct {
+	// AllowedOrigins are exact origins, or "*" (not with credentials).
+	// None: no cross-origin access.
+	AllowedOrigins []string `yaml:"allowed_origins"`
+	// AllowedMethods and AllowedHeaders default to what the API takes.
+	AllowedMethods   []string      `yaml:"allowed_methods"`
+	AllowedHeaders   []string      `yaml:"allowed_headers"`
+	AllowCredentials bool          `yaml:"allow_credentials"`
+	MaxAge           time.Duration `yaml:"max_age"`
+}
+
+// Limits bound each GraphQL operation (cost, depth, tokens) and the
+// request rate of each principal. 0 turns a limit off.
+type Limits struct {
+	Complexity int `yaml:"complexity"`
+	Depth      int `yaml:"depth"`
+	// Tokens bounds a query document's tokens, for every role.
+	Tokens int `yaml:"tokens"`
+	// Rate is requests per second per principal, with bursts of Burst.
+	Rate  float64 `yaml:"rate"`
+	Burst int     `yaml:"burst"`
+	// RateLimitActors bounds how many principals' buckets are kept.
+	RateLimitActors int `yaml:"rate_limit_actors"`
+	// Roles override the limits above for a role (reader, writer, admin);
+	// a role's entry replaces its defaults, and what it leaves out is the
+	// general limit.
+	Roles map[string]RoleLimits `yaml:"roles"`
+}
+
+// RoleLimits are one role's limits; nil fields are the general ones.
+type RoleLimits struct {
+	Complexity *int     `yaml:"complexity"`
+	Depth      *int     `yaml:"depth"`
+	Rate       *float64 `yaml:"rate"`
+	Burst      *int     `yaml:"burst"`
+}
+
+// PersistedQueries configures persisted queries.
+type PersistedQueries struct {
+	// CacheSize is how many automatic persisted queries are kept (0: off).
+	CacheSize int `yaml:"cache_size"`
+	// AllowList is a JSON file mapping the hex SHA-256 of each allowed
+	// operation's text to the text. Set, only those operations run.
+	AllowList string `yaml:"allow_list"`
+}
+
+// RoleLimit is the limits in force for one role.
+type RoleLimit struct {
+	Complexity, Depth int
+	Rate              float64
+	Burst             int
+}
+
+// LimitsFor returns the limits of role: its own where it has them, the
+// general ones elsewhere.
+func (c Config) LimitsFor(role membrane.Role) RoleLimit {
+	l := c.Limits
+	out := RoleLimit{Complexity: l.Complexity, Depth: l.Depth, Rate: l.Rate, Burst: l.Burst}
+	r, ok := l.Roles[string(role)]
+	if !ok {
+		return out
+	}
+	if r.Complexity != nil {
+		out.Complexity = *r.Complexity
+	}
+	if r.Depth != nil {
+		out.Depth = *r.Depth
+	}
+	if r.Rate != nil {
+		out.Rate = *r.Rate
+	}
+	if r.Burst != nil {
+		out.Burst = *r.Burst
+	}
+	return out
+}
+
+// GraphiQLOn reports whether GraphiQL is served: as set, or in dev mode.
+func (c Config) GraphiQLOn() bool { return orMode(c.GraphiQL, c.Mode) }
+
+// IntrospectionOn reports whether introspection is answered: as set, or in
+// dev mode.
+func (c Config) IntrospectionOn() bool { return orMode(c.Introspection, c.Mode) }
+
+func orMode(v *bool, mode string) bool {
+	if v != nil {
+		return *v
+	}
+	return mode == ModeDev
 }
 
 // Feed configures the change feed.
@@ -189,8 +313,18 @@ func Default() Config {
 		Feed:                         Feed{PollInterval: 100 * time.Millisecond, Batch: 1000},
 		Embedding: Embedding{Dimensions: 1536, Timeout: 10 * time.Second,
 			MaxSensitivity: string(membrane.SensitivityMedium)},
+
+		Mode:             ModeDev,
+		RequestTimeout:   30 * time.Second,
+		MaxBodyBytes:     membrane.MaxPayloadBytes + 1<<20,
+		PersistedQueries: PersistedQueries{CacheSize: 1000},
+		Limits: Limits{Complexity: 50_000, Depth: 15, Tokens: 20_000, Rate: 50, Burst: 100, RateLimitActors: 10_000,
+			Roles: map[string]RoleLimits{string(membrane.RoleAdmin): {
+				Complexity: ptr(1_000_000), Depth: ptr(30), Rate: ptr(500.0), Burst: ptr(1000)}}},
 	}
 }
+
+func ptr[T any](v T) *T { return &v }
 
 // Load reads configuration for a process started with args (without the
 // program name) in an environment looked up by getenv.
@@ -202,6 +336,7 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 	metricsListen := fs.String("metrics-listen", "", "serve /metrics on this address instead (env MEMBRANE_METRICS_LISTEN)")
 	uri := fs.String("neo4j-uri", "", "Neo4j URI, bolt:// or neo4j:// (env NEO4J_URI)")
 	db := fs.String("neo4j-database", "", "Neo4j database (env NEO4J_DATABASE)")
+	mode := fs.String("mode", "", "dev or production (env MEMBRANE_MODE)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -291,6 +426,38 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 			c.Feed.PollInterval, err = time.ParseDuration(v)
 			return err
 		}},
+		{"MEMBRANE_MODE", func(v string) error { c.Mode = v; return nil }},
+		{"MEMBRANE_GRAPHIQL", func(v string) error { return setBool(&c.GraphiQL, v) }},
+		{"MEMBRANE_INTROSPECTION", func(v string) error { return setBool(&c.Introspection, v) }},
+		{"MEMBRANE_REQUEST_TIMEOUT", func(v string) (err error) {
+			c.RequestTimeout, err = time.ParseDuration(v)
+			return err
+		}},
+		{"MEMBRANE_MAX_BODY_BYTES", func(v string) (err error) {
+			c.MaxBodyBytes, err = strconv.ParseInt(v, 10, 64)
+			return err
+		}},
+		{"MEMBRANE_TLS_CERT_FILE", func(v string) error { c.TLSCertFile = v; return nil }},
+		{"MEMBRANE_TLS_KEY_FILE", func(v string) error { c.TLSKeyFile = v; return nil }},
+		{"MEMBRANE_CORS_ALLOWED_ORIGINS", func(v string) error { c.CORS.AllowedOrigins = splitList(v); return nil }},
+		{"MEMBRANE_CORS_ALLOW_CREDENTIALS", func(v string) (err error) {
+			c.CORS.AllowCredentials, err = strconv.ParseBool(v)
+			return err
+		}},
+		{"MEMBRANE_MAX_COMPLEXITY", intVar(&c.Limits.Complexity)},
+		{"MEMBRANE_MAX_DEPTH", intVar(&c.Limits.Depth)},
+		{"MEMBRANE_MAX_TOKENS", intVar(&c.Limits.Tokens)},
+		{"MEMBRANE_RATE_LIMIT", func(v string) (err error) {
+			c.Limits.Rate, err = strconv.ParseFloat(v, 64)
+			return err
+		}},
+		{"MEMBRANE_RATE_BURST", intVar(&c.Limits.Burst)},
+		{"MEMBRANE_ADMIN_MAX_COMPLEXITY", adminLimit(&c, func(r *RoleLimits) any { return &r.Complexity })},
+		{"MEMBRANE_ADMIN_MAX_DEPTH", adminLimit(&c, func(r *RoleLimits) any { return &r.Depth })},
+		{"MEMBRANE_ADMIN_RATE_LIMIT", adminLimit(&c, func(r *RoleLimits) any { return &r.Rate })},
+		{"MEMBRANE_ADMIN_RATE_BURST", adminLimit(&c, func(r *RoleLimits) any { return &r.Burst })},
+		{"MEMBRANE_PERSISTED_QUERIES_CACHE_SIZE", intVar(&c.PersistedQueries.CacheSize)},
+		{"MEMBRANE_PERSISTED_QUERIES_ALLOW_LIST", func(v string) error { c.PersistedQueries.AllowList = v; return nil }},
 	}
 	for _, e := range envs {
 		if v := getenv(e.name); v != "" {
@@ -310,6 +477,9 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 	}
 	if *db != "" {
 		c.Neo4j.Database = *db
+	}
+	if *mode != "" {
+		c.Mode = *mode
 	}
 	if c.APIKeysFile != "" {
 		b, err := os.ReadFile(c.APIKeysFile)
@@ -357,6 +527,9 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 	if t := c.SelectionConfidenceThreshold; !(t >= 0 && t <= 1) {
 		return c, fmt.Errorf("selection_confidence_threshold must be in [0,1], got %v", t)
 	}
+	if err := c.checkHTTP(); err != nil {
+		return c, err
+	}
 	if e := c.Embedding; e.Enabled() {
 		switch {
 		case e.Model == "":
@@ -374,6 +547,98 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 
 // TracingEnabled reports whether traces are to be exported.
 func (c Config) TracingEnabled() bool { return c.OTelEndpoint != "" || c.OTelFromEnv }
+
+// checkHTTP checks the settings of the HTTP server and its limits.
+func (c Config) checkHTTP() error {
+	l := c.Limits
+	switch {
+	case c.Mode != ModeDev && c.Mode != ModeProduction:
+		return fmt.Errorf("config: mode must be dev or production, got %q", c.Mode)
+	case c.RequestTimeout < 0:
+		return fmt.Errorf("config: request_timeout must be >= 0")
+	case c.MaxBodyBytes < 1:
+		return fmt.Errorf("config: max_body_bytes must be > 0")
+	case (c.TLSCertFile == "") != (c.TLSKeyFile == ""):
+		return fmt.Errorf("config: tls_cert_file and tls_key_file go together")
+	case c.CORS.AllowCredentials && slices.Contains(c.CORS.AllowedOrigins, "*"):
+		return fmt.Errorf("config: cors.allowed_origins cannot be \"*\" with cors.allow_credentials; list the origins")
+	case c.CORS.MaxAge < 0:
+		return fmt.Errorf("config: cors.max_age must be >= 0")
+	case l.Tokens < 0 || l.RateLimitActors < 0 || c.PersistedQueries.CacheSize < 0:
+		return fmt.Errorf("config: limits.tokens, limits.rate_limit_actors and persisted_queries.cache_size must be >= 0")
+	}
+	roles := []membrane.Role{membrane.RoleReader, membrane.RoleWriter, membrane.RoleAdmin}
+	for name := range l.Roles {
+		if !membrane.Role(name).Valid() {
+			return fmt.Errorf("config: limits.roles: unknown role %q", name)
+		}
+	}
+	for _, role := range roles {
+		r := c.LimitsFor(role)
+		if r.Complexity < 0 || r.Depth < 0 || r.Burst < 0 || !(r.Rate >= 0) || math.IsInf(r.Rate, 0) {
+			return fmt.Errorf("config: limits of %s must be >= 0 (0: no limit)", role)
+		}
+		if r.Rate > 0 && r.Burst < 1 {
+			return fmt.Errorf("config: limits of %s: a rate needs a burst of at least 1", role)
+		}
+	}
+	return nil
+}
+
+func setBool(dst **bool, v string) error {
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return err
+	}
+	*dst = &b
+	return nil
+}
+
+func intVar(dst *int) func(string) error {
+	return func(v string) (err error) {
+		*dst, err = strconv.Atoi(v)
+		return err
+	}
+}
+
+// adminLimit returns the setter of one of the admin role's limits, the one
+// field picks, from an environment value; the admin's other limits stay.
+func adminLimit(c *Config, field func(*RoleLimits) any) func(string) error {
+	return func(v string) error {
+		roles := maps.Clone(c.Limits.Roles)
+		if roles == nil {
+			roles = map[string]RoleLimits{}
+		}
+		r := roles[string(membrane.RoleAdmin)]
+		switch f := field(&r).(type) {
+		case **int:
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return err
+			}
+			*f = &n
+		case **float64:
+			x, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				return err
+			}
+			*f = &x
+		}
+		roles[string(membrane.RoleAdmin)] = r
+		c.Limits.Roles = roles
+		return nil
+	}
+}
+
+func splitList(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
 
 // JobsConfig returns the job runner's configuration, checking every
 // schedule and bound.

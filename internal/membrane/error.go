@@ -17,6 +17,19 @@ const (
 	EUNAVAILABLE    = "UNAVAILABLE"
 	EINTERNAL       = "INTERNAL"
 	ENOTIMPLEMENTED = "NOT_IMPLEMENTED"
+	// ECOMPLEXITY rejects an operation over a cost, depth or token limit
+	// before it runs.
+	ECOMPLEXITY = "COMPLEXITY_LIMIT_EXCEEDED"
+	// ERATELIMITED rejects a request of a principal over its rate limit.
+	ERATELIMITED = "RATE_LIMITED"
+	// ETIMEOUT is a request that ran out of time; its transaction was
+	// rolled back.
+	ETIMEOUT = "TIMEOUT"
+	// ETOOLARGE rejects a request body over the configured size.
+	ETOOLARGE = "PAYLOAD_TOO_LARGE"
+	// ENOTALLOWED rejects, in allow-list mode, an operation that is not
+	// registered.
+	ENOTALLOWED = "PERSISTED_QUERY_NOT_ALLOWED"
 )
 
 // FieldError names one invalid input field. Field is a dotted path relative

@@ -56,6 +56,8 @@ type DB struct {
 	txConf   []func(*neo4j.TransactionConfig)
 	sealer   *membrane.Sealer
 	observer []Observer
+	// txTimeout is the configured transaction timeout (0: Neo4j's own).
+	txTimeout time.Duration
 
 	// Now is the clock; tests replace it.
 	Now func() time.Time
@@ -93,7 +95,7 @@ func Open(ctx context.Context, c Config) (*DB, error) {
 			return nil, err
 		}
 	}
-	db := &DB{driver: drv, database: c.Database, Now: time.Now, sealer: sealer, observer: c.Observers}
+	db := &DB{driver: drv, database: c.Database, Now: time.Now, sealer: sealer, observer: c.Observers, txTimeout: c.TxTimeout}
 	if c.TxTimeout > 0 {
 		db.txConf = append(db.txConf, neo4j.WithTxTimeout(c.TxTimeout))
 	}
@@ -165,6 +167,11 @@ func write[T any](ctx context.Context, db *DB, fn func(neo4j.ManagedTransaction)
 }
 
 func execute[T any](ctx context.Context, db *DB, mode neo4j.AccessMode, fn func(neo4j.ManagedTransaction) (T, error)) (T, error) {
+	var zero T
+	conf, err := db.txConfig(ctx)
+	if err != nil {
+		return zero, err
+	}
 	name := "write"
 	if mode == neo4j.AccessModeRead {
 		name = "read"
@@ -181,16 +188,21 @@ func execute[T any](ctx context.Context, db *DB, mode neo4j.AccessMode, fn func(
 		return fn(tx)
 	}
 	var v any
-	var err error
 	if mode == neo4j.AccessModeRead {
-		v, err = s.ExecuteRead(ctx, work, db.txConf...)
+		v, err = s.ExecuteRead(ctx, work, conf...)
 	} else {
-		v, err = s.ExecuteWrite(ctx, work, db.txConf...)
+		v, err = s.ExecuteWrite(ctx, work, conf...)
 	}
 	if err != nil {
-		err = mapError(err)
+		if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
+			// Whether the driver gave up on ctx or Neo4j aborted the
+			// transaction at the timeout taken from ctx, the request ran
+			// out of time; the transaction was rolled back.
+			err = fmt.Errorf("%w: %w", timedOut(), mapError(err))
+		} else {
+			err = mapError(err)
+		}
 		ended(attempts, membrane.ErrorCode(err))
-		var zero T
 		return zero, err
 	}
 	ended(attempts, "")
@@ -219,6 +231,32 @@ func (db *DB) observe(ctx context.Context, mode string) (context.Context, func(a
 			ends[i](attempts, code)
 		}
 	}
+}
+
+// txConfig returns the configuration of a transaction run for ctx: the
+// configured timeout, or the time ctx has left when that is shorter, so
+// that Neo4j itself aborts and rolls back work nobody waits for any more
+// (the driver giving up on ctx alone would leave it running on the
+// server). A ctx already past its deadline is ETIMEOUT before any
+// transaction begins.
+func (db *DB) txConfig(ctx context.Context) ([]func(*neo4j.TransactionConfig), error) {
+	d, ok := ctx.Deadline()
+	if !ok {
+		return db.txConf, nil
+	}
+	left := time.Until(d)
+	if left <= 0 {
+		return nil, fmt.Errorf("%w: %w", timedOut(), context.DeadlineExceeded)
+	}
+	if db.txTimeout > 0 && db.txTimeout <= left {
+		return db.txConf, nil
+	}
+	// Neo4j counts whole milliseconds and takes 0 for no timeout at all.
+	return []func(*neo4j.TransactionConfig){neo4j.WithTxTimeout(max(left, time.Millisecond))}, nil
+}
+
+func timedOut() error {
+	return membrane.Errorf(membrane.ETIMEOUT, "the request timed out; the transaction it was running was rolled back")
 }
 
 // autocommit runs one statement in an auto-commit transaction

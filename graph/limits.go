@@ -1,0 +1,162 @@
+package graph
+
+import (
+	"cmp"
+	"context"
+	"math"
+	"strings"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/errcode"
+	"github.com/99designs/gqlgen/graphql/handler"
+	"github.com/99designs/gqlgen/graphql/handler/extension"
+	"github.com/membrane/membrane/internal/membrane"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+)
+
+func init() {
+	// An operation refused by a limit or by the allow-list never ran: a
+	// request error (HTTP 422), like a parse or validation error, rather
+	// than a 200 with errors.
+	errcode.RegisterErrorType(membrane.ECOMPLEXITY, errcode.KindProtocol)
+	errcode.RegisterErrorType(membrane.ENOTALLOWED, errcode.KindProtocol)
+	// Only errors of an operation refused before it runs are classed by
+	// code; a resolver's FORBIDDEN stays a 200 with errors.
+	errcode.RegisterErrorType(membrane.EFORBIDDEN, errcode.KindProtocol)
+}
+
+// useQueryLimits holds every operation to o's limits before it runs: the
+// parser's token limit, then the depth and size of the operation, then its
+// cost, the last two by the role of the request's principal; and while it
+// runs, to the request timeout.
+func useQueryLimits(srv *handler.Server, o HandlerOptions) {
+	srv.SetParserTokenLimit(o.ParserTokenLimit)
+	limits := func(ctx context.Context) QueryLimits {
+		return o.limitsFor(membrane.TrustFromContext(ctx).Principal.Role)
+	}
+	// The shape check comes first: gqlgen's cost walk follows every
+	// fragment spread without memory, so it must only ever see operations
+	// whose expanded size is known to be bounded.
+	srv.Use(shapeLimit{limits: limits, introspection: o.Introspection})
+	srv.Use(&extension.ComplexityLimit{Func: func(ctx context.Context, _ *graphql.OperationContext) int {
+		if c := limits(ctx).Complexity; c > 0 {
+			return c
+		}
+		return math.MaxInt
+	}})
+	srv.AroundResponses(reportComplexity)
+	if o.RequestTimeout > 0 {
+		srv.AroundResponses(withDeadline(o.RequestTimeout))
+	}
+}
+
+// reportComplexity adds the operation's cost and its limit to the
+// response's extensions, so a client can see how close it is.
+func reportComplexity(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+	if s := extension.GetComplexityStats(ctx); s != nil && s.ComplexityLimit < math.MaxInt {
+		graphql.RegisterExtension(ctx, "complexity", map[string]int{"cost": s.Complexity, "limit": s.ComplexityLimit})
+	}
+	return next(ctx)
+}
+
+// MaxExpandedFields bounds the fields an operation selects, fragments
+// expanded, for roles without a cost limit.
+const MaxExpandedFields = 1_000_000
+
+// shapeLimit refuses operations nested deeper than the depth limit,
+// operations whose fragments, once expanded, select more fields than the
+// complexity limit allows (each field costs at least 1), and, when
+// introspection is off, introspection (FORBIDDEN: gqlgen alone would fail
+// it as an internal error).
+type shapeLimit struct {
+	limits        func(context.Context) QueryLimits
+	introspection bool
+}
+
+var _ interface {
+	graphql.HandlerExtension
+	graphql.OperationContextMutator
+} = shapeLimit{}
+
+// ExtensionName implements graphql.HandlerExtension.
+func (shapeLimit) ExtensionName() string { return "ShapeLimit" }
+
+// Validate implements graphql.HandlerExtension.
+func (shapeLimit) Validate(graphql.ExecutableSchema) error { return nil }
+
+// MutateOperationContext implements graphql.OperationContextMutator. It
+// runs after validation, so fragments are known and acyclic.
+func (s shapeLimit) MutateOperationContext(ctx context.Context, opCtx *graphql.OperationContext) *gqlerror.Error {
+	l := s.limits(ctx)
+	m := shapeOf(opCtx.Operation.SelectionSet, map[string]shape{})
+	if m.introspects && !s.introspection {
+		err := gqlerror.Errorf("introspection is disabled on this server")
+		errcode.Set(err, membrane.EFORBIDDEN)
+		return err
+	}
+	if l.Depth > 0 && m.depth > l.Depth {
+		return limitError("operation is nested %d fields deep, which exceeds the limit of %d", m.depth, l.Depth)
+	}
+	// Without a cost limit the expansion is still capped: gqlgen walks it
+	// whatever the limit.
+	if limit := cmp.Or(l.Complexity, MaxExpandedFields); m.fields > limit {
+		return limitError("operation selects %d fields once its fragments are expanded, which exceeds the limit of %d", m.fields, limit)
+	}
+	return nil
+}
+
+func limitError(format string, args ...any) *gqlerror.Error {
+	err := gqlerror.Errorf(format, args...)
+	errcode.Set(err, membrane.ECOMPLEXITY)
+	return err
+}
+
+// shape is the depth of a selection set (fields, not fragments, nest), how
+// many fields it selects with its fragments expanded, and whether it
+// introspects the schema.
+type shape struct {
+	depth, fields int
+	introspects   bool
+}
+
+// shapeOf measures set. A fragment's shape does not depend on where it is
+// spread, so each is measured once (memo): a document that spreads
+// fragments within fragments costs its size, not its expansion. The
+// introspection roots are left out: gqlparser's MaxIntrospectionDepth rule
+// bounds them, and the introspection setting decides whether they run.
+func shapeOf(set ast.SelectionSet, memo map[string]shape) shape {
+	var out shape
+	for _, sel := range set {
+		var s shape
+		switch sel := sel.(type) {
+		case *ast.Field:
+			if sel.Name == "__schema" || sel.Name == "__type" {
+				out.introspects = true
+				continue
+			}
+			s = shapeOf(sel.SelectionSet, memo)
+			s.depth++
+			s.fields = add(s.fields, 1)
+		case *ast.InlineFragment:
+			s = shapeOf(sel.SelectionSet, memo)
+		case *ast.FragmentSpread:
+			var ok bool
+			if s, ok = memo[sel.Name]; !ok && sel.Definition != nil {
+				s = shapeOf(sel.Definition.SelectionSet, memo)
+				memo[sel.Name] = s
+			}
+		}
+		out.depth = max(out.depth, s.depth)
+		out.fields = add(out.fields, s.fields)
+		out.introspects = out.introspects || s.introspects
+	}
+	return out
+}
+
+// isTokenLimit reports whether err is the parser's refusal of a document
+// over the token limit (gqlparser's message; its code is
+// GRAPHQL_PARSE_FAILED).
+func isTokenLimit(err *gqlerror.Error) bool {
+	return strings.HasPrefix(err.Message, "exceeded token limit of ")
+}

@@ -1,0 +1,281 @@
+package graph_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/membrane/membrane/graph"
+	"github.com/membrane/membrane/internal/membrane"
+	"github.com/membrane/membrane/internal/neo4jtest"
+)
+
+// httpResult is a response seen at the HTTP level.
+type httpResult struct {
+	status int
+	header http.Header
+	body   []byte
+	gql    struct {
+		Data       json.RawMessage `json:"data"`
+		Errors     []gqlError      `json:"errors"`
+		Extensions map[string]any  `json:"extensions"`
+	}
+}
+
+// code is the first error's extensions.code ("" for none).
+func (r httpResult) code() string {
+	if len(r.gql.Errors) == 0 {
+		return ""
+	}
+	code, _ := r.gql.Errors[0].Extensions["code"].(string)
+	return code
+}
+
+// send sends an HTTP request to the client's server with its key and
+// returns the response, whatever it is.
+func (c *client) send(method, path string, body io.Reader, header map[string]string) httpResult {
+	c.t.Helper()
+	req, err := http.NewRequest(method, c.url+path, body)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if c.key != "" {
+		req.Header.Set("Authorization", "Bearer "+c.key)
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out := httpResult{status: resp.StatusCode, header: resp.Header}
+	out.body, _ = io.ReadAll(resp.Body)
+	if strings.Contains(resp.Header.Get("Content-Type"), "json") {
+		if err := json.Unmarshal(out.body, &out.gql); err != nil {
+			c.t.Fatalf("decode %q: %v", out.body, err)
+		}
+	}
+	return out
+}
+
+// post sends a GraphQL request body (query, variables, extensions…).
+func (c *client) post(req map[string]any) httpResult {
+	c.t.Helper()
+	b, err := json.Marshal(req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return c.send(http.MethodPost, "/graphql", bytes.NewReader(b), map[string]string{"Content-Type": "application/json"})
+}
+
+// TestQueryLimits: operations over a limit fail with
+// COMPLEXITY_LIMIT_EXCEEDED (HTTP 422) before any Cypher runs; costs grow
+// with page sizes and limits, and admins have limits of their own.
+func TestQueryLimits(t *testing.T) {
+	reader := membrane.Principal{Actor: "reader-" + membrane.NewID(), Role: membrane.RoleReader,
+		MaxSensitivity: membrane.SensitivityLow, Scopes: []string{"nothing"}}
+	writer := membrane.Principal{Actor: "writer-" + membrane.NewID(), Role: membrane.RoleWriter,
+		MaxSensitivity: membrane.SensitivityLow, Scopes: []string{"nothing"}}
+	opts := graph.DefaultHandlerOptions()
+	opts.Limits = map[membrane.Role]graph.QueryLimits{
+		membrane.RoleReader: {Complexity: 1000, Depth: 5},
+		membrane.RoleWriter: {}, // no limits
+		membrane.RoleAdmin:  {Complexity: 5000, Depth: 8},
+	}
+	opts.ParserTokenLimit = 500
+	admin := newClientOpts(t, opts, reader, writer)
+	rd, wr := admin.as(reader.Actor), admin.as(writer.Actor)
+
+	// Spreading a fragment twice per level doubles the selection: 2^40
+	// fields expanded, from a few hundred tokens.
+	var fanout strings.Builder
+	fanout.WriteString("query { records(first: 1) { nodes { ...F0 } } }\nfragment F40 on Record { id }\n")
+	for i := 0; i < 40; i++ {
+		fmt.Fprintf(&fanout, "fragment F%d on Record { ...F%d ...F%d }\n", i, i+1, i+1)
+	}
+
+	tests := []struct {
+		name     string
+		c        *client
+		query    string
+		vars     map[string]any
+		wantCode string // "" for no limit error
+		wantCost int    // the reported cost, when not 0
+	}{
+		{"default page size", rd, `{ records { nodes { id } } }`, nil, "", 1 + 20*2},
+		{"first multiplies", rd, `{ records(first: 100) { nodes { id type scope } } }`, nil, "", 1 + 100*4},
+		{"first from a variable", rd, `query($n: Int) { records(first: $n) { nodes { id type scope } } }`, map[string]any{"n": 300}, membrane.ECOMPLEXITY, 1 + 300*4},
+		{"nested connections multiply", rd, `{ records(first: 10) { nodes { relations(first: 50) { edges { cursor } } } } }`, nil, membrane.ECOMPLEXITY, 1 + 10*(1+1+50*2)},
+		{"lists without an argument count a default page", rd, `{ records(first: 10) { nodes { history { id } } } }`, nil, "", 1 + 10*(1+1+20*1)},
+		{"lineage by limit and depth", rd, `query($id: ID!) { lineage(id: $id, limit: 200, maxDepth: 10) { nodes { depth } } }`, map[string]any{"id": "x"}, membrane.ECOMPLEXITY, 1 + 200*2 + 10*200},
+		{"small lineage", rd, `query($id: ID!) { lineage(id: $id, limit: 10, maxDepth: 2) { nodes { depth } } }`, map[string]any{"id": "x"}, membrane.ENOTFOUND, 1 + 10*2 + 2*10},
+		{"retrieveGraph by node limit and hops", rd, `{ retrieveGraph(input: {nodeLimit: 200, maxHops: 5}) { nodes { hop } } }`, nil, membrane.ECOMPLEXITY, 1 + 200*2 + 5*200},
+		{"admins have their own limit", admin, `query($n: Int) { records(first: $n) { nodes { id type scope } } }`, map[string]any{"n": 300}, "", 1 + 300*4},
+		{"too deep", rd, `{ records { nodes { relations { edges { node { id } } } } } }`, nil, membrane.ECOMPLEXITY, 0},
+		{"too deep through fragments", rd, `{ records { nodes { ...R } } } fragment R on Record { relations { ...E } } fragment E on RelationConnection { edges { node { id } } }`, nil, membrane.ECOMPLEXITY, 0},
+		{"admins may nest deeper", admin, `{ records(first: 1) { nodes { relations(first: 1) { edges { node { id } } } } } }`, nil, "", 0},
+		{"fragments expanded past the limit", admin, fanout.String(), nil, membrane.ECOMPLEXITY, 0},
+		{"fragments expanded past the cap without a cost limit", wr, fanout.String(), nil, membrane.ECOMPLEXITY, 0},
+		{"no limits", wr, `query($n: Int) { records(first: $n) { nodes { relations(first: 500) { edges { node { id } } } } } }`, map[string]any{"n": 500}, "", 0},
+		{"too many tokens", admin, `{ records { nodes { ` + strings.Repeat("id ", 600) + `} } }`, nil, membrane.ECOMPLEXITY, 0},
+		{"introspection is not costed", rd, `{ __schema { types { name fields { name type { name ofType { name ofType { name } } } } } } }`, nil, "", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := admin.db.TxCount()
+			r := tt.c.post(map[string]any{"query": tt.query, "variables": tt.vars})
+			if got := r.code(); got != tt.wantCode {
+				t.Fatalf("code = %q, want %q: %s", got, tt.wantCode, r.body)
+			}
+			if tt.wantCode == membrane.ECOMPLEXITY {
+				if r.status != http.StatusUnprocessableEntity {
+					t.Fatalf("status = %d", r.status)
+				}
+				if n := admin.db.TxCount() - before; n != 0 {
+					t.Fatalf("%d transactions ran", n)
+				}
+			}
+			if tt.wantCost != 0 {
+				cost, _ := r.gql.Extensions["complexity"].(map[string]any)
+				if cost["cost"] != float64(tt.wantCost) {
+					t.Fatalf("extensions.complexity = %v, want cost %d", r.gql.Extensions["complexity"], tt.wantCost)
+				}
+			}
+		})
+	}
+}
+
+// TestPageSizeLimit: a page over membrane.MaxPageSize is BAD_USER_INPUT,
+// not a cost (page sizes are costed at most at the maximum), and runs no
+// Cypher.
+func TestPageSizeLimit(t *testing.T) {
+	c := newClient(t)
+	for _, q := range []string{
+		`{ records(first: 501) { nodes { id } } }`,
+		`{ auditLog(first: 100000) { nodes { id } } }`,
+	} {
+		t.Run(q, func(t *testing.T) {
+			before := c.db.TxCount()
+			c.fail(membrane.EINVALID, q, nil)
+			if n := c.db.TxCount() - before; n != 0 {
+				t.Fatalf("%d transactions ran", n)
+			}
+		})
+	}
+}
+
+// TestPersistedQueries: automatic persisted queries register a query by
+// its hash and run it by the hash alone.
+func TestPersistedQueries(t *testing.T) {
+	c := newClient(t)
+	scope := neo4jtest.Scope(t)
+	q := `query($s: [String!]) { records(filter: {scopes: $s}) { totalCount } }`
+	pq := map[string]any{"persistedQuery": map[string]any{"version": 1, "sha256Hash": graph.QueryHash(q)}}
+	vars := map[string]any{"s": []any{scope}}
+
+	if r := c.post(map[string]any{"extensions": pq, "variables": vars}); r.code() != "PERSISTED_QUERY_NOT_FOUND" {
+		t.Fatalf("unknown hash: %s", r.body)
+	}
+	if r := c.post(map[string]any{"query": q, "extensions": pq, "variables": vars}); r.code() != "" {
+		t.Fatalf("register: %s", r.body)
+	}
+	r := c.post(map[string]any{"extensions": pq, "variables": vars})
+	if r.code() != "" || !strings.Contains(string(r.gql.Data), `"totalCount":0`) {
+		t.Fatalf("by hash: %s", r.body)
+	}
+	wrong := map[string]any{"persistedQuery": map[string]any{"version": 1, "sha256Hash": graph.QueryHash("other")}}
+	if r := c.post(map[string]any{"query": q, "extensions": wrong}); len(r.gql.Errors) == 0 {
+		t.Fatalf("mismatched hash accepted: %s", r.body)
+	}
+}
+
+// TestAllowList: in allow-list mode only registered operations run, by
+// hash or by their exact text; anything else is
+// PERSISTED_QUERY_NOT_ALLOWED (422) and runs no Cypher.
+func TestAllowList(t *testing.T) {
+	allowed := `query($s: [String!]) { records(filter: {scopes: $s}) { totalCount } }`
+	opts := graph.DefaultHandlerOptions()
+	opts.AllowList = map[string]string{graph.QueryHash(allowed): allowed}
+	c := newClientOpts(t, opts)
+	vars := map[string]any{"s": []any{neo4jtest.Scope(t)}}
+	pq := func(q string) map[string]any {
+		return map[string]any{"persistedQuery": map[string]any{"version": 1, "sha256Hash": graph.QueryHash(q)}}
+	}
+	tests := []struct {
+		name string
+		req  map[string]any
+		ok   bool
+	}{
+		{"by hash", map[string]any{"extensions": pq(allowed), "variables": vars}, true},
+		{"by hash with the text", map[string]any{"query": allowed, "extensions": pq(allowed), "variables": vars}, true},
+		{"by exact text", map[string]any{"query": allowed, "variables": vars}, true},
+		{"another text", map[string]any{"query": `{ records { nodes { id } } }`}, false},
+		{"the text reformatted", map[string]any{"query": allowed + " ", "variables": vars}, false},
+		{"an unknown hash", map[string]any{"extensions": pq("{ records { totalCount } }")}, false},
+		{"an allowed hash with another text", map[string]any{"query": `{ records { nodes { id } } }`, "extensions": pq(allowed)}, false},
+		{"introspection", map[string]any{"query": `{ __schema { types { name } } }`}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := c.db.TxCount()
+			r := c.post(tt.req)
+			if tt.ok {
+				if r.code() != "" || !strings.Contains(string(r.gql.Data), "totalCount") {
+					t.Fatalf("refused: %d %s", r.status, r.body)
+				}
+				return
+			}
+			if r.code() != membrane.ENOTALLOWED || r.status != http.StatusUnprocessableEntity {
+				t.Fatalf("got %d %s", r.status, r.body)
+			}
+			if n := c.db.TxCount() - before; n != 0 {
+				t.Fatalf("%d transactions ran", n)
+			}
+		})
+	}
+}
+
+// TestLoadAllowList: the file maps each operation's hash to its text, and
+// a hash that is not its text's is refused.
+func TestLoadAllowList(t *testing.T) {
+	q := `{ records { totalCount } }`
+	tests := []struct {
+		name, content string
+		ok            bool
+	}{
+		{"valid", `{"` + graph.QueryHash(q) + `": "{ records { totalCount } }"}`, true},
+		{"upper-case hash", `{"` + strings.ToUpper(graph.QueryHash(q)) + `": "{ records { totalCount } }"}`, true},
+		{"empty", `{}`, true},
+		{"wrong hash", `{"` + graph.QueryHash("other") + `": "{ records { totalCount } }"}`, false},
+		{"not an object", `["{ records { totalCount } }"]`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "ops.json")
+			if err := os.WriteFile(path, []byte(tt.content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			ops, err := graph.LoadAllowList(path)
+			if (err == nil) != tt.ok {
+				t.Fatalf("err = %v", err)
+			}
+			if tt.ok && ops == nil {
+				t.Fatal("nil allow-list: allow-list mode would be off")
+			}
+			if tt.ok && len(ops) == 1 && ops[graph.QueryHash(q)] != q {
+				t.Fatalf("ops = %v", ops)
+			}
+		})
+	}
+	if _, err := graph.LoadAllowList(filepath.Join(t.TempDir(), "missing.json")); err == nil {
+		t.Fatal("a missing file was accepted")
+	}
+}

@@ -1,0 +1,93 @@
+package graph
+
+import (
+	"time"
+
+	"github.com/membrane/membrane/internal/membrane"
+)
+
+// HandlerOptions configures NewHandler beyond its services: what is served
+// and the limits every request is held to. DefaultHandlerOptions is the
+// development setup; internal/config builds the production one.
+type HandlerOptions struct {
+	// GraphiQL serves the GraphiQL page at /.
+	GraphiQL bool
+	// Introspection answers __schema and __type queries.
+	Introspection bool
+	// Limits bound one operation, by the role of the request's principal.
+	// A role without an entry gets DefaultQueryLimits.
+	Limits map[membrane.Role]QueryLimits
+	// ParserTokenLimit bounds the tokens of a query document, for every
+	// role: it applies while parsing, before the principal's role matters
+	// (0: no limit).
+	ParserTokenLimit int
+	// RateLimits bound the requests of each principal (by actor), by role;
+	// a role without an entry, or with a zero rate, is not limited.
+	RateLimits map[membrane.Role]RateLimit
+	// RateLimitActors bounds how many principals' buckets are kept; the
+	// ones idle longest are dropped first (0: DefaultRateLimitActors).
+	RateLimitActors int
+	// RequestTimeout is the deadline of a GraphQL request, which bounds the
+	// Neo4j transactions it runs (0: none).
+	RequestTimeout time.Duration
+	// MaxBodyBytes bounds a request body (0: MaxBodyBytes).
+	MaxBodyBytes int64
+	// APQCacheSize is how many automatic persisted queries are remembered
+	// (0: automatic persisted queries off).
+	APQCacheSize int
+	// AllowList, when not nil, is allow-list mode: only these operations,
+	// by the hex SHA-256 of their text, run.
+	AllowList map[string]string
+	// CORS answers cross-origin requests from the allowed origins.
+	CORS CORSOptions
+	// Now is the rate limiter's clock (nil: time.Now).
+	Now func() time.Time
+}
+
+// QueryLimits bound one GraphQL operation. Zero fields are not limited.
+type QueryLimits struct {
+	// Complexity is the highest cost (see complexity.go).
+	Complexity int
+	// Depth is the deepest nesting of fields.
+	Depth int
+}
+
+// Defaults of the limits.
+const (
+	DefaultMaxComplexity      = 50_000
+	DefaultMaxDepth           = 15
+	DefaultAdminMaxComplexity = 1_000_000
+	DefaultAdminMaxDepth      = 30
+	DefaultParserTokenLimit   = 20_000
+	DefaultRateLimitActors    = 10_000
+	DefaultAPQCacheSize       = 1000
+	DefaultRequestTimeout     = 30 * time.Second
+)
+
+// DefaultQueryLimits are the limits of a role that has none configured.
+var DefaultQueryLimits = QueryLimits{Complexity: DefaultMaxComplexity, Depth: DefaultMaxDepth}
+
+// DefaultHandlerOptions is the development setup: GraphiQL and
+// introspection on, the default query limits (admins' higher), automatic
+// persisted queries, no rate limit and no CORS.
+func DefaultHandlerOptions() HandlerOptions {
+	return HandlerOptions{
+		GraphiQL:      true,
+		Introspection: true,
+		Limits: map[membrane.Role]QueryLimits{
+			membrane.RoleAdmin: {Complexity: DefaultAdminMaxComplexity, Depth: DefaultAdminMaxDepth},
+		},
+		ParserTokenLimit: DefaultParserTokenLimit,
+		RequestTimeout:   DefaultRequestTimeout,
+		MaxBodyBytes:     MaxBodyBytes,
+		APQCacheSize:     DefaultAPQCacheSize,
+	}
+}
+
+// limitsFor returns the query limits of role.
+func (o HandlerOptions) limitsFor(role membrane.Role) QueryLimits {
+	if l, ok := o.Limits[role]; ok {
+		return l
+	}
+	return DefaultQueryLimits
+}

@@ -1,0 +1,83 @@
+package graph
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/membrane/membrane/internal/membrane"
+	"github.com/membrane/membrane/internal/ratelimit"
+)
+
+// limitBody refuses a request body over n bytes with 413
+// PAYLOAD_TOO_LARGE. The body is read here, whole, so the refusal is a
+// coded error whether or not the client announced the length; a GraphQL
+// transport reading past a limit itself would only see a broken body.
+func limitBody(n int64, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tooLarge := func() {
+			writeError(w, http.StatusRequestEntityTooLarge, membrane.ETOOLARGE,
+				fmt.Sprintf("the request body exceeds the limit of %d bytes", n))
+		}
+		if r.ContentLength > n {
+			tooLarge()
+			return
+		}
+		if r.Body != nil && r.Body != http.NoBody {
+			b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, n))
+			if err != nil {
+				var mbe *http.MaxBytesError
+				if errors.As(err, &mbe) {
+					tooLarge()
+					return
+				}
+				writeError(w, http.StatusBadRequest, membrane.EINVALID, "could not read the request body")
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(b))
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// withDeadline gives the execution of an operation (each event of a
+// subscription) a deadline of d. The Neo4j store bounds every transaction
+// by the time its context has left, so the database itself abandons the
+// work of a request that ran out of time, and the resolver that waited
+// reports TIMEOUT. It wraps gqlgen's responses rather than the HTTP
+// request: gqlgen answers a request whose context has ended with no body
+// at all, and a timed-out request must get its coded error.
+func withDeadline(d time.Duration) graphql.ResponseMiddleware {
+	return func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+		ctx, cancel := context.WithTimeout(ctx, d)
+		defer cancel()
+		return next(ctx)
+	}
+}
+
+// requestLimits holds an authenticated request to o's rate limit, then
+// its body size: a request refused by its rate costs no body read.
+func requestLimits(o HandlerOptions, next http.Handler) http.Handler {
+	body := o.MaxBodyBytes
+	if body <= 0 {
+		body = MaxBodyBytes
+	}
+	h := limitBody(body, next)
+	if len(o.RateLimits) == 0 {
+		return h
+	}
+	now := o.Now
+	if now == nil {
+		now = time.Now
+	}
+	actors := o.RateLimitActors
+	if actors <= 0 {
+		actors = DefaultRateLimitActors
+	}
+	return rateLimit(ratelimit.New(actors, now), o.RateLimits, h)
+}

@@ -1,0 +1,231 @@
+package graph_test
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/membrane/membrane/graph"
+	"github.com/membrane/membrane/internal/membrane"
+)
+
+// clock is a settable test clock.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// TestRateLimit: each principal has its role's token bucket, keyed by its
+// actor; over it, a request is 429 RATE_LIMITED with Retry-After (whole
+// seconds, rounded up) and runs nothing.
+func TestRateLimit(t *testing.T) {
+	writer := func() membrane.Principal {
+		return membrane.Principal{Actor: "writer-" + membrane.NewID(), Role: membrane.RoleWriter,
+			MaxSensitivity: membrane.SensitivityLow, Scopes: []string{"nothing"}}
+	}
+	w1, w2 := writer(), writer()
+	clk := &clock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	opts := graph.DefaultHandlerOptions()
+	opts.RateLimits = map[membrane.Role]graph.RateLimit{membrane.RoleWriter: {Rate: 0.3, Burst: 2}}
+	opts.Now = clk.Now
+	admin := newClientOpts(t, opts, w1, w2)
+	a, b := admin.as(w1.Actor), admin.as(w2.Actor)
+	q := map[string]any{"query": `{ records(first: 0) { nodes { id } } }`}
+
+	steps := []struct {
+		name       string
+		c          *client
+		advance    time.Duration
+		wantStatus int
+		wantRetry  string
+	}{
+		{"first of the burst", a, 0, http.StatusOK, ""},
+		{"second of the burst", a, 0, http.StatusOK, ""},
+		{"over the burst", a, 0, http.StatusTooManyRequests, "4"}, // 1 / 0.3 = 3.33 s
+		{"another principal has its own bucket", b, 0, http.StatusOK, ""},
+		{"a role without a limit", admin, 0, http.StatusOK, ""},
+		{"still waiting", a, 3 * time.Second, http.StatusTooManyRequests, "1"},
+		{"refilled", a, 400 * time.Millisecond, http.StatusOK, ""},
+		{"empty again", a, 0, http.StatusTooManyRequests, "4"},
+	}
+	for _, s := range steps {
+		t.Run(s.name, func(t *testing.T) {
+			clk.advance(s.advance)
+			before := admin.db.TxCount()
+			r := s.c.post(q)
+			if r.status != s.wantStatus {
+				t.Fatalf("status = %d: %s", r.status, r.body)
+			}
+			if got := r.header.Get("Retry-After"); got != s.wantRetry {
+				t.Fatalf("Retry-After = %q, want %q", got, s.wantRetry)
+			}
+			if s.wantStatus == http.StatusTooManyRequests {
+				if r.code() != membrane.ERATELIMITED {
+					t.Fatalf("code = %q", r.code())
+				}
+				if n := admin.db.TxCount() - before; n != 0 {
+					t.Fatalf("%d transactions ran", n)
+				}
+			}
+		})
+	}
+}
+
+// TestBodyLimit: a body over the limit is 413 PAYLOAD_TOO_LARGE whether or
+// not its length was announced.
+func TestBodyLimit(t *testing.T) {
+	opts := graph.DefaultHandlerOptions()
+	opts.MaxBodyBytes = 1000
+	c := newClientOpts(t, opts)
+	small := `{"query": "{ records(first: 0) { nodes { id } } }"}`
+	large := `{"query": "{ records(first: 0) { nodes { id } } }", "variables": {"pad": "` + strings.Repeat("x", 2000) + `"}}`
+	// unsized hides a body's length, so the request is sent chunked.
+	unsized := func(s string) io.Reader { return io.MultiReader(strings.NewReader(s)) }
+	tests := []struct {
+		name   string
+		body   io.Reader
+		status int
+	}{
+		{"under the limit", bytes.NewReader([]byte(small)), http.StatusOK},
+		{"over the limit", bytes.NewReader([]byte(large)), http.StatusRequestEntityTooLarge},
+		{"under the limit, chunked", unsized(small), http.StatusOK},
+		{"over the limit, chunked", unsized(large), http.StatusRequestEntityTooLarge},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := c.send(http.MethodPost, "/graphql", tt.body, map[string]string{"Content-Type": "application/json"})
+			if r.status != tt.status {
+				t.Fatalf("status = %d: %s", r.status, r.body)
+			}
+			if tt.status == http.StatusRequestEntityTooLarge && r.code() != membrane.ETOOLARGE {
+				t.Fatalf("code = %q", r.code())
+			}
+		})
+	}
+}
+
+// TestRequestTimeout: a request's deadline reaches the store; one that
+// has passed before the store is reached is TIMEOUT and begins no
+// transaction.
+func TestRequestTimeout(t *testing.T) {
+	opts := graph.DefaultHandlerOptions()
+	opts.RequestTimeout = time.Nanosecond
+	c := newClientOpts(t, opts)
+	before := c.db.TxCount()
+	r := c.post(map[string]any{"query": `{ records { nodes { id } } }`})
+	if r.code() != membrane.ETIMEOUT {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+	if n := c.db.TxCount() - before; n != 0 {
+		t.Fatalf("%d transactions ran", n)
+	}
+}
+
+// TestDevAndProductionSurface: GraphiQL and introspection are on by
+// default (development) and can each be turned off.
+func TestDevAndProductionSurface(t *testing.T) {
+	introspect := map[string]any{"query": `{ __schema { queryType { name } } }`}
+	tests := []struct {
+		name                    string
+		graphiql, introspection bool
+	}{
+		{"development", true, true},
+		{"production", false, false},
+		{"production with introspection", false, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			opts := graph.DefaultHandlerOptions()
+			opts.GraphiQL, opts.Introspection = tt.graphiql, tt.introspection
+			c := newClientOpts(t, opts)
+			page := c.send(http.MethodGet, "/", nil, nil)
+			if got := page.status == http.StatusOK && bytes.Contains(bytes.ToLower(page.body), []byte("graphiql")); got != tt.graphiql {
+				t.Fatalf("GraphiQL served = %v (status %d)", got, page.status)
+			}
+			r := c.post(introspect)
+			if got := r.code() == "" && strings.Contains(string(r.gql.Data), `"Query"`); got != tt.introspection {
+				t.Fatalf("introspection answered = %v: %s", got, r.body)
+			}
+			if !tt.introspection && (r.code() != membrane.EFORBIDDEN || r.status != http.StatusUnprocessableEntity) {
+				t.Fatalf("refused introspection with %d %s", r.status, r.body)
+			}
+			typename := c.post(map[string]any{"query": `{ __typename }`})
+			if typename.code() != "" {
+				t.Fatalf("__typename refused: %s", typename.body)
+			}
+		})
+	}
+}
+
+// TestCORS: preflights from allowed origins are answered with the allowed
+// methods and headers; other origins get no CORS headers, and their
+// preflights are 403.
+func TestCORS(t *testing.T) {
+	opts := graph.DefaultHandlerOptions()
+	opts.CORS = graph.CORSOptions{AllowedOrigins: []string{"https://app.example"}, AllowCredentials: true, MaxAge: 10 * time.Minute}
+	c := newClientOpts(t, opts)
+	preflight := func(origin string) httpResult {
+		return c.send(http.MethodOptions, "/graphql", nil, map[string]string{"Origin": origin,
+			"Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "authorization, content-type, x-membrane-scopes"})
+	}
+
+	t.Run("preflight from an allowed origin", func(t *testing.T) {
+		r := preflight("https://app.example")
+		h := r.header
+		if r.status != http.StatusNoContent || h.Get("Access-Control-Allow-Origin") != "https://app.example" ||
+			h.Get("Access-Control-Allow-Credentials") != "true" || h.Get("Access-Control-Max-Age") != "600" {
+			t.Fatalf("%d %v", r.status, h)
+		}
+		for _, want := range []string{"Authorization", "Content-Type", graph.HeaderMaxSensitivity, graph.HeaderScopes} {
+			if !strings.Contains(h.Get("Access-Control-Allow-Headers"), want) {
+				t.Fatalf("allowed headers %q lack %s", h.Get("Access-Control-Allow-Headers"), want)
+			}
+		}
+		if !strings.Contains(h.Get("Access-Control-Allow-Methods"), "POST") {
+			t.Fatalf("allowed methods %q", h.Get("Access-Control-Allow-Methods"))
+		}
+	})
+	t.Run("preflight from another origin", func(t *testing.T) {
+		r := preflight("https://evil.example")
+		if r.status != http.StatusForbidden || r.code() != membrane.EFORBIDDEN || r.header.Get("Access-Control-Allow-Origin") != "" {
+			t.Fatalf("%d %v %s", r.status, r.header, r.body)
+		}
+	})
+	t.Run("request from an allowed origin", func(t *testing.T) {
+		r := c.send(http.MethodPost, "/graphql", strings.NewReader(`{"query": "{ records(first: 0) { nodes { id } } }"}`),
+			map[string]string{"Origin": "https://app.example", "Content-Type": "application/json"})
+		if r.status != http.StatusOK || r.header.Get("Access-Control-Allow-Origin") != "https://app.example" {
+			t.Fatalf("%d %v", r.status, r.header)
+		}
+	})
+	t.Run("request from another origin", func(t *testing.T) {
+		r := c.send(http.MethodPost, "/graphql", strings.NewReader(`{"query": "{ records(first: 0) { nodes { id } } }"}`),
+			map[string]string{"Origin": "https://evil.example", "Content-Type": "application/json"})
+		if r.header.Get("Access-Control-Allow-Origin") != "" {
+			t.Fatalf("%v", r.header)
+		}
+	})
+	t.Run("off by default", func(t *testing.T) {
+		d := newClient(t)
+		r := d.send(http.MethodOptions, "/graphql", nil, map[string]string{"Origin": "https://app.example", "Access-Control-Request-Method": "POST"})
+		if r.header.Get("Access-Control-Allow-Origin") != "" {
+			t.Fatalf("%v", r.header)
+		}
+	})
+}

@@ -1,0 +1,145 @@
+package config_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/membrane/membrane/internal/config"
+	"github.com/membrane/membrane/internal/membrane"
+)
+
+func TestLoadHTTPAndLimits(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "membrane.yaml")
+	yaml := `mode: production
+introspection: true
+request_timeout: 5s
+max_body_bytes: 2048
+cors:
+  allowed_origins: [https://app.example]
+  allow_credentials: true
+limits:
+  complexity: 1000
+  rate: 5
+  burst: 10
+  roles:
+    reader:
+      complexity: 200
+      rate: 1
+persisted_queries:
+  allow_list: /etc/membrane/ops.json
+`
+	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		env  map[string]string
+		// want checks the loaded configuration.
+		want func(t *testing.T, c config.Config)
+	}{
+		{"dev defaults", nil, nil, func(t *testing.T, c config.Config) {
+			if c.Mode != "dev" || !c.GraphiQLOn() || !c.IntrospectionOn() || c.RequestTimeout != 30*time.Second ||
+				c.MaxBodyBytes != membrane.MaxPayloadBytes+1<<20 || c.PersistedQueries.CacheSize != 1000 || c.Limits.Tokens != 20000 {
+				t.Fatalf("%+v", c)
+			}
+			if got := c.LimitsFor(membrane.RoleWriter); got != (config.RoleLimit{Complexity: 50000, Depth: 15, Rate: 50, Burst: 100}) {
+				t.Fatalf("writer %+v", got)
+			}
+			if got := c.LimitsFor(membrane.RoleAdmin); got != (config.RoleLimit{Complexity: 1000000, Depth: 30, Rate: 500, Burst: 1000}) {
+				t.Fatalf("admin %+v", got)
+			}
+		}},
+		{"production turns GraphiQL and introspection off", nil, map[string]string{"MEMBRANE_MODE": "production"}, func(t *testing.T, c config.Config) {
+			if c.GraphiQLOn() || c.IntrospectionOn() {
+				t.Fatalf("%+v", c)
+			}
+		}},
+		{"each can be turned back on", []string{"-mode", "production"}, map[string]string{"MEMBRANE_GRAPHIQL": "true"}, func(t *testing.T, c config.Config) {
+			if !c.GraphiQLOn() || c.IntrospectionOn() {
+				t.Fatalf("%+v", c)
+			}
+		}},
+		{"dev with introspection off", nil, map[string]string{"MEMBRANE_INTROSPECTION": "false"}, func(t *testing.T, c config.Config) {
+			if !c.GraphiQLOn() || c.IntrospectionOn() {
+				t.Fatalf("%+v", c)
+			}
+		}},
+		{"file", []string{"-config", file}, nil, func(t *testing.T, c config.Config) {
+			if c.GraphiQLOn() || !c.IntrospectionOn() || c.RequestTimeout != 5*time.Second || c.MaxBodyBytes != 2048 ||
+				!c.CORS.AllowCredentials || len(c.CORS.AllowedOrigins) != 1 || c.PersistedQueries.AllowList != "/etc/membrane/ops.json" {
+				t.Fatalf("%+v", c)
+			}
+			if got := c.LimitsFor(membrane.RoleReader); got != (config.RoleLimit{Complexity: 200, Depth: 15, Rate: 1, Burst: 10}) {
+				t.Fatalf("reader %+v", got)
+			}
+			if got := c.LimitsFor(membrane.RoleWriter); got != (config.RoleLimit{Complexity: 1000, Depth: 15, Rate: 5, Burst: 10}) {
+				t.Fatalf("writer %+v", got)
+			}
+			if got := c.LimitsFor(membrane.RoleAdmin); got.Complexity != 1000000 {
+				t.Fatalf("admin %+v: the file did not name admin, its defaults stay", got)
+			}
+		}},
+		{"env", nil, map[string]string{"MEMBRANE_MAX_COMPLEXITY": "10", "MEMBRANE_MAX_DEPTH": "4", "MEMBRANE_MAX_TOKENS": "99",
+			"MEMBRANE_RATE_LIMIT": "2.5", "MEMBRANE_RATE_BURST": "3", "MEMBRANE_ADMIN_MAX_COMPLEXITY": "20", "MEMBRANE_ADMIN_RATE_LIMIT": "0",
+			"MEMBRANE_REQUEST_TIMEOUT": "1m", "MEMBRANE_MAX_BODY_BYTES": "100", "MEMBRANE_CORS_ALLOWED_ORIGINS": "https://a, https://b",
+			"MEMBRANE_TLS_CERT_FILE": "c.pem", "MEMBRANE_TLS_KEY_FILE": "k.pem", "MEMBRANE_PERSISTED_QUERIES_CACHE_SIZE": "0"},
+			func(t *testing.T, c config.Config) {
+				if got := c.LimitsFor(membrane.RoleReader); got != (config.RoleLimit{Complexity: 10, Depth: 4, Rate: 2.5, Burst: 3}) {
+					t.Fatalf("reader %+v", got)
+				}
+				if got := c.LimitsFor(membrane.RoleAdmin); got != (config.RoleLimit{Complexity: 20, Depth: 30, Rate: 0, Burst: 1000}) {
+					t.Fatalf("admin %+v", got)
+				}
+				if c.Limits.Tokens != 99 || c.RequestTimeout != time.Minute || c.MaxBodyBytes != 100 || len(c.CORS.AllowedOrigins) != 2 ||
+					c.CORS.AllowedOrigins[1] != "https://b" || c.TLSCertFile != "c.pem" || c.TLSKeyFile != "k.pem" || c.PersistedQueries.CacheSize != 0 {
+					t.Fatalf("%+v", c)
+				}
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := config.Load(tt.args, env(tt.env))
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.want(t, c)
+		})
+	}
+}
+
+func TestLoadRejectsBadHTTPValues(t *testing.T) {
+	for name, e := range map[string]map[string]string{
+		"mode":                    {"MEMBRANE_MODE": "staging"},
+		"graphiql not a bool":     {"MEMBRANE_GRAPHIQL": "maybe"},
+		"negative timeout":        {"MEMBRANE_REQUEST_TIMEOUT": "-1s"},
+		"zero body":               {"MEMBRANE_MAX_BODY_BYTES": "0"},
+		"cert without key":        {"MEMBRANE_TLS_CERT_FILE": "c.pem"},
+		"wildcard with cookies":   {"MEMBRANE_CORS_ALLOWED_ORIGINS": "*", "MEMBRANE_CORS_ALLOW_CREDENTIALS": "true"},
+		"negative complexity":     {"MEMBRANE_MAX_COMPLEXITY": "-1"},
+		"rate not a number":       {"MEMBRANE_RATE_LIMIT": "fast"},
+		"negative rate":           {"MEMBRANE_RATE_LIMIT": "-1"},
+		"rate without burst":      {"MEMBRANE_RATE_BURST": "0"},
+		"negative admin depth":    {"MEMBRANE_ADMIN_MAX_DEPTH": "-3"},
+		"admin rate not a number": {"MEMBRANE_ADMIN_RATE_LIMIT": "fast"},
+		"negative cache":          {"MEMBRANE_PERSISTED_QUERIES_CACHE_SIZE": "-1"},
+		"complexity not a number": {"MEMBRANE_MAX_COMPLEXITY": "lots"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if _, err := config.Load(nil, env(e)); err == nil {
+				t.Fatal("want an error")
+			}
+		})
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "membrane.yaml")
+	if err := os.WriteFile(file, []byte("limits:\n  roles:\n    root: {complexity: 1}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := config.Load([]string{"-config", file}, env(nil)); err == nil {
+		t.Fatal("an unknown role was accepted")
+	}
+}

@@ -1,0 +1,103 @@
+package ratelimit_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/membrane/membrane/internal/ratelimit"
+)
+
+func TestBucketTake(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) time.Time { return t0.Add(d) }
+	type take struct {
+		at    time.Time
+		ok    bool
+		retry time.Duration
+	}
+	tests := []struct {
+		name  string
+		limit ratelimit.Limit
+		takes []take
+	}{
+		{"unlimited", ratelimit.Limit{}, []take{{t0, true, 0}, {t0, true, 0}, {t0, true, 0}}},
+		{"a new bucket is full", ratelimit.Limit{Rate: 1, Burst: 3}, []take{
+			{t0, true, 0}, {t0, true, 0}, {t0, true, 0}, {t0, false, time.Second}}},
+		{"refills at the rate", ratelimit.Limit{Rate: 2, Burst: 1}, []take{
+			{t0, true, 0}, {t0, false, 500 * time.Millisecond},
+			{at(250 * time.Millisecond), false, 250 * time.Millisecond},
+			{at(500 * time.Millisecond), true, 0}}},
+		{"never above burst", ratelimit.Limit{Rate: 10, Burst: 2}, []take{
+			{t0, true, 0}, {at(time.Hour), true, 0}, {at(time.Hour), true, 0},
+			{at(time.Hour), false, 100 * time.Millisecond}}},
+		{"burst below one is one", ratelimit.Limit{Rate: 1, Burst: 0}, []take{
+			{t0, true, 0}, {t0, false, time.Second}}},
+		{"slow rate waits long", ratelimit.Limit{Rate: 0.1, Burst: 1}, []take{
+			{t0, true, 0}, {at(time.Second), false, 9 * time.Second}}},
+		{"a clock going back refills nothing", ratelimit.Limit{Rate: 1, Burst: 1}, []take{
+			{at(time.Minute), true, 0}, {t0, false, time.Second}, {at(time.Minute + time.Second), true, 0}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b ratelimit.Bucket
+			for i, tk := range tt.takes {
+				ok, retry := b.Take(tt.limit, tk.at)
+				if ok != tk.ok || retry != tk.retry {
+					t.Fatalf("take %d = %v, %v; want %v, %v", i, ok, retry, tk.ok, tk.retry)
+				}
+			}
+		})
+	}
+}
+
+func TestLimiterIsBounded(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	one := ratelimit.Limit{Rate: 1, Burst: 1}
+	tests := []struct {
+		name string
+		run  func(t *testing.T, l *ratelimit.Limiter)
+	}{
+		{"keys have their own buckets", func(t *testing.T, l *ratelimit.Limiter) {
+			for _, k := range []string{"a", "b", "c"} {
+				if ok, _ := l.Allow(k, one); !ok {
+					t.Fatalf("%s refused", k)
+				}
+			}
+			if ok, _ := l.Allow("a", one); ok {
+				t.Fatal("a's second request allowed")
+			}
+		}},
+		{"holds at most its size", func(t *testing.T, l *ratelimit.Limiter) {
+			for i := range 1000 {
+				l.Allow(fmt.Sprint("actor-", i), one)
+			}
+			if n := l.Len(); n != 3 {
+				t.Fatalf("%d buckets", n)
+			}
+		}},
+		{"drops the bucket idle longest", func(t *testing.T, l *ratelimit.Limiter) {
+			l.Allow("a", one)
+			l.Allow("b", one)
+			l.Allow("c", one)
+			l.Allow("a", one) // a is now the most recent; b is idle longest
+			l.Allow("d", one) // drops b
+			if ok, _ := l.Allow("a", one); ok {
+				t.Fatal("a's bucket was dropped")
+			}
+			if ok, _ := l.Allow("b", one); !ok {
+				t.Fatal("b's bucket was kept")
+			}
+		}},
+		{"unlimited keys take no bucket", func(t *testing.T, l *ratelimit.Limiter) {
+			l.Allow("a", ratelimit.Limit{})
+			if n := l.Len(); n != 0 {
+				t.Fatalf("%d buckets", n)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { tt.run(t, ratelimit.New(3, clock)) })
+	}
+}
