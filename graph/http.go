@@ -72,7 +72,8 @@ func NewHandler(r *Resolver, db Pinger, keys *membrane.Keyring, log *slog.Logger
 
 	mux := http.NewServeMux()
 	if o.GraphiQL {
-		mux.Handle("/", playground.Handler("Membrane", "/graphql"))
+		// Exactly "/": other unknown paths (a /metrics served elsewhere) are 404.
+		mux.Handle("/{$}", playground.Handler("Membrane", "/graphql"))
 	}
 	mux.Handle("/graphql", authenticate(keys, requestLimits(o, srv)))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {

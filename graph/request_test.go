@@ -158,6 +158,10 @@ func TestDevAndProductionSurface(t *testing.T) {
 			if got := page.status == http.StatusOK && bytes.Contains(bytes.ToLower(page.body), []byte("graphiql")); got != tt.graphiql {
 				t.Fatalf("GraphiQL served = %v (status %d)", got, page.status)
 			}
+			// GraphiQL is at "/" only; any other unknown path is 404.
+			if other := c.send(http.MethodGet, "/metricz", nil, nil); other.status != http.StatusNotFound {
+				t.Fatalf("GET /metricz: status %d, want 404", other.status)
+			}
 			r := c.post(introspect)
 			if got := r.code() == "" && strings.Contains(string(r.gql.Data), `"Query"`); got != tt.introspection {
 				t.Fatalf("introspection answered = %v: %s", got, r.body)

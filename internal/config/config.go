@@ -33,7 +33,8 @@ type Config struct {
 	DefaultSensitivity string `yaml:"default_sensitivity"`
 	// ReinforcementGain is the default salience gain of reinforce.
 	ReinforcementGain float64 `yaml:"reinforcement_gain"`
-	// LogFormat is "text" or "json".
+	// LogFormat is "text" or "json"; unset, json in production mode and
+	// text in dev.
 	LogFormat string `yaml:"log_format"`
 	// LogLevel is debug, info, warn or error.
 	LogLevel string `yaml:"log_level"`
@@ -295,7 +296,6 @@ func Default() Config {
 		DefaultSensitivity: string(membrane.SensitivityLow),
 		Encryption:         Encryption{From: string(membrane.SensitivityHigh)},
 		ReinforcementGain:  0.1,
-		LogFormat:          "text",
 		LogLevel:           "info",
 		MetricsEnabled:     true,
 		ShutdownTimeout:    20 * time.Second,
@@ -500,6 +500,12 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 	}
 	if _, err := c.Policy(); err != nil {
 		return c, err
+	}
+	if c.LogFormat == "" {
+		c.LogFormat = "text"
+		if c.Mode == ModeProduction {
+			c.LogFormat = "json"
+		}
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		return c, fmt.Errorf("log_format must be text or json, got %q", c.LogFormat)

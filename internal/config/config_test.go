@@ -230,3 +230,26 @@ func TestLoadObservability(t *testing.T) {
 		})
 	}
 }
+
+func TestLogFormatFollowsMode(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		env  map[string]string
+		want string
+	}{
+		{"dev default", nil, "text"},
+		{"production default", map[string]string{"MEMBRANE_MODE": "production"}, "json"},
+		{"production, text asked for", map[string]string{"MEMBRANE_MODE": "production", "MEMBRANE_LOG_FORMAT": "text"}, "text"},
+		{"dev, json asked for", map[string]string{"MEMBRANE_LOG_FORMAT": "json"}, "json"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := config.Load(nil, env(tt.env))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.LogFormat != tt.want {
+				t.Fatalf("log format %q, want %q", c.LogFormat, tt.want)
+			}
+		})
+	}
+}
