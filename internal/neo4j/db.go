@@ -151,8 +151,16 @@ func (db *DB) Ping(ctx context.Context) error {
 	return err
 }
 
+// session opens a session that shares the process's bookmark manager, so
+// that in a Neo4j cluster (neo4j:// routing, reads served by followers)
+// every transaction of this process sees at least what the ones before it
+// saw or wrote: a request reads its own writes, and a subscription that
+// learned the change feed's head from one member never reads the entries
+// up to it from a member that has not applied them yet (it would skip
+// them). On a single instance the bookmarks are always satisfied.
 func (db *DB) session(ctx context.Context, mode neo4j.AccessMode) neo4j.SessionWithContext {
-	return db.driver.NewSession(ctx, neo4j.SessionConfig{AccessMode: mode, DatabaseName: db.database})
+	return db.driver.NewSession(ctx, neo4j.SessionConfig{AccessMode: mode, DatabaseName: db.database,
+		BookmarkManager: db.driver.ExecuteQueryBookmarkManager()})
 }
 
 // read runs fn in a managed read transaction (retried on transient errors).
