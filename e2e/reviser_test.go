@@ -20,6 +20,8 @@ type reviser struct {
 	n    int
 	// pool holds this client's active records: the targets of its revisions.
 	pool []string
+	// ops, when set, restricts the mutations step chooses from.
+	ops []string
 }
 
 func newReviser(srv *server, sc string, l *ledger, seed uint64) *reviser {
@@ -55,7 +57,11 @@ func (w *reviser) fact() map[string]any {
 func (w *reviser) step(ctx context.Context) (string, gqlResponse, error) {
 	op := "create"
 	if len(w.pool) >= 3 {
-		op = []string{"create", "reinforce", "reinforce", "supersede", "supersede", "fork", "retract", "contest", "merge"}[w.rng.IntN(9)]
+		ops := w.ops
+		if ops == nil {
+			ops = []string{"create", "reinforce", "reinforce", "supersede", "supersede", "fork", "retract", "contest", "merge"}
+		}
+		op = ops[w.rng.IntN(len(ops))]
 	}
 	var (
 		query   string
