@@ -33,6 +33,14 @@ func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 			}
 			return gqlErr
 		}
+		if gqlErr != nil && argumentsFailed(ctx) {
+			// A value gqlgen could not coerce to an argument's type (a
+			// DateTime that does not parse, a JSONObject that is not an
+			// object): the validator checks only the shape of custom
+			// scalars, so these surface here, as the client's error.
+			return &gqlerror.Error{Message: gqlErr.Message, Path: gqlErr.Path,
+				Extensions: map[string]any{"code": membrane.EINVALID}}
+		}
 		code := membrane.ErrorCode(err)
 		if code == membrane.EINTERNAL || code == membrane.EUNAVAILABLE {
 			log.ErrorContext(ctx, "request failed", "code", code, "err", err,
@@ -48,4 +56,13 @@ func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 			Extensions: ext,
 		}
 	}
+}
+
+// argumentsFailed reports whether the error being presented comes from
+// coercing the current field's arguments: the field takes arguments, but
+// gqlgen never stored them (it stores a non-nil map before any resolver
+// runs, so a resolver's error never matches).
+func argumentsFailed(ctx context.Context) bool {
+	fc := graphql.GetFieldContext(ctx)
+	return fc != nil && fc.Field.Field != nil && len(fc.Field.Arguments) > 0 && fc.Args == nil
 }
