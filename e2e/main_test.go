@@ -155,6 +155,15 @@ func newEncryptionKey(t testing.TB) string {
 // then SIGKILL) when the test ends.
 func startServer(t testing.TB, opts serverOptions) *server {
 	t.Helper()
+	s := launchServer(t, opts)
+	s.ready()
+	return s
+}
+
+// launchServer starts membrane with opts without waiting for it (see
+// ready), so that a test can start several at once.
+func launchServer(t testing.TB, opts serverOptions) *server {
+	t.Helper()
 	if opts.port == 0 {
 		opts.port = freePort(t)
 	}
@@ -201,7 +210,13 @@ func (s *server) start() {
 		_ = cmd.Wait()
 		close(exited)
 	}(s.exited)
+}
 
+// ready waits until the server logged "membrane listening" and /healthz
+// answers.
+func (s *server) ready() {
+	t := s.t
+	t.Helper()
 	deadline := time.After(2 * time.Minute)
 	select {
 	case <-s.logs.found:
@@ -266,6 +281,7 @@ func (s *server) stop() {
 func (s *server) restart() {
 	s.t.Helper()
 	s.start()
+	s.ready()
 }
 
 // httpClient keeps enough idle connections for 32 concurrent clients and

@@ -68,8 +68,15 @@ func (n *localNeo4j) run(t *testing.T, cmd string) {
 // process serves again, with the data written before the outage intact.
 func TestNeo4jOutage(t *testing.T) {
 	neo := startLocalNeo4j(t)
-	srv := startServer(t, serverOptions{neo4jURI: neo.uri(), apiKey: "e2e-key-" + membrane.NewID(),
+	// Two processes start at once on the fresh database, as replicas do:
+	// both create the schema, which deadlocks in Neo4j, and both must
+	// come up (Migrate retries transient failures).
+	srv := launchServer(t, serverOptions{neo4jURI: neo.uri(), apiKey: "e2e-key-" + membrane.NewID(),
 		encryptionKey: newEncryptionKey(t)})
+	replica := launchServer(t, serverOptions{neo4jURI: neo.uri()})
+	srv.ready()
+	replica.ready()
+	replica.stop()
 	sc := scope(t)
 
 	var before struct{ CreateRecord struct{ ID string } }

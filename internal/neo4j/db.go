@@ -66,12 +66,14 @@ func Open(ctx context.Context, c Config) (*DB, error) {
 		cfg.SocketConnectTimeout = 2 * time.Second
 		// A borrow waits this long for a free pooled connection under load.
 		cfg.ConnectionAcquisitionTimeout = 5 * time.Second
-		// The driver sleeps ~2 s (1 s doubled, ±20 %) before its first retry
-		// and checks this bound before each sleep, so 1 s means exactly one
-		// retry: enough for a deadlock or a dead pooled connection, and a
-		// refused connection fails after ~2 s. Dead pooled connections are
-		// retried at once, without sleeping, whatever this says.
-		cfg.MaxTransactionRetryTime = time.Second
+		// The driver sleeps 1.8-2.2 s before its first retry and checks
+		// this bound before each sleep: with 1.5 s a refused connection
+		// fails after ~2 s (two attempts), and a transaction that fails
+		// transiently (a deadlock) within 1.5 s is retried once. One
+		// failing later is not retried: the client gets UNAVAILABLE and
+		// retries. Dead pooled connections are retried at once, without
+		// sleeping, whatever this says. Migrate retries on its own.
+		cfg.MaxTransactionRetryTime = 1500 * time.Millisecond
 	})
 	if err != nil {
 		return nil, fmt.Errorf("neo4j driver for %s: %w", c.URI, err)
@@ -110,20 +112,39 @@ func (db *DB) TxCount() int64 { return db.txCount.Load() }
 // and waits for the indexes to come online.
 func (db *DB) Migrate(ctx context.Context) error {
 	for _, stmt := range cypher.Statements("schema") {
-		if _, err := neo4j.ExecuteQuery(ctx, db.driver, stmt, nil, neo4j.EagerResultTransformer,
-			neo4j.ExecuteQueryWithDatabase(db.database)); err != nil {
+		if err := db.schemaStatement(ctx, stmt); err != nil {
 			return fmt.Errorf("apply schema: %w", err)
 		}
 	}
-	_, err := neo4j.ExecuteQuery(ctx, db.driver, "CALL db.awaitIndexes(300)", nil, neo4j.EagerResultTransformer,
-		neo4j.ExecuteQueryWithDatabase(db.database))
-	if err != nil {
+	if err := db.schemaStatement(ctx, "CALL db.awaitIndexes(300)"); err != nil {
 		return fmt.Errorf("await indexes: %w", err)
 	}
 	if err := db.backfillEntityTerms(ctx); err != nil {
 		return fmt.Errorf("backfill entity terms: %w", err)
 	}
 	return nil
+}
+
+// schemaStatement runs one statement of Migrate, retrying transient
+// failures and lost races until ctx ends. Processes that start together on
+// a fresh database (replicas, the test packages) create the same indexes at
+// once: they deadlock, or both pass IF NOT EXISTS and one commit fails
+// (CONFLICT; run again, the statement finds the index and does nothing).
+// The driver's own retries are kept short for requests (see Open), too
+// short for a schema change that takes seconds.
+func (db *DB) schemaStatement(ctx context.Context, stmt string) error {
+	for {
+		_, err := neo4j.ExecuteQuery(ctx, db.driver, stmt, nil, neo4j.EagerResultTransformer,
+			neo4j.ExecuteQueryWithDatabase(db.database))
+		if code := membrane.ErrorCode(mapError(err)); err == nil || (code != membrane.EUNAVAILABLE && code != membrane.ECONFLICT) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
 }
 
 // Ping reports whether Neo4j answers a query.
@@ -237,6 +258,12 @@ func mapError(err error) error {
 		switch ne.Code {
 		case "Neo.ClientError.Schema.ConstraintValidationFailed":
 			return &membrane.Error{Code: membrane.ECONFLICT, Message: "a record with this id already exists"}
+		case "Neo.ClientError.Schema.EquivalentSchemaRuleAlreadyExists",
+			"Neo.ClientError.Schema.IndexAlreadyExists",
+			"Neo.ClientError.Schema.ConstraintAlreadyExists":
+			// CREATE ... IF NOT EXISTS racing the same statement of another
+			// process: the check passed in both, one commit lost.
+			return fmt.Errorf("%w: %w", membrane.Errorf(membrane.ECONFLICT, "a concurrent schema change created it first"), err)
 		case "Neo.ClientError.Transaction.TransactionTimedOut",
 			"Neo.ClientError.Transaction.TransactionTimedOutClientConfiguration":
 			return fmt.Errorf("%w: %w", membrane.Errorf(membrane.EUNAVAILABLE, "the database timed out"), err)
