@@ -84,6 +84,9 @@ func FuzzGraphQLRequest(f *testing.F) {
 		{query: `{ retrieve(input: {query: "postgres OR (pool AND \"x\"~2)^3 *", scopes: ["` + fuzzScope + `"]}) { hits { score } } }`},
 		{query: `{ __schema { types { name } } }`},
 		{query: `{ records { nodes { id } } }`, get: true},
+		// Errors gqlgen's transports write themselves (see transportErrors).
+		{query: `{ records { nodes { id } } }`, variables: `{`, get: true},
+		{query: `mutation { retract(id: "x") { id } }`, get: true},
 		// Malformed JSON and documents.
 		{raw: `{`}, {raw: ``}, {raw: `null`}, {raw: `[]`}, {raw: `"query"`}, {raw: `{"query": 5}`},
 		{raw: `{"query": "{ records { nodes { id } } }", "variables": "not an object"}`},

@@ -45,7 +45,7 @@ func NewHandler(r *Resolver, db Pinger, keys *membrane.Keyring, log *slog.Logger
 
 	mux := http.NewServeMux()
 	mux.Handle("/", playground.Handler("Membrane", "/graphql"))
-	mux.Handle("/graphql", http.MaxBytesHandler(authenticate(keys, srv), MaxBodyBytes))
+	mux.Handle("/graphql", http.MaxBytesHandler(authenticate(keys, transportErrors(srv)), MaxBodyBytes))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
