@@ -16,6 +16,7 @@ import (
 func TestKillMidRevisions(t *testing.T) {
 	srv := startServer(t, serverOptions{neo4jURI: neo4jURI(t)})
 	sc := scope(t)
+	cleanupScope(t, sc)
 	l := newLedger()
 
 	const workers = 6

@@ -136,5 +136,23 @@ func (l *ledger) verify(t *testing.T, srv *server, sc string) {
 		len(ids), len(olds), min(len(olds), 10), sc, time.Since(t0).Round(time.Millisecond))
 }
 
+// cleanupScope deletes the scope's records when the test ends, unless it
+// failed (they are then kept to look at): the load test writes thousands.
+func cleanupScope(t *testing.T, sc string) {
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("kept the records of %s for inspection", sc)
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		t0 := time.Now()
+		if err := neo4jtest.DB(t).DeleteScope(ctx, sc); err != nil {
+			t.Errorf("delete scope %s: %v", sc, err)
+		}
+		t.Logf("deleted scope %s in %s", sc, time.Since(t0).Round(time.Millisecond))
+	})
+}
+
 // String is for failure messages.
 func (l *ledger) String() string { return fmt.Sprintf("ledger of %d records", l.size()) }

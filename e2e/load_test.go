@@ -69,6 +69,7 @@ func TestLoad(t *testing.T) {
 	key := "e2e-load-" + membrane.NewID()
 	srv := startServer(t, serverOptions{neo4jURI: neo4jURI(t), apiKey: key, encryptionKey: newEncryptionKey(t)})
 	sc := scope(t)
+	cleanupScope(t, sc)
 	l := newLedger()
 	lat := &latencies{by: map[string][]time.Duration{}}
 

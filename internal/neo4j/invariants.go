@@ -55,3 +55,15 @@ func (db *DB) RecordStatuses(ctx context.Context, ids []string) (map[string]stri
 		return out, nil
 	})
 }
+
+// DeleteScope deletes every record of scope, with its edges and audit
+// entries, leaving no tombstone: for tests that fill the shared test
+// database, never reachable from a request.
+func (db *DB) DeleteScope(ctx context.Context, scope string) error {
+	for _, stmt := range cypher.Statements("delete_scope") {
+		if _, err := autocommit(ctx, db, stmt, map[string]any{"scope": scope}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
