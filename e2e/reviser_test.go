@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+
+	"github.com/membrane/membrane/internal/membrane"
 )
 
 // reviser is one client writing a stream of revisions to records of its
@@ -107,6 +109,11 @@ func (w *reviser) step(ctx context.Context) (string, gqlResponse, error) {
 	if err != nil {
 		w.l.inFlight(touched...)
 		return op, resp, err
+	}
+	if resp.code() == membrane.EUNAVAILABLE {
+		// Retryable, and unknown whether it committed (a commit whose
+		// answer was lost looks the same): the records are in flight.
+		w.l.inFlight(touched...)
 	}
 	if len(resp.Errors) > 0 {
 		return op, resp, nil
