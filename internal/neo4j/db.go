@@ -71,8 +71,8 @@ func Open(ctx context.Context, c Config) (*DB, error) {
 		// fails after ~2 s (two attempts), and a transaction that fails
 		// transiently (a deadlock) within 1.5 s is retried once. One
 		// failing later is not retried: the client gets UNAVAILABLE and
-		// retries. Dead pooled connections are retried at once, without
-		// sleeping, whatever this says. Migrate retries on its own.
+		// retries. A dead pooled connection (Neo4j restarted) is retried at
+		// once, without sleeping. Migrate retries on its own.
 		cfg.MaxTransactionRetryTime = 1500 * time.Millisecond
 	})
 	if err != nil {
