@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/membrane/membrane/internal/membrane"
@@ -18,7 +19,15 @@ import (
 func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 	return func(ctx context.Context, err error) *gqlerror.Error {
 		var gqlErr *gqlerror.Error
-		if errors.As(err, &gqlErr) && gqlErr.Err == nil {
+		errors.As(err, &gqlErr)
+		if gqlErr != nil && graphql.GetFieldContext(ctx) == nil && strings.HasPrefix(gqlErr.Message, "json request body could not be decoded") {
+			// The transport could not decode the body. gqlgen's message
+			// quotes the whole body back (up to the body limit): say what
+			// is wrong instead.
+			return &gqlerror.Error{Message: "the request body is not a GraphQL request in JSON (query, variables, operationName, extensions)",
+				Extensions: map[string]any{"code": membrane.EINVALID}}
+		}
+		if gqlErr != nil && gqlErr.Err == nil {
 			// Errors of gqlgen itself keep their standard codes
 			// (GRAPHQL_PARSE_FAILED, GRAPHQL_VALIDATION_FAILED), except that
 			// a variable of the wrong type or value is bad user input.
@@ -36,6 +45,14 @@ func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 			}
 			return gqlErr
 		}
+		if gqlErr != nil && argumentsFailed(ctx) {
+			// A value gqlgen could not coerce to an argument's type (a
+			// DateTime that does not parse, a JSONObject that is not an
+			// object): the validator checks only the shape of custom
+			// scalars, so these surface here, as the client's error.
+			return &gqlerror.Error{Message: gqlErr.Message, Path: gqlErr.Path,
+				Extensions: map[string]any{"code": membrane.EINVALID}}
+		}
 		code := membrane.ErrorCode(err)
 		if code == membrane.EINTERNAL || code == membrane.EUNAVAILABLE {
 			log.ErrorContext(ctx, "request failed", "code", code, "err", err,
@@ -51,4 +68,13 @@ func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 			Extensions: ext,
 		}
 	}
+}
+
+// argumentsFailed reports whether the error being presented comes from
+// coercing the current field's arguments: the field takes arguments, but
+// gqlgen never stored them (it stores a non-nil map before any resolver
+// runs, so a resolver's error never matches).
+func argumentsFailed(ctx context.Context) bool {
+	fc := graphql.GetFieldContext(ctx)
+	return fc != nil && fc.Field.Field != nil && len(fc.Field.Arguments) > 0 && fc.Args == nil
 }

@@ -75,7 +75,7 @@ func NewHandler(r *Resolver, db Pinger, keys *membrane.Keyring, log *slog.Logger
 		// Exactly "/": other unknown paths (a /metrics served elsewhere) are 404.
 		mux.Handle("/{$}", playground.Handler("Membrane", "/graphql"))
 	}
-	mux.Handle("/graphql", authenticate(keys, requestLimits(o, srv)))
+	mux.Handle("/graphql", authenticate(keys, requestLimits(o, transportErrors(srv))))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})

@@ -54,6 +54,11 @@ func useQueryLimits(srv *handler.Server, o HandlerOptions) {
 // reportComplexity adds the operation's cost and its limit to the
 // response's extensions, so a client can see how close it is.
 func reportComplexity(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+	// A request that never became an operation (its body did not decode)
+	// has no operation context, and so no cost.
+	if !graphql.HasOperationContext(ctx) {
+		return next(ctx)
+	}
 	if s := extension.GetComplexityStats(ctx); s != nil && s.ComplexityLimit < math.MaxInt {
 		graphql.RegisterExtension(ctx, "complexity", map[string]int{"cost": s.Complexity, "limit": s.ComplexityLimit})
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/ratelimit"
+	"github.com/vektah/gqlparser/v2/ast"
 )
 
 // limitBody refuses a request body over n bytes with 413
@@ -45,8 +46,10 @@ func limitBody(n int64, next http.Handler) http.Handler {
 	})
 }
 
-// withDeadline gives the execution of an operation (each event of a
-// subscription) a deadline of d. The Neo4j store bounds every transaction
+// withDeadline gives the execution of a query or mutation a deadline of d.
+// Subscriptions get none: a subscription waits for its next event for as
+// long as nothing changes (each read of the feed is still bounded by the
+// Neo4j transaction timeout). The Neo4j store bounds every transaction
 // by the time its context has left, so the database itself abandons the
 // work of a request that ran out of time, and the resolver that waited
 // reports TIMEOUT. It wraps gqlgen's responses rather than the HTTP
@@ -54,6 +57,11 @@ func limitBody(n int64, next http.Handler) http.Handler {
 // at all, and a timed-out request must get its coded error.
 func withDeadline(d time.Duration) graphql.ResponseMiddleware {
 	return func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+		if graphql.HasOperationContext(ctx) {
+			if op := graphql.GetOperationContext(ctx).Operation; op != nil && op.Operation == ast.Subscription {
+				return next(ctx)
+			}
+		}
 		ctx, cancel := context.WithTimeout(ctx, d)
 		defer cancel()
 		return next(ctx)

@@ -2,6 +2,7 @@ package graph_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
@@ -232,4 +233,31 @@ func TestCORS(t *testing.T) {
 			t.Fatalf("%v", r.header)
 		}
 	})
+}
+
+// TestUndecodableBody: a body that is not a GraphQL request in JSON is
+// BAD_USER_INPUT with HTTP 400, and the error does not quote it back.
+func TestUndecodableBody(t *testing.T) {
+	c := newClient(t)
+	for _, body := range []string{`{`, `{"query": 5, "secret": "quoted-back"}`, `[1, 2]`} {
+		t.Run(body, func(t *testing.T) {
+			req, _ := http.NewRequest(http.MethodPost, c.url+"/graphql", strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Authorization", "Bearer "+c.key)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			raw, _ := io.ReadAll(resp.Body)
+			var out gqlResponse
+			_ = json.Unmarshal(raw, &out)
+			if resp.StatusCode != http.StatusBadRequest || len(out.Errors) != 1 || out.Errors[0].Extensions["code"] != membrane.EINVALID {
+				t.Fatalf("status %d body %s, want 400 BAD_USER_INPUT", resp.StatusCode, raw)
+			}
+			if strings.Contains(string(raw), "quoted-back") {
+				t.Fatalf("the error quotes the body: %s", raw)
+			}
+		})
+	}
 }

@@ -82,9 +82,23 @@ func Open(ctx context.Context, c Config) (*DB, error) {
 		if c.MaxPoolSize > 0 {
 			cfg.MaxConnectionPoolSize = c.MaxPoolSize
 		}
-		cfg.ConnectionAcquisitionTimeout = 10 * time.Second
-		cfg.SocketConnectTimeout = 5 * time.Second
-		cfg.MaxTransactionRetryTime = 15 * time.Second
+		// Fail fast when Neo4j is down: a request then gets UNAVAILABLE
+		// within about 2 s instead of hanging, and the client (which owns
+		// its retry policy) retries. With 10 s / 15 s here a request waited
+		// up to ~15 s while the driver retried a refused connection.
+		// Connecting on a LAN or loopback takes milliseconds; 2 s still
+		// covers a slow network.
+		cfg.SocketConnectTimeout = 2 * time.Second
+		// A borrow waits this long for a free pooled connection under load.
+		cfg.ConnectionAcquisitionTimeout = 5 * time.Second
+		// The driver sleeps 1.8-2.2 s before its first retry and checks
+		// this bound before each sleep: with 1.5 s a refused connection
+		// fails after ~2 s (two attempts), and a transaction that fails
+		// transiently (a deadlock) within 1.5 s is retried once. One
+		// failing later is not retried: the client gets UNAVAILABLE and
+		// retries. A dead pooled connection (Neo4j restarted) is retried at
+		// once, without sleeping. Migrate retries on its own.
+		cfg.MaxTransactionRetryTime = 1500 * time.Millisecond
 	})
 	if err != nil {
 		return nil, fmt.Errorf("neo4j driver for %s: %w", c.URI, err)
@@ -123,14 +137,11 @@ func (db *DB) TxCount() int64 { return db.txCount.Load() }
 // and waits for the indexes to come online.
 func (db *DB) Migrate(ctx context.Context) error {
 	for _, stmt := range cypher.Statements("schema") {
-		if _, err := neo4j.ExecuteQuery(ctx, db.driver, stmt, nil, neo4j.EagerResultTransformer,
-			neo4j.ExecuteQueryWithDatabase(db.database)); err != nil {
+		if err := db.schemaStatement(ctx, stmt); err != nil {
 			return fmt.Errorf("apply schema: %w", err)
 		}
 	}
-	_, err := neo4j.ExecuteQuery(ctx, db.driver, "CALL db.awaitIndexes(300)", nil, neo4j.EagerResultTransformer,
-		neo4j.ExecuteQueryWithDatabase(db.database))
-	if err != nil {
+	if err := db.schemaStatement(ctx, "CALL db.awaitIndexes(300)"); err != nil {
 		return fmt.Errorf("await indexes: %w", err)
 	}
 	if err := db.backfillEntityTerms(ctx); err != nil {
@@ -140,6 +151,28 @@ func (db *DB) Migrate(ctx context.Context) error {
 		return fmt.Errorf("backfill change feed: %w", err)
 	}
 	return nil
+}
+
+// schemaStatement runs one statement of Migrate, retrying transient
+// failures and lost races until ctx ends. Processes that start together on
+// a fresh database (replicas, the test packages) create the same indexes at
+// once: they deadlock, or both pass IF NOT EXISTS and one commit fails
+// (CONFLICT; run again, the statement finds the index and does nothing).
+// The driver's own retries are kept short for requests (see Open), too
+// short for a schema change that takes seconds.
+func (db *DB) schemaStatement(ctx context.Context, stmt string) error {
+	for {
+		_, err := neo4j.ExecuteQuery(ctx, db.driver, stmt, nil, neo4j.EagerResultTransformer,
+			neo4j.ExecuteQueryWithDatabase(db.database))
+		if code := membrane.ErrorCode(mapError(err)); err == nil || (code != membrane.EUNAVAILABLE && code != membrane.ECONFLICT) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
 }
 
 // Ping reports whether Neo4j answers a query.
@@ -335,6 +368,12 @@ func mapError(err error) error {
 		switch ne.Code {
 		case "Neo.ClientError.Schema.ConstraintValidationFailed":
 			return &membrane.Error{Code: membrane.ECONFLICT, Message: "a record with this id already exists"}
+		case "Neo.ClientError.Schema.EquivalentSchemaRuleAlreadyExists",
+			"Neo.ClientError.Schema.IndexAlreadyExists",
+			"Neo.ClientError.Schema.ConstraintAlreadyExists":
+			// CREATE ... IF NOT EXISTS racing the same statement of another
+			// process: the check passed in both, one commit lost.
+			return fmt.Errorf("%w: %w", membrane.Errorf(membrane.ECONFLICT, "a concurrent schema change created it first"), err)
 		case "Neo.ClientError.Transaction.TransactionTimedOut",
 			"Neo.ClientError.Transaction.TransactionTimedOutClientConfiguration":
 			return fmt.Errorf("%w: %w", membrane.Errorf(membrane.EUNAVAILABLE, "the database timed out"), err)
@@ -344,7 +383,15 @@ func mapError(err error) error {
 		}
 		return fmt.Errorf("neo4j: %w", err)
 	}
-	if neo4j.IsConnectivityError(err) || errors.Is(err, context.DeadlineExceeded) {
+	// The driver gave up retrying a retryable failure (a refused or dropped
+	// connection, a deadlock, a busy database): transient by definition. It
+	// does not wrap its attempts' errors, so it is matched on its own.
+	var limit *neo4j.TransactionExecutionLimit
+	if errors.As(err, &limit) {
+		return fmt.Errorf("%w: %w", membrane.Errorf(membrane.EUNAVAILABLE, "the database is unavailable or busy; retry"), err)
+	}
+	var ce *neo4j.ConnectivityError
+	if errors.As(err, &ce) || errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("%w: %w", membrane.Errorf(membrane.EUNAVAILABLE, "the database is unavailable"), err)
 	}
 	var uce *neo4j.UsageError
