@@ -25,12 +25,16 @@ type Config struct {
 	// Batch is the most entries numbered, or read for one subscriber, per
 	// transaction.
 	Batch int
+	// Gather is how long the hub waits after a local write wakes it, so
+	// that the writes of that moment are numbered together; it is the
+	// least latency of a local change to its subscribers.
+	Gather time.Duration
 	// Holder names this process on the sequencer's lock (for operators).
 	Holder string
 }
 
 // DefaultConfig is used for zero fields.
-var DefaultConfig = Config{Interval: 100 * time.Millisecond, Batch: 1000, Holder: "membrane"}
+var DefaultConfig = Config{Interval: 100 * time.Millisecond, Batch: 1000, Gather: 20 * time.Millisecond, Holder: "membrane"}
 
 // Hub numbers the feed and wakes subscribers. Safe for concurrent use.
 type Hub struct {
@@ -56,6 +60,9 @@ func NewHub(store membrane.EventService, cfg Config, log *slog.Logger) *Hub {
 	}
 	if cfg.Batch <= 0 {
 		cfg.Batch = DefaultConfig.Batch
+	}
+	if cfg.Gather <= 0 {
+		cfg.Gather = DefaultConfig.Gather
 	}
 	if cfg.Holder == "" {
 		cfg.Holder = DefaultConfig.Holder
@@ -105,6 +112,14 @@ func (h *Hub) Run(ctx context.Context) {
 			return
 		case <-t.C:
 		case <-h.poke:
+			// Gather the commits of the next moment into the same
+			// numbering transaction: one per write would cost a busy
+			// server a second write transaction per request.
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(h.cfg.Gather):
+			}
 		}
 	}
 }
