@@ -6,8 +6,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
@@ -19,6 +22,7 @@ import (
 	"github.com/membrane/membrane/graph"
 	"github.com/membrane/membrane/internal/feed"
 	"github.com/membrane/membrane/internal/membrane"
+	"github.com/membrane/membrane/internal/metrics"
 	"github.com/membrane/membrane/internal/neo4jtest"
 )
 
@@ -515,5 +519,37 @@ func TestWebSocketOrigins(t *testing.T) {
 				t.Fatalf("dial from %q: %v, want 403", tc.origin, err)
 			}
 		})
+	}
+}
+
+// TestSubscriptionMetrics: the real subscriptions, served through the
+// observed handler as server.go serves them, show in the active
+// subscriptions gauge while they stream and leave it when they end.
+func TestSubscriptionMetrics(t *testing.T) {
+	setup, _ := withFeed(t)
+	c := newClientWith(t, setup)
+	m := metrics.New()
+	r := &graph.Resolver{Store: c.db, Revisions: c.db, Lineages: c.db, Retrieval: c.db, Captures: c.db,
+		Policy: membrane.DefaultPolicy(), Now: time.Now}
+	setup(r)
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	srv := httptest.NewServer(graph.Observe(graph.NewHandler(r, c.db, membrane.NewKeyring(c.ring), quiet, c.opts),
+		graph.Observability{Metrics: m, ServeMetrics: true, Log: quiet}))
+	t.Cleanup(srv.Close)
+	gauge := `membrane_graphql_subscriptions_active{kind="recordChanged"} `
+
+	scope := neo4jtest.Scope(t)
+	s := c.subscribeSSE(t, srv.URL, recordChangedQ, map[string]any{"after": changeCursor(t, c), "f": map[string]any{"scopes": []any{scope}}})
+	c.create(scope, "SEMANTIC", fact("metered"), nil)
+	s.next()
+	if body := scrapeURL(t, srv.URL+"/metrics"); !strings.Contains(body, gauge+"1\n") {
+		t.Fatalf("want %q in\n%s", gauge+"1", body)
+	}
+	r.Feed.Close()
+	if !s.ended() {
+		t.Fatal("subscription did not end")
+	}
+	if body := scrapeURL(t, srv.URL+"/metrics"); !strings.Contains(body, gauge+"0\n") {
+		t.Fatalf("want %q in\n%s", gauge+"0", body)
 	}
 }
