@@ -19,6 +19,13 @@ type RateLimit = ratelimit.Limit
 // connecting from several addresses, nor starve others behind one proxy.
 func rateLimit(l *ratelimit.Limiter, limits map[membrane.Role]RateLimit, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if deferred, _ := r.Context().Value(deferredAuthKey{}).(bool); deferred {
+			// A WebSocket that authenticates in connection_init has no
+			// principal yet; charging it to "anonymous" would make every
+			// such socket share one bucket.
+			next.ServeHTTP(w, r)
+			return
+		}
 		p := membrane.TrustFromContext(r.Context()).Principal
 		if ok, wait := l.Allow(p.Actor, limits[p.Role]); !ok {
 			w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(wait.Seconds())))

@@ -553,3 +553,34 @@ func TestSubscriptionMetrics(t *testing.T) {
 		t.Fatalf("want %q in\n%s", gauge+"0", body)
 	}
 }
+
+// TestWebSocketUpgradesNotChargedToAnonymous: sockets that authenticate in
+// connection_init have no principal when they upgrade; they must not all
+// be charged to one shared bucket (the second would be refused here).
+func TestWebSocketUpgradesNotChargedToAnonymous(t *testing.T) {
+	setup, _ := withFeed(t)
+	opts := graph.DefaultHandlerOptions()
+	opts.RateLimits = map[membrane.Role]graph.RateLimit{}
+	for _, role := range []membrane.Role{membrane.RoleReader, membrane.RoleWriter, membrane.RoleAdmin} {
+		opts.RateLimits[role] = graph.RateLimit{Rate: 0.001, Burst: 1}
+	}
+	c := newClientFull(t, setup, opts)
+	wsURL := "ws" + strings.TrimPrefix(c.url, "http") + "/graphql"
+	for i := range 3 {
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		conn, _, err := websocket.Dial(ctx, wsURL, &websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
+		if err != nil {
+			cancel()
+			t.Fatalf("socket %d: %v", i, err)
+		}
+		if err := wsjson.Write(ctx, conn, map[string]any{"type": "connection_init", "payload": map[string]any{"Authorization": "Bearer " + c.key}}); err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		if err := wsjson.Read(ctx, conn, &m); err != nil || m["type"] != "connection_ack" {
+			t.Fatalf("socket %d: %v %v, want connection_ack", i, m, err)
+		}
+		conn.CloseNow()
+		cancel()
+	}
+}
