@@ -6,31 +6,12 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/membrane/membrane/graph"
 	"github.com/membrane/membrane/internal/membrane"
 )
-
-// clock is a settable test clock.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 // TestRateLimit: each principal has its role's token bucket, keyed by its
 // actor; over it, a request is 429 RATE_LIMITED with Retry-After (whole
@@ -41,7 +22,7 @@ func TestRateLimit(t *testing.T) {
 			MaxSensitivity: membrane.SensitivityLow, Scopes: []string{"nothing"}}
 	}
 	w1, w2 := writer(), writer()
-	clk := &clock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	clk := &testClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	opts := graph.DefaultHandlerOptions()
 	opts.RateLimits = map[membrane.Role]graph.RateLimit{membrane.RoleWriter: {Rate: 0.3, Burst: 2}}
 	opts.Now = clk.Now
@@ -67,7 +48,7 @@ func TestRateLimit(t *testing.T) {
 	}
 	for _, s := range steps {
 		t.Run(s.name, func(t *testing.T) {
-			clk.advance(s.advance)
+			clk.Add(s.advance)
 			before := admin.db.TxCount()
 			r := s.c.post(q)
 			if r.status != s.wantStatus {
