@@ -13,8 +13,8 @@
 //
 // Effective salience is internal/membrane.EffectiveSalience at $nowMs (the
 // ranking instant, epoch milliseconds), from the salience at the decay
-// anchor: baseSalience when stored, else salience (as of an instant: the
-// salience then).
+// anchor: baseSalience when stored, else salience. As of an instant, it is
+// the salience STATE computed for then.
 //
 // Returns raw (how many matches the index returned before gating: when it
 // is $scan, more may exist and the caller may scan further), best (the best
@@ -31,9 +31,7 @@ CALL (hits) {
   __STATE__
   WITH m, v, text, vec
   WHERE $includeRetracted OR v.status <> 'retracted'
-  // As of an instant, the salience then is the base (the audit trail keeps
-  // salience, not baseSalience).
-  WITH m, v, text, vec, CASE WHEN $asOf IS NULL THEN coalesce(v.baseSalience, v.salience) ELSE v.salience END AS base,
+  WITH m, v, text, vec, coalesce(v.baseSalience, v.salience) AS base,
        CASE WHEN $nowMs > v.lastReinforcedAt.epochMillis
             THEN ($nowMs - v.lastReinforcedAt.epochMillis) / 1000.0 ELSE 0.0 END AS elapsed
   WITH m, v, text, vec, base,
@@ -46,6 +44,10 @@ CALL (hits) {
        END AS decayed
   WITH m, v, text, vec,
        CASE
+         // As of an instant, STATE (as_of) already gives the effective
+         // salience then: decaying it again would count the time from the
+         // anchor twice.
+         WHEN $asOf IS NOT NULL THEN v.salience
          WHEN v.maxAgeSeconds > 0 AND $nowMs - v.createdAt.epochMillis >= v.maxAgeSeconds * 1000 THEN 0.0
          WHEN v.pinned OR v.halfLifeSeconds IS NULL OR v.halfLifeSeconds <= 0 THEN base
          WHEN isNaN(decayed) OR decayed < floor THEN floor

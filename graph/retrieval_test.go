@@ -279,13 +279,26 @@ func TestRetrieveAsOf(t *testing.T) {
 	then := c.retrieve(map[string]any{"query": w, "asOf": now.Add(-time.Hour).Format(time.RFC3339Nano)})
 	if ids := hitIDs(then.Retrieve.Hits); !slices.Equal(ids, []string{early.ID}) || then.Retrieve.Hits[0].Record.Status != "ACTIVE" {
 		t.Errorf("an hour ago: %+v", then.Retrieve.Hits)
-	} else if p := then.Retrieve.Hits[0].Parts; math.Abs(p.Salience-membrane.EffectiveSalience(1, early.Lifecycle, early.CreatedAt, now.Add(-time.Hour))) > 1e-3 ||
+	} else if p := then.Retrieve.Hits[0].Parts; math.Abs(p.Salience-membrane.EffectiveSalience(1, early.Lifecycle, early.CreatedAt, now.Add(-time.Hour))) > 1e-6 ||
 		math.Abs(p.Recency-membrane.Recency(early.CreatedAt, now.Add(-time.Hour))) > 1e-6 {
 		t.Errorf("an hour ago: decay and recency not measured then: %+v", p)
 	}
 	all := c.retrieve(map[string]any{"query": w, "includeRetracted": true})
 	if len(all.Retrieve.Hits) != 2 {
 		t.Errorf("with retracted: %+v", all.Retrieve.Hits)
+	}
+
+	// A record nothing changed since: its salience an hour ago is decayed
+	// once, from its anchor to then (a short half-life makes a second
+	// decay show).
+	w2 := word()
+	steady := factRecord(t, scope, w2, now.Add(-2*time.Hour), func(r *membrane.Record) { r.Lifecycle.HalfLifeSeconds = 3600 })
+	stored(t, c, steady)
+	awaitSearch(t, c)
+	past := c.retrieve(map[string]any{"query": w2, "asOf": now.Add(-time.Hour).Format(time.RFC3339Nano)})
+	want := membrane.EffectiveSalience(steady.Lifecycle.BaseSalience, steady.Lifecycle, steady.CreatedAt, now.Add(-time.Hour))
+	if len(past.Retrieve.Hits) != 1 || math.Abs(past.Retrieve.Hits[0].Parts.Salience-want) > 1e-6 {
+		t.Errorf("unchanged record an hour ago: %+v, want salience %v", past.Retrieve.Hits, want)
 	}
 }
 
