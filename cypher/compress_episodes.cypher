@@ -24,7 +24,8 @@ CALL (m) {
   }
   SET m.salience = eff
   CREATE (m)-[:HAS_AUDIT]->(:AuditEntry:Unsequenced {
-    id: randomUUID(), recordId: m.id, action: 'decay', actor: $actor, at: $now, recordType: m.type,
+    id: randomUUID(), recordId: m.id, action: 'decay', actor: $actor, at: $now,
+    scope: m.scope, sensitivityLevel: m.sensitivityLevel, recordType: m.type,
     rationale: 'episodic compression: salience base x' + toString($factor) + ' for ' + toString(times) + ' window(s) of age',
     prevSalience: before,
     previous: '{"salience":' + toString(before) + ',"baseSalience":' + toString(base) + '}'

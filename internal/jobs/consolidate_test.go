@@ -170,6 +170,13 @@ func TestConsolidation(t *testing.T) {
 		if ep.Lifecycle.BaseSalience != 0.5 || ep.Lifecycle.Compressions != 1 {
 			t.Fatalf("episode after one window: base %v, compressions %d", ep.Lifecycle.BaseSalience, ep.Lifecycle.Compressions)
 		}
+		// The compression's audit entry is gated like every other: readers
+		// who see the episode see it.
+		decay := membrane.AuditDecay
+		trail, err := db.FindAuditEntries(sysCtx(), membrane.AuditFilter{RecordID: &ep.ID, Action: &decay}, membrane.Page{First: 10})
+		if err != nil || len(trail.Entries) != 1 {
+			t.Fatalf("compression audit of %s: %v entries, err %v", ep.ID, len(trail.Entries), err)
+		}
 	}
 	// Facts: "v2 shipped" created once from both episodes; the known fact
 	// reinforced and linked; mysql untouched.
