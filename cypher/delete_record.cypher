@@ -1,10 +1,15 @@
-// Delete record $id with its edges and plan steps, leaving the tombstone
+// Delete record $id with its edges, plan steps and embedding, leaving the tombstone
 // $audit. Audit entries are nodes of their own linked by HAS_AUDIT, so
 // DETACH DELETE removes only the links: the record's trail, found by
 // recordId, stays, and the tombstone joins it.
 MATCH (m:Memory {id: $id})
 OPTIONAL MATCH (m)-[:HAS_STEP]->(s:PlanStep)
 DETACH DELETE s
+WITH DISTINCT m
+// Its embedding goes with it (a vector node left behind would keep the
+// record's meaning in the vector index).
+OPTIONAL MATCH (m)-[:HAS_EMBEDDING]->(e:MemoryVector)
+DETACH DELETE e
 WITH DISTINCT m
 CREATE (a:AuditEntry:Unsequenced)
 SET a = $audit, a.scope = m.scope, a.sensitivityLevel = m.sensitivityLevel, a.recordType = m.type

@@ -24,6 +24,8 @@ CALL (m) {
   WITH m, eff, collect(type(r) + CASE WHEN startNode(r) = m THEN '->' ELSE '<-' END + o.id) AS edges
   OPTIONAL MATCH (m)-[:HAS_STEP]->(s:PlanStep)
   WITH m, eff, edges, collect(s) AS steps
+  OPTIONAL MATCH (m)-[:HAS_EMBEDDING]->(v:MemoryVector)
+  WITH m, eff, edges, steps, collect(v) AS vectors
   CREATE (a:AuditEntry:Unsequenced {
     id: randomUUID(), recordId: m.id, action: 'delete', actor: $actor, at: $now,
     scope: m.scope, sensitivityLevel: m.sensitivityLevel, recordType: m.type,
@@ -33,6 +35,7 @@ CALL (m) {
       + ',"baseSalience":' + toString(coalesce(m.baseSalience, m.salience)) + ',"version":' + toString(m.version) + '}'
   })
   FOREACH (s IN steps | DETACH DELETE s)
+  FOREACH (v IN vectors | DETACH DELETE v)
   DETACH DELETE m
   RETURN count(*) AS deleted
 } IN TRANSACTIONS OF $batch ROWS
