@@ -1,5 +1,5 @@
 // Metrics over the records a caller may see in full or redacted: at most
-// one sensitivity level above its $ceiling, and in its $scopes unless $all
+// one sensitivity level above its $ceiling, and in its $trustScopes unless $allScopes
 // (unscoped records are visible to everyone); and in $only when it is not
 // null (a caller's own narrowing, like records' scope filter). Each CALL is one aggregation
 // pass; nothing is returned per record. successRate exists only on
@@ -9,7 +9,7 @@
 // reference's: [0,0.2) [0.2,0.4) [0.4,0.6) [0.6,0.8) [0.8,∞).
 CALL () {
   MATCH (m:Memory)
-  WHERE m.sensitivityLevel <= $ceiling + 1 AND ($all OR m.scope = '' OR m.scope IN $scopes)
+  WHERE m.sensitivityLevel <= $ceiling + 1 AND ($allScopes OR m.scope = '' OR m.scope IN $trustScopes)
     AND ($only IS NULL OR m.scope IN $only)
   RETURN count(m) AS total,
          sum(CASE WHEN m.sensitivityLevel > $ceiling THEN 1 ELSE 0 END) AS redacted,
@@ -28,7 +28,7 @@ CALL () {
 }
 CALL () {
   MATCH (m:Memory)
-  WHERE m.sensitivityLevel <= $ceiling + 1 AND ($all OR m.scope = '' OR m.scope IN $scopes)
+  WHERE m.sensitivityLevel <= $ceiling + 1 AND ($allScopes OR m.scope = '' OR m.scope IN $trustScopes)
     AND ($only IS NULL OR m.scope IN $only)
   WITH m.type AS type, m.status AS status, count(*) AS n
   ORDER BY type, status
@@ -36,7 +36,7 @@ CALL () {
 }
 CALL () {
   MATCH (m:Memory)-[:HAS_AUDIT]->(a:AuditEntry)
-  WHERE m.sensitivityLevel <= $ceiling + 1 AND ($all OR m.scope = '' OR m.scope IN $scopes)
+  WHERE m.sensitivityLevel <= $ceiling + 1 AND ($allScopes OR m.scope = '' OR m.scope IN $trustScopes)
     AND ($only IS NULL OR m.scope IN $only)
   WITH a.action AS action, count(*) AS n
   ORDER BY action

@@ -51,16 +51,7 @@ func (db *DB) Episodes(ctx context.Context, stage membrane.ConsolidationStage, s
 		if err != nil {
 			return nil, err
 		}
-		out := make([]*membrane.Record, 0, len(rows))
-		for _, row := range rows {
-			p, _ := row.Values[0].(map[string]any)
-			r, err := db.recordFromProps(p)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, r)
-		}
-		return out, nil
+		return db.recordRows(rows)
 	})
 }
 

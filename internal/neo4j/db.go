@@ -141,7 +141,7 @@ func (db *DB) Migrate(ctx context.Context) error {
 			return fmt.Errorf("apply schema: %w", err)
 		}
 	}
-	if err := db.schemaStatement(ctx, "CALL db.awaitIndexes(300)"); err != nil {
+	if err := db.schemaStatement(ctx, cypher.Must("await_indexes")); err != nil {
 		return fmt.Errorf("await indexes: %w", err)
 	}
 	if err := db.backfillEntityTerms(ctx); err != nil {
@@ -247,7 +247,7 @@ func execute[T any](ctx context.Context, db *DB, mode neo4j.AccessMode, fn func(
 		return zero, err
 	}
 	ended(attempts, "")
-	if mode == neo4j.AccessModeWrite && db.AfterWrite != nil {
+	if mode == neo4j.AccessModeWrite && db.AfterWrite != nil && ctx.Value(unannounced{}) == nil {
 		db.AfterWrite()
 	}
 	return v.(T), nil

@@ -9,6 +9,10 @@ import (
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 )
 
+// unannounced marks a write transaction's context: AfterWrite is not
+// called for it.
+type unannounced struct{}
+
 // FeedHead returns the change feed's last sequence number and whether
 // committed audit entries await one.
 func (db *DB) FeedHead(ctx context.Context) (membrane.FeedHead, error) {
@@ -33,6 +37,9 @@ func (db *DB) SequenceEvents(ctx context.Context, holder string, batch int) (int
 		n    int
 		head int64
 	}
+	// Numbering is the feed's own write: announcing it would only wake
+	// the feed for a round with nothing to number.
+	ctx = context.WithValue(ctx, unannounced{}, true)
 	r, err := write(ctx, db, func(tx neo4j.ManagedTransaction) (result, error) {
 		row, err := single(ctx, tx, cypher.Must("event_lock"), map[string]any{"holder": holder, "now": db.Now().UTC()})
 		if err != nil {
@@ -106,17 +113,12 @@ func (db *DB) Events(ctx context.Context, q membrane.EventQuery) (membrane.Event
 	return b, nil
 }
 
-// listOrNil turns an empty filter list into a null parameter ("any") and a
-// list of string-like values into []string.
+// listOrNil turns an empty filter list into a null parameter ("any").
 func listOrNil[S ~string](vs []S) any {
 	if len(vs) == 0 {
 		return nil
 	}
-	out := make([]string, len(vs))
-	for i, v := range vs {
-		out[i] = string(v)
-	}
-	return out
+	return stringsOf(vs)
 }
 
 // backfillEventSequence marks the audit entries written before the change

@@ -17,11 +17,8 @@ var _ membrane.MetricsService = (*DB)(nil)
 // scopes, when given), in one read query (cypher/metrics.cypher); the trust's ceiling and scopes are
 // parameters of the match, so nothing outside them is counted.
 func (db *DB) Metrics(ctx context.Context, t membrane.Trust, scopes []string, now time.Time) (*membrane.Metrics, error) {
-	granted := t.Scopes
-	if granted == nil {
-		granted = []string{}
-	}
-	params := map[string]any{"ceiling": int64(t.Ceiling), "all": t.All, "scopes": granted, "only": nil, "since": now.Add(-24 * time.Hour).UTC()}
+	params := t.CypherParams()
+	params["only"], params["since"] = nil, now.Add(-24*time.Hour).UTC()
 	if scopes != nil {
 		params["only"] = scopes
 	}

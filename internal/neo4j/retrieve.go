@@ -296,9 +296,10 @@ func (db *DB) EnsureVectorIndex(ctx context.Context, dims int) error {
 		return fmt.Errorf("vector index: dimensions must be 1 to 4096, got %d", dims)
 	}
 	stmt := strings.ReplaceAll(cypher.Must("vector_index"), "__DIMS__", strconv.Itoa(dims))
-	for _, s := range []string{stmt, "CALL db.awaitIndexes(300)"} {
-		if _, err := neo4j.ExecuteQuery(ctx, db.driver, s, nil, neo4j.EagerResultTransformer,
-			neo4j.ExecuteQueryWithDatabase(db.database)); err != nil {
+	// As the schema at start: replicas starting together race to create
+	// it, which schemaStatement retries.
+	for _, s := range []string{stmt, cypher.Must("await_indexes")} {
+		if err := db.schemaStatement(ctx, s); err != nil {
 			return fmt.Errorf("vector index: %w", err)
 		}
 	}

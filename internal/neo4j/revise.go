@@ -207,9 +207,11 @@ func (db *DB) idempotent(ctx context.Context, idem *membrane.Idempotency, fn fun
 	if err != nil && idem != nil && membrane.ErrorCode(err) == membrane.ECONFLICT {
 		// A request with the same key may have committed while this one
 		// ran (and lost a race to it): answer with its result.
-		replayed, found, rerr := readReplay(ctx, db, idem)
-		if rerr == nil && found {
-			return replayed, nil
+		// With the key found, its replay (or the replay's own conflict:
+		// the key was used for a different request) is the answer, not
+		// this write's duplicate-key error.
+		if replayed, found, rerr := readReplay(ctx, db, idem); found {
+			return replayed, rerr
 		}
 	}
 	return recs, err
@@ -234,7 +236,7 @@ func (db *DB) replay(ctx context.Context, tx neo4j.ManagedTransaction, idem *mem
 		return nil, false, err
 	}
 	if fp, _ := row.Values[0].(string); fp != idem.Fingerprint {
-		return nil, true, membrane.Errorf(membrane.ECONFLICT, "idempotency key %q was already used for a different request", idem.Key)
+		return nil, true, membrane.Errorf(membrane.ECONFLICT, "this idempotency key was already used for a different request")
 	}
 	ids := strs(row.Values[1])
 	byID, err := db.recordsByID(ctx, tx, cypher.Must("records_by_ids"), ids)
@@ -248,7 +250,7 @@ func (db *DB) replay(ctx context.Context, tx neo4j.ManagedTransaction, idem *mem
 		}
 	}
 	if len(out) != len(ids) {
-		return nil, true, membrane.Errorf(membrane.ECONFLICT, "idempotency key %q names records that no longer exist", idem.Key)
+		return nil, true, membrane.Errorf(membrane.ECONFLICT, "this idempotency key names records that no longer exist")
 	}
 	return out, true, nil
 }
