@@ -193,20 +193,19 @@ func run(args []string) error {
 	})
 	defer closeStore()
 
+	// One name for this process in job leases and on the feed's lock.
+	holder := jobs.DefaultHolder()
+	jobsCfg.Holder = holder
 	runner, err := jobs.New(db, policy, jobsCfg, log, time.Now)
 	if err != nil {
 		return err
 	}
-	runner.Start()
-
 	// The change feed: this process numbers committed audit entries (in
 	// turn with any other replica) and serves subscriptions. Its own writes
-	// wake it at once; other replicas' within feed.poll_interval.
-	hub := feed.NewHub(db, feed.Config{Interval: cfg.Feed.PollInterval, Batch: cfg.Feed.Batch, Holder: jobs.DefaultHolder()}, log)
+	// wake it; other replicas' are seen within feed.poll_interval. The
+	// jobs and the feed start once the server is listening.
+	hub := feed.NewHub(db, feed.Config{Interval: cfg.Feed.PollInterval, Batch: cfg.Feed.Batch, Holder: holder}, log)
 	db.AfterWrite = hub.Poke
-	feedCtx, stopFeed := context.WithCancel(context.Background())
-	defer stopFeed()
-	go hub.Run(feedCtx)
 
 	resolver := &graph.Resolver{Store: db, Revisions: db, Lineages: db, Deletes: db, MetricsService: db, Jobs: runner,
 		Retrieval: db, Captures: db, Events: db, Feed: hub, Policy: policy, SelectionThreshold: cfg.SelectionConfidenceThreshold, Log: log, Now: time.Now}
@@ -230,17 +229,14 @@ func run(args []string) error {
 	if tp != nil {
 		obs.Tracer = tp
 	}
-	// draining is closed when shutdown starts, before requests are
-	// drained: long-lived responses (subscriptions) watch it through
-	// graph.Draining, since Shutdown does not end them.
-	draining := make(chan struct{})
 	srv := &http.Server{
 		Addr:              cfg.Listen,
 		Handler:           graph.Observe(graph.NewHandler(resolver, db, keys, log, opts), obs),
 		ReadHeaderTimeout: 10 * time.Second,
-		BaseContext:       func(net.Listener) context.Context { return graph.WithDraining(context.Background(), draining) },
 	}
-	// Shutdown calls this once its listeners are closed.
+	// Shutdown calls this once its listeners are closed; draining tells
+	// shutdown it ran, so that the steps are logged in order.
+	draining := make(chan struct{})
 	srv.RegisterOnShutdown(func() {
 		log.Info("shutdown: listener closed, draining in-flight requests and ending subscriptions")
 		close(draining)
@@ -276,6 +272,20 @@ func run(args []string) error {
 	} else {
 		go func() { errc <- srv.Serve(ln) }()
 	}
+	runner.Start()
+	feedCtx, stopFeed := context.WithCancel(context.Background())
+	feedDone := make(chan struct{})
+	go func() {
+		defer close(feedDone)
+		hub.Run(feedCtx)
+	}()
+	// The feed stops before the driver closes (at the end of shutdown, or
+	// on the way out of a failed serve).
+	endFeed := sync.OnceFunc(func() {
+		stopFeed()
+		<-feedDone
+	})
+	defer endFeed()
 	base := scheme + "://" + cfg.Listen
 	log.Info("membrane listening", "mode", cfg.Mode, "graphiql", opts.GraphiQL, "introspection", opts.Introspection,
 		"url", base+"/", "graphql", base+"/graphql", "allow_list", opts.AllowList != nil)
@@ -285,17 +295,17 @@ func run(args []string) error {
 		return err
 	case <-ctx.Done():
 	}
-	return shutdown(log, cfg.ShutdownTimeout, srv, draining, metricsSrv, runner, closeStore, tp)
+	return shutdown(log, cfg.ShutdownTimeout, srv, draining, metricsSrv, runner, endFeed, closeStore, tp)
 }
 
 // shutdown stops the server gracefully, logging each step: it stops
-// accepting connections and drains the requests in flight while the jobs
-// stop, then closes the metrics listener, the Neo4j driver and the trace
-// exporter. Jobs stop during the drain, not after it: a runJob request
+// accepting connections, ends the subscriptions and drains the requests in
+// flight while the jobs stop, then stops the change feed and closes the
+// metrics listener, the Neo4j driver and the trace exporter. Jobs stop during the drain, not after it: a runJob request
 // waits for its run, which only Stop cancels (every job is idempotent; the
 // next run finishes the work).
 func shutdown(log *slog.Logger, timeout time.Duration, srv *http.Server, draining <-chan struct{}, metricsSrv *http.Server,
-	runner *jobs.Runner, closeStore func(), tp *tracing.Provider) error {
+	runner *jobs.Runner, endFeed, closeStore func(), tp *tracing.Provider) error {
 	log.Info("shutting down", "timeout", timeout.String())
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
@@ -322,15 +332,20 @@ func shutdown(log *slog.Logger, timeout time.Duration, srv *http.Server, drainin
 	} else {
 		log.Info("shutdown: requests drained")
 	}
+	// What follows gets time of its own: after a drain that ran out of
+	// time, ctx has ended, and the last requests' spans matter most then.
+	flushCtx, cancelFlush := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancelFlush()
 	if metricsSrv != nil {
-		if err := metricsSrv.Shutdown(ctx); err != nil {
+		if err := metricsSrv.Shutdown(flushCtx); err != nil {
 			_ = metricsSrv.Close()
 		}
 	}
+	endFeed()
 	closeStore()
 	if tp != nil {
 		// Spans of the last requests are still batched: send them.
-		if err := tp.Shutdown(ctx); err != nil {
+		if err := tp.Shutdown(flushCtx); err != nil {
 			log.Error("shutdown: trace exporter", "err", err)
 		} else {
 			log.Info("shutdown: trace exporter closed")

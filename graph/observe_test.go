@@ -340,32 +340,3 @@ func names(spans tracetest.SpanStubs) []string {
 	}
 	return out
 }
-
-func TestUntilDraining(t *testing.T) {
-	tests := []struct {
-		name     string
-		draining bool
-	}{
-		{"server without draining", false},
-		{"server draining", true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			ctx := t.Context()
-			ch := make(chan struct{})
-			if tt.draining {
-				ctx = graph.WithDraining(ctx, ch)
-			}
-			sub, cancel := graph.UntilDraining(ctx)
-			defer cancel()
-			close(ch)
-			if !tt.draining {
-				if graph.Draining(ctx) != nil || sub.Err() != nil {
-					t.Fatalf("no draining channel, yet %v", sub.Err())
-				}
-				return
-			}
-			<-sub.Done() // ends because draining started; the test times out otherwise
-		})
-	}
-}
