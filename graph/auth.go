@@ -3,6 +3,7 @@ package graph
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -112,12 +113,14 @@ func authenticate(keys *membrane.Keyring, next http.Handler) http.Handler {
 const (
 	closeUnauthorized = 4401
 	closeForbidden    = 4403
+	closeRateLimited  = 4429
 )
 
 // authenticateInit authenticates a WebSocket connection whose upgrade
 // request carried no key, from its connection_init payload: Authorization,
-// X-Membrane-Max-Sensitivity and X-Membrane-Scopes, as the headers.
-func authenticateInit(keys *membrane.Keyring) transport.WebsocketInitFunc {
+// X-Membrane-Max-Sensitivity and X-Membrane-Scopes, as the headers; and
+// charges it to its principal's rate limit (closing it with 4429 when over).
+func authenticateInit(keys *membrane.Keyring, limits *principalLimits) transport.WebsocketInitFunc {
 	return func(ctx context.Context, p transport.InitPayload) (context.Context, *transport.InitPayload, error) {
 		if deferred, _ := ctx.Value(deferredAuthKey{}).(bool); !deferred {
 			return ctx, nil, nil // authenticated from the upgrade request's headers
@@ -134,6 +137,12 @@ func authenticateInit(keys *membrane.Keyring) transport.WebsocketInitFunc {
 				code = closeUnauthorized
 			}
 			return transport.WithWebsocketCloseCode(ctx, code), nil, errors.New(aerr.err.Code + ": " + aerr.err.Message)
+		}
+		// The socket is charged here, once its principal is known, as an
+		// HTTP request is when it arrives.
+		if ok, wait := limits.allow(t.Principal); !ok {
+			return transport.WithWebsocketCloseCode(ctx, closeRateLimited), nil,
+				fmt.Errorf("%s: too many requests: retry after %d s", membrane.ERATELIMITED, wait)
 		}
 		return membrane.NewContextWithTrust(ctx, t), nil, nil
 	}

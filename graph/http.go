@@ -6,7 +6,6 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -38,6 +37,8 @@ func NewHandler(r *Resolver, db Pinger, keys *membrane.Keyring, log *slog.Logger
 	if len(opts) > 0 {
 		o = opts[0]
 	}
+	// One set of rate buckets for HTTP requests and WebSocket inits.
+	limits := newPrincipalLimits(o)
 	cfg := Config{Resolvers: r}
 	setComplexity(&cfg.Complexity)
 	srv := handler.New(NewExecutableSchema(cfg))
@@ -47,10 +48,11 @@ func NewHandler(r *Resolver, db Pinger, keys *membrane.Keyring, log *slog.Logger
 	// that accepts text/event-stream.
 	srv.AddTransport(transport.Websocket{
 		// Browsers send Origin on WebSocket upgrades but do not apply CORS
-		// to them: the same origins as CORS may connect, others are refused.
+		// to them: the same origins as CORS (scheme://host[:port], or "*")
+		// may connect, besides the server's own; others are refused.
 		Implementation: transport.CoderWebsocketImplementation{AcceptOptions: coderws.AcceptOptions{
-			OriginPatterns: originPatterns(o.CORS.AllowedOrigins)}},
-		InitFunc:              authenticateInit(keys),
+			OriginPatterns: o.CORS.AllowedOrigins}},
+		InitFunc:              authenticateInit(keys, limits),
 		InitTimeout:           10 * time.Second,
 		KeepAlivePingInterval: 15 * time.Second,
 	})
@@ -75,7 +77,7 @@ func NewHandler(r *Resolver, db Pinger, keys *membrane.Keyring, log *slog.Logger
 		// Exactly "/": other unknown paths (a /metrics served elsewhere) are 404.
 		mux.Handle("/{$}", playground.Handler("Membrane", "/graphql"))
 	}
-	mux.Handle("/graphql", authenticate(keys, requestLimits(o, transportErrors(srv))))
+	mux.Handle("/graphql", authenticate(keys, requestLimits(o, limits, transportErrors(srv))))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
@@ -90,23 +92,6 @@ func NewHandler(r *Resolver, db Pinger, keys *membrane.Keyring, log *slog.Logger
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ready", "neo4j": "ok"})
 	})
 	return cors(o.CORS, mux)
-}
-
-// originPatterns turns CORS origins (scheme://host[:port], or "*") into the
-// host patterns the WebSocket library matches Origin against. A request
-// from the server's own origin is always accepted.
-func originPatterns(origins []string) []string {
-	var out []string
-	for _, o := range origins {
-		if o == "*" {
-			out = append(out, "*")
-			continue
-		}
-		if u, err := url.Parse(o); err == nil && u.Host != "" {
-			out = append(out, u.Host)
-		}
-	}
-	return out
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

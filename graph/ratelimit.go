@@ -4,6 +4,7 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/ratelimit"
@@ -12,23 +13,56 @@ import (
 // RateLimit is a principal's rate of requests per second and its burst.
 type RateLimit = ratelimit.Limit
 
-// rateLimit lets each principal, identified by its actor, make requests at
-// the rate of its role; over it a request is 429 RATE_LIMITED with
-// Retry-After. It runs after authenticate: the actor, not the client's
-// address, is who pays, so one principal cannot escape its limit by
-// connecting from several addresses, nor starve others behind one proxy.
-func rateLimit(l *ratelimit.Limiter, limits map[membrane.Role]RateLimit, next http.Handler) http.Handler {
+// principalLimits charges each principal, identified by its actor, at the
+// rate of its role: the actor, not the client's address, is who pays, so
+// one principal cannot escape its limit by connecting from several
+// addresses, nor starve others behind one proxy.
+type principalLimits struct {
+	l      *ratelimit.Limiter
+	limits map[membrane.Role]RateLimit
+}
+
+// newPrincipalLimits returns o's rate limits; nil when it sets none.
+func newPrincipalLimits(o HandlerOptions) *principalLimits {
+	if len(o.RateLimits) == 0 {
+		return nil
+	}
+	now := o.Now
+	if now == nil {
+		now = time.Now
+	}
+	actors := o.RateLimitActors
+	if actors <= 0 {
+		actors = DefaultRateLimitActors
+	}
+	return &principalLimits{l: ratelimit.New(actors, now), limits: o.RateLimits}
+}
+
+// allow charges one request to p. Refused, it returns the whole seconds to
+// wait, for Retry-After. A nil principalLimits allows everything.
+func (pl *principalLimits) allow(p membrane.Principal) (bool, int) {
+	if pl == nil {
+		return true, 0
+	}
+	ok, wait := pl.l.Allow(p.Actor, pl.limits[p.Role])
+	return ok, retryAfterSeconds(wait.Seconds())
+}
+
+// rateLimit charges every authenticated request; over its principal's
+// rate a request is 429 RATE_LIMITED with Retry-After. A WebSocket that
+// authenticates in connection_init has no principal yet: it is charged
+// there (authenticateInit).
+func rateLimit(pl *principalLimits, next http.Handler) http.Handler {
+	if pl == nil {
+		return next
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if deferred, _ := r.Context().Value(deferredAuthKey{}).(bool); deferred {
-			// A WebSocket that authenticates in connection_init has no
-			// principal yet; charging it to "anonymous" would make every
-			// such socket share one bucket.
 			next.ServeHTTP(w, r)
 			return
 		}
-		p := membrane.TrustFromContext(r.Context()).Principal
-		if ok, wait := l.Allow(p.Actor, limits[p.Role]); !ok {
-			w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(wait.Seconds())))
+		if ok, wait := pl.allow(membrane.TrustFromContext(r.Context()).Principal); !ok {
+			w.Header().Set("Retry-After", strconv.Itoa(wait))
 			writeError(w, http.StatusTooManyRequests, membrane.ERATELIMITED, "too many requests: retry after the time in the Retry-After header")
 			return
 		}

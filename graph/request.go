@@ -11,7 +11,6 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/membrane/membrane/internal/membrane"
-	"github.com/membrane/membrane/internal/ratelimit"
 	"github.com/vektah/gqlparser/v2/ast"
 )
 
@@ -68,24 +67,12 @@ func withDeadline(d time.Duration) graphql.ResponseMiddleware {
 	}
 }
 
-// requestLimits holds an authenticated request to o's rate limit, then
+// requestLimits holds an authenticated request to its rate limit, then
 // its body size: a request refused by its rate costs no body read.
-func requestLimits(o HandlerOptions, next http.Handler) http.Handler {
+func requestLimits(o HandlerOptions, pl *principalLimits, next http.Handler) http.Handler {
 	body := o.MaxBodyBytes
 	if body <= 0 {
 		body = MaxBodyBytes
 	}
-	h := limitBody(body, next)
-	if len(o.RateLimits) == 0 {
-		return h
-	}
-	now := o.Now
-	if now == nil {
-		now = time.Now
-	}
-	actors := o.RateLimitActors
-	if actors <= 0 {
-		actors = DefaultRateLimitActors
-	}
-	return rateLimit(ratelimit.New(actors, now), o.RateLimits, h)
+	return rateLimit(pl, limitBody(body, next))
 }

@@ -509,6 +509,7 @@ func TestWebSocketOrigins(t *testing.T) {
 	}{
 		{"", true},
 		{"https://console.example.com", true},
+		{"http://console.example.com", false}, // the scheme counts, as for CORS
 		{"https://evil.example.com", false},
 	} {
 		t.Run(tc.origin, func(t *testing.T) {
@@ -571,33 +572,51 @@ func TestSubscriptionMetrics(t *testing.T) {
 	}
 }
 
-// TestWebSocketUpgradesNotChargedToAnonymous: sockets that authenticate in
-// connection_init have no principal when they upgrade; they must not all
-// be charged to one shared bucket (the second would be refused here).
-func TestWebSocketUpgradesNotChargedToAnonymous(t *testing.T) {
+// TestWebSocketRateLimit: a socket that authenticates in connection_init
+// is charged to its principal there (not, keyless at its upgrade, to one
+// bucket shared by every such socket): over its burst a principal's next
+// socket is closed with 4429, while another principal's is accepted.
+func TestWebSocketRateLimit(t *testing.T) {
 	setup, _ := withFeed(t)
 	opts := graph.DefaultHandlerOptions()
 	opts.RateLimits = map[membrane.Role]graph.RateLimit{}
 	for _, role := range []membrane.Role{membrane.RoleReader, membrane.RoleWriter, membrane.RoleAdmin} {
 		opts.RateLimits[role] = graph.RateLimit{Rate: 0.001, Burst: 1}
 	}
-	c := newClientFull(t, setup, opts)
+	other := membrane.Principal{Actor: "other-" + membrane.NewID(), Role: membrane.RoleReader,
+		MaxSensitivity: membrane.SensitivityLow, Scopes: []string{"x"}}
+	c := newClientFull(t, setup, opts, other)
 	wsURL := "ws" + strings.TrimPrefix(c.url, "http") + "/graphql"
-	for i := range 3 {
+	// open dials a socket, sends connection_init with key, and returns the
+	// type of the answer, or the close code.
+	open := func(key string) string {
 		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		defer cancel()
 		conn, _, err := websocket.Dial(ctx, wsURL, &websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
 		if err != nil {
-			cancel()
-			t.Fatalf("socket %d: %v", i, err)
+			t.Fatalf("dial: %v", err)
 		}
-		if err := wsjson.Write(ctx, conn, map[string]any{"type": "connection_init", "payload": map[string]any{"Authorization": "Bearer " + c.key}}); err != nil {
+		defer conn.CloseNow()
+		if err := wsjson.Write(ctx, conn, map[string]any{"type": "connection_init", "payload": map[string]any{"Authorization": "Bearer " + key}}); err != nil {
 			t.Fatal(err)
 		}
-		var m map[string]any
-		if err := wsjson.Read(ctx, conn, &m); err != nil || m["type"] != "connection_ack" {
-			t.Fatalf("socket %d: %v %v, want connection_ack", i, m, err)
+		for {
+			var m map[string]any
+			if err := wsjson.Read(ctx, conn, &m); err != nil {
+				return fmt.Sprint(int(websocket.CloseStatus(err)))
+			}
+			if m["type"] == "connection_ack" {
+				return "connection_ack"
+			}
 		}
-		conn.CloseNow()
-		cancel()
+	}
+	for i, tc := range []struct{ key, want string }{
+		{c.key, "connection_ack"},
+		{c.key, "4429"},
+		{c.keys[other.Actor], "connection_ack"},
+	} {
+		if got := open(tc.key); got != tc.want {
+			t.Fatalf("socket %d: %s, want %s", i, got, tc.want)
+		}
 	}
 }
