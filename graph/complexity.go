@@ -51,13 +51,15 @@ func setComplexity(c *ComplexityRoot) {
 	c.Record.Relations = func(child int, _ *membrane.Direction, _ []membrane.Predicate, first *int64, _ *string) int {
 		return listCost(child, page(first))
 	}
-	unbounded := func(child int) int { return listCost(child, membrane.DefaultPageSize) }
-	c.Record.Supersedes = unbounded
-	c.Record.DerivedFrom = unbounded
-	c.Record.Derivatives = unbounded
-	c.Record.ContestedBy = unbounded
-	c.Record.Contests = unbounded
-	c.Record.History = unbounded
+	// Lists without a size argument cost what the store may return: up to
+	// MaxNeighbors related records, a supersede chain up to MaxChain.
+	related := func(child int) int { return listCost(child, membrane.MaxNeighbors) }
+	c.Record.Supersedes = related
+	c.Record.DerivedFrom = related
+	c.Record.Derivatives = related
+	c.Record.ContestedBy = related
+	c.Record.Contests = related
+	c.Record.History = func(child int) int { return listCost(child, membrane.MaxChain) }
 }
 
 // count is how many items an optional size argument asks for: def when
