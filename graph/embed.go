@@ -35,9 +35,9 @@ func (r *Resolver) embedTexts(ctx context.Context, texts []string) [][]float64 {
 
 // embedCapture gives a capture the vectors of its records, before its
 // transaction (no network call ever runs inside one).
-func (r *Resolver) embedCapture(ctx context.Context, c *membrane.Capture) error {
+func (r *Resolver) embedCapture(ctx context.Context, c *membrane.Capture) {
 	if r.Embedder == nil || !membrane.Embeddable(c.Primary, r.embedMax()) {
-		return nil
+		return
 	}
 	texts := c.EmbedTexts()
 	keys := make([]string, 0, len(texts))
@@ -51,14 +51,13 @@ func (r *Resolver) embedCapture(ctx context.Context, c *membrane.Capture) error 
 	}
 	vecs := r.embedTexts(ctx, list)
 	if vecs == nil {
-		return nil
+		return
 	}
 	byKey := make(map[string][]float64, len(keys))
 	for i, k := range keys {
 		byKey[k] = vecs[i]
 	}
 	c.SetEmbeddings(byKey, r.Embedder.Model())
-	return nil
 }
 
 // embedIngested gives new records their vectors before they are written.

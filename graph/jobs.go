@@ -39,10 +39,11 @@ func admin(ctx context.Context) (membrane.Trust, error) {
 	return t, membrane.RequireRole(t, membrane.RoleAdmin)
 }
 
-// jobs returns the job service, UNAVAILABLE when this server runs none.
+// jobs returns the job service, NOT_IMPLEMENTED when this server runs
+// none (not a passing condition a client should retry, as UNAVAILABLE is).
 func (r *Resolver) jobs() (membrane.JobService, error) {
 	if r.Jobs == nil {
-		return nil, membrane.Errorf(membrane.EUNAVAILABLE, "maintenance jobs are not configured on this server")
+		return nil, membrane.Errorf(membrane.ENOTIMPLEMENTED, "maintenance jobs are not configured on this server")
 	}
 	return r.Jobs, nil
 }

@@ -39,7 +39,7 @@ func (r *mutationResolver) DeleteRecord(ctx context.Context, id string, rational
 		return nil, err
 	}
 	if r.Deletes == nil {
-		return nil, membrane.Errorf(membrane.EUNAVAILABLE, "deleting records is not configured on this server")
+		return nil, membrane.Errorf(membrane.ENOTIMPLEMENTED, "deleting records is not configured on this server")
 	}
 	meta := revisionMeta(ctx, nil, rationale, expectedVersion)
 	now := r.Now()
@@ -84,7 +84,7 @@ func (r *queryResolver) JobRuns(ctx context.Context, job *membrane.JobName, firs
 // Metrics is the resolver for the metrics field.
 func (r *queryResolver) Metrics(ctx context.Context, scopes []string) (*membrane.Metrics, error) {
 	if r.MetricsService == nil {
-		return nil, membrane.Errorf(membrane.EUNAVAILABLE, "metrics are not configured on this server")
+		return nil, membrane.Errorf(membrane.ENOTIMPLEMENTED, "metrics are not configured on this server")
 	}
 	return r.MetricsService.Metrics(ctx, membrane.TrustFromContext(ctx), scopes, r.Now())
 }

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
@@ -55,17 +56,6 @@ func Observe(h http.Handler, o Observability) http.Handler {
 		ob.metricsHandler = o.Metrics.Handler()
 	}
 	return requestID(ob)
-}
-
-// SubscriptionStarted counts an open subscription of kind on the metrics
-// of the request ctx belongs to, and returns the function to call when it
-// ends. Subscriptions that are gqlgen Subscription fields are counted by
-// the operation extension already; this is for streams served otherwise.
-func SubscriptionStarted(ctx context.Context, kind string) (ended func()) {
-	if req := observationOf(ctx); req != nil {
-		return req.metrics.SubscriptionStarted(kind)
-	}
-	return func() {}
 }
 
 // observer is the shared part of the observation of every request.
@@ -249,8 +239,11 @@ func (OperationObserver) InterceptOperation(ctx context.Context, next graphql.Op
 
 	var span trace.Span
 	if req.tracer != nil {
-		ctx, span = req.tracer.Start(ctx, "graphql "+typ+" "+label, trace.WithSpanKind(trace.SpanKindServer),
-			trace.WithAttributes(attribute.String("graphql.operation.type", typ), attribute.String("graphql.operation.name", label)))
+		// Spans carry the name itself: the label's cap on distinct names
+		// is for metrics, and without metrics every name would be "other".
+		spanName := cmp.Or(name, metrics.Anonymous)
+		ctx, span = req.tracer.Start(ctx, "graphql "+typ+" "+spanName, trace.WithSpanKind(trace.SpanKindServer),
+			trace.WithAttributes(attribute.String("graphql.operation.type", typ), attribute.String("graphql.operation.name", spanName)))
 	}
 	// end reports the operation's end once, however it ends.
 	var endOnce sync.Once

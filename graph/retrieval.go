@@ -49,9 +49,7 @@ func (r *Resolver) capture(ctx context.Context, in membrane.CaptureInput, key *s
 	if err := t.CanCreate(c.Primary); err != nil {
 		return nil, err
 	}
-	if err := r.embedCapture(ctx, c); err != nil {
-		return nil, err
-	}
+	r.embedCapture(ctx, c)
 	res, err := r.Captures.Capture(ctx, idem, c, t.Principal.Actor)
 	if err != nil || !res.Replayed {
 		return res, err

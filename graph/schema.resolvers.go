@@ -125,17 +125,13 @@ func (r *recordResolver) AuditLog(ctx context.Context, objs []*membrane.Record, 
 	if err != nil {
 		return nil, err
 	}
-	ids := make([]string, len(objs))
-	for i, o := range objs {
-		ids[i] = o.ID
-	}
-	pages, err := r.Store.AuditPagesForRecords(ctx, ids, page)
+	pages, err := r.Store.AuditPagesForRecords(ctx, ids(objs), page)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]*AuditConnection, len(objs))
-	for i, id := range ids {
-		out[i] = &AuditConnection{page: pages[id]}
+	for i, o := range objs {
+		out[i] = &AuditConnection{page: pages[o.ID]}
 	}
 	return out, nil
 }
