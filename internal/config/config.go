@@ -19,6 +19,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/membrane/membrane/internal/feed"
 	"github.com/membrane/membrane/internal/jobs"
 	"github.com/membrane/membrane/internal/logging"
 	"github.com/membrane/membrane/internal/membrane"
@@ -306,11 +307,11 @@ func Default() Config {
 			Consolidate:   "0 */6 * * *",
 			Timeout:       30 * time.Minute,
 			LeaseTTL:      time.Minute,
-			EpisodeWindow: 24 * time.Hour,
+			EpisodeWindow: membrane.DefaultConsolidationOptions().EpisodeWindow,
 		},
 
 		SelectionConfidenceThreshold: membrane.DefaultSelectionThreshold,
-		Feed:                         Feed{PollInterval: 100 * time.Millisecond, Batch: 1000},
+		Feed:                         Feed{PollInterval: feed.DefaultConfig.Interval, Batch: feed.DefaultConfig.Batch},
 		Embedding: Embedding{Dimensions: 1536, Timeout: 10 * time.Second,
 			MaxSensitivity: string(membrane.SensitivityMedium)},
 
@@ -378,13 +379,10 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 		{"MEMBRANE_ENCRYPTION_KEY", func(v string) error {
 			// "KEY" or "id:KEY,id2:KEY2"; the first is the active key.
 			c.Encryption.Keys, c.Encryption.ActiveKey = nil, ""
-			for i, part := range strings.Split(v, ",") {
+			for _, part := range strings.Split(v, ",") {
 				id, key, ok := strings.Cut(strings.TrimSpace(part), ":")
 				if !ok {
 					id, key = "default", id
-				}
-				if i == 0 {
-					c.Encryption.ActiveKey = id
 				}
 				c.Encryption.Keys = append(c.Encryption.Keys, EncryptionKey{ID: id, Key: key})
 			}
@@ -405,7 +403,7 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 		{"MEMBRANE_JOBS_DECAY", func(v string) error { c.Jobs.Decay = v; return nil }},
 		{"MEMBRANE_JOBS_PRUNE", func(v string) error { c.Jobs.Prune = v; return nil }},
 		{"MEMBRANE_JOBS_CONSOLIDATE", func(v string) error { c.Jobs.Consolidate = v; return nil }},
-		{"MEMBRANE_JOBS_SCOPES", func(v string) error { c.Jobs.Scopes = strings.Split(v, ","); return nil }},
+		{"MEMBRANE_JOBS_SCOPES", func(v string) error { c.Jobs.Scopes = splitList(v); return nil }},
 		{"MEMBRANE_JOBS_HISTORY_RETENTION", func(v string) (err error) {
 			c.Jobs.HistoryRetention, err = time.ParseDuration(v)
 			return err
@@ -495,6 +493,11 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 	if _, err := c.Keyring(); err != nil {
 		return c, err
 	}
+	// Without an active key named, the first key is active (the one place
+	// that says so: reseal reports it too).
+	if c.Encryption.ActiveKey == "" && len(c.Encryption.Keys) > 0 {
+		c.Encryption.ActiveKey = c.Encryption.Keys[0].ID
+	}
 	if _, err := c.Sealer(); err != nil {
 		return c, err
 	}
@@ -530,8 +533,9 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 	if f := c.Feed; f.PollInterval < time.Millisecond || f.PollInterval > time.Minute || f.Batch < 1 || f.Batch > 10000 {
 		return c, fmt.Errorf("feed.poll_interval must be 1ms to 1m and feed.batch 1 to 10000, got %v and %d", f.PollInterval, f.Batch)
 	}
-	if t := c.SelectionConfidenceThreshold; !(t >= 0 && t <= 1) {
-		return c, fmt.Errorf("selection_confidence_threshold must be in [0,1], got %v", t)
+	// 0 is not a threshold (retrieval takes it for "the default").
+	if t := c.SelectionConfidenceThreshold; !(t > 0 && t <= 1) {
+		return c, fmt.Errorf("selection_confidence_threshold must be in (0,1], got %v", t)
 	}
 	if err := c.checkHTTP(); err != nil {
 		return c, err
@@ -717,11 +721,7 @@ func (c Config) Sealer() (*membrane.Sealer, error) {
 		}
 		keys = append(keys, membrane.SealKey{ID: k.ID, Key: b})
 	}
-	active := c.Encryption.ActiveKey
-	if active == "" && len(keys) > 0 {
-		active = keys[0].ID
-	}
-	s, err := membrane.NewSealer(membrane.Sensitivity(c.Encryption.From), keys, active)
+	s, err := membrane.NewSealer(membrane.Sensitivity(c.Encryption.From), keys, c.Encryption.ActiveKey)
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}

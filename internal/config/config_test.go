@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -265,5 +266,27 @@ func TestLogFormatFollowsMode(t *testing.T) {
 				t.Fatalf("log format %q, want %q", c.LogFormat, tt.want)
 			}
 		})
+	}
+}
+
+// TestActiveKeyAndScopeLists: keys listed in YAML without an active key
+// make the first active, as MEMBRANE_ENCRYPTION_KEY does; comma lists drop
+// blanks and spaces.
+func TestActiveKeyAndScopeLists(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "membrane.yaml")
+	key := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{1}, 32))
+	yaml := "encryption:\n  keys:\n    - {id: k1, key: " + key + "}\n    - {id: k2, key: " + key + "}\n"
+	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := config.Load([]string{"-config", file}, env(map[string]string{"MEMBRANE_JOBS_SCOPES": " a, b,,"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Encryption.ActiveKey != "k1" {
+		t.Errorf("active key %q, want k1", c.Encryption.ActiveKey)
+	}
+	if !slices.Equal(c.Jobs.Scopes, []string{"a", "b"}) {
+		t.Errorf("job scopes %q, want [a b]", c.Jobs.Scopes)
 	}
 }

@@ -192,8 +192,6 @@ func derivedEdge(from, to string, now time.Time) Relation {
 	return Relation{Predicate: PredDerivedFrom, SourceID: from, TargetID: to, Weight: 1, CreatedAt: now, Actor: JobActor}
 }
 
-var jobMeta = RevisionMeta{Actor: JobActor}
-
 // ExtractFacts plans semantic extraction from a batch of successful
 // episodes not consolidated into facts yet. Each fact an episode supports
 // either exists (existing holds the non-retracted facts by key): it gets a

@@ -109,9 +109,6 @@ func New() *Metrics {
 	return m
 }
 
-// Registry is the registry every metric is on.
-func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
-
 // Handler serves the metrics in the Prometheus text format.
 func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})

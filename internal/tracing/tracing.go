@@ -22,24 +22,6 @@ import (
 // Name is the instrumentation scope of Membrane's spans.
 const Name = "github.com/membrane/membrane"
 
-// Standard OpenTelemetry variables that turn tracing on without
-// otel_endpoint; the exporter reads them itself.
-var standardEnv = []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"}
-
-// Enabled reports whether tracing is configured: an endpoint of our own
-// configuration, or one of the standard OTLP endpoint variables.
-func Enabled(endpoint string, getenv func(string) string) bool {
-	if endpoint != "" {
-		return true
-	}
-	for _, k := range standardEnv {
-		if getenv(k) != "" {
-			return true
-		}
-	}
-	return false
-}
-
 // TracesURL turns an OTLP/HTTP base URL (http://collector:4318) into the
 // traces URL, adding /v1/traces when it has no path, as
 // OTEL_EXPORTER_OTLP_ENDPOINT is read.

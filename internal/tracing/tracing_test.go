@@ -10,28 +10,14 @@ import (
 	"github.com/membrane/membrane/internal/tracing"
 )
 
-func TestEnabledAndTracesURL(t *testing.T) {
-	tests := []struct {
-		name, endpoint string
-		env            map[string]string
-		enabled        bool
-		url            string
-	}{
-		{"off", "", nil, false, ""},
-		{"base URL", "http://collector:4318", nil, true, "http://collector:4318/v1/traces"},
-		{"base URL with slash", "https://collector:4318/", nil, true, "https://collector:4318/v1/traces"},
-		{"full URL kept", "http://collector:4318/custom/traces", nil, true, "http://collector:4318/custom/traces"},
-		{"standard variable", "", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318"}, true, ""},
-		{"standard traces variable", "", map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://c:4318/v1/traces"}, true, ""},
+func TestTracesURL(t *testing.T) {
+	tests := []struct{ name, endpoint, url string }{
+		{"base URL", "http://collector:4318", "http://collector:4318/v1/traces"},
+		{"base URL with slash", "https://collector:4318/", "https://collector:4318/v1/traces"},
+		{"full URL kept", "http://collector:4318/custom/traces", "http://collector:4318/custom/traces"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := tracing.Enabled(tt.endpoint, func(k string) string { return tt.env[k] }); got != tt.enabled {
-				t.Fatalf("Enabled = %v", got)
-			}
-			if tt.endpoint == "" {
-				return
-			}
 			if got, err := tracing.TracesURL(tt.endpoint); err != nil || got != tt.url {
 				t.Fatalf("TracesURL = %q, %v; want %q", got, err, tt.url)
 			}
