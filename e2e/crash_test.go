@@ -14,7 +14,7 @@ import (
 // no supersede chain has two heads, every record is whole with its creation
 // audit, and every mutation a client saw acknowledged is there.
 func TestKillMidRevisions(t *testing.T) {
-	srv := startServer(t, serverOptions{neo4jURI: neo4jURI(t)})
+	srv := startServer(t, serverOptions{neo4jURI: neo4jURI(t), encryptionKey: newEncryptionKey(t)})
 	sc := scope(t)
 	cleanupScope(t, sc)
 	l := newLedger()

@@ -27,12 +27,13 @@ import (
 )
 
 // fuzzScope is the only scope the fuzzing principal may write to, so that
-// what the seeds write never shows in another test's data.
-const fuzzScope = "test:FuzzGraphQLRequest"
+// what the seeds write never shows in another test's data (a run's own).
+var fuzzScope = "test:FuzzGraphQLRequest:" + membrane.NewID()
 
 var (
 	fuzzOnce    sync.Once
 	fuzzHandler http.Handler
+	fuzzErr     error
 )
 
 const fuzzKey = "fuzz-key"
@@ -48,13 +49,17 @@ func handlerForFuzz(t *testing.T) http.Handler {
 			Scopes: []string{fuzzScope}}
 		k, err := membrane.NewAPIKey(membrane.HashKey(fuzzKey), p)
 		if err != nil {
-			t.Fatal(err)
+			fuzzErr = err // every input fails alike, not just the first
+			return
 		}
 		r := &graph.Resolver{Store: db, Revisions: db, Lineages: db, Deletes: db, MetricsService: db, Retrieval: db,
 			Captures: db, Policy: membrane.DefaultPolicy(), Now: time.Now}
 		fuzzHandler = graph.NewHandler(r, db, membrane.NewKeyring([]membrane.APIKey{k}),
 			slog.New(slog.NewTextHandler(io.Discard, nil)))
 	})
+	if fuzzErr != nil {
+		t.Fatal(fuzzErr)
+	}
 	return fuzzHandler
 }
 

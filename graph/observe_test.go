@@ -71,7 +71,9 @@ type observed struct {
 	spans   *tracetest.InMemoryExporter
 }
 
-func newObserved(t *testing.T, traced bool) *observed {
+// newObserved serves the API as server.go does, observed; setups configure
+// the resolver (optional services such as the change feed).
+func newObserved(t *testing.T, traced bool, setups ...func(*graph.Resolver)) *observed {
 	t.Helper()
 	o := &observed{metrics: metrics.New(), logs: &logBuffer{}}
 	log := logging.New(o.logs, "json", slog.LevelDebug)
@@ -96,6 +98,9 @@ func newObserved(t *testing.T, traced bool) *observed {
 	}
 	r := &graph.Resolver{Store: db, Revisions: db, Lineages: db, Deletes: db, Retrieval: db, Captures: db,
 		Policy: membrane.DefaultPolicy(), Log: log, Now: time.Now}
+	for _, setup := range setups {
+		setup(r)
+	}
 	srv := httptest.NewServer(graph.Observe(graph.NewHandler(r, db, membrane.NewKeyring([]membrane.APIKey{k}), log), obs))
 	t.Cleanup(srv.Close)
 	o.client = &client{t: t, url: srv.URL, db: db, key: secret, actor: admin.Actor, keys: map[string]string{admin.Actor: secret}}

@@ -6,11 +6,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
@@ -22,7 +19,6 @@ import (
 	"github.com/membrane/membrane/graph"
 	"github.com/membrane/membrane/internal/feed"
 	"github.com/membrane/membrane/internal/membrane"
-	"github.com/membrane/membrane/internal/metrics"
 	"github.com/membrane/membrane/internal/neo4jtest"
 )
 
@@ -542,33 +538,22 @@ func TestWebSocketOrigins(t *testing.T) {
 // observed handler as server.go serves them, show in the active
 // subscriptions gauge while they stream and leave it when they end.
 func TestSubscriptionMetrics(t *testing.T) {
-	setup, _ := withFeed(t)
-	keys := newClient(t) // keys and database; its own server is not used
-	m := metrics.New()
-	r := &graph.Resolver{Store: keys.db, Revisions: keys.db, Lineages: keys.db, Retrieval: keys.db, Captures: keys.db,
-		Policy: membrane.DefaultPolicy(), Now: time.Now}
-	setup(r)
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv := httptest.NewServer(graph.Observe(graph.NewHandler(r, keys.db, membrane.NewKeyring(keys.ring), quiet, keys.opts),
-		graph.Observability{Metrics: m, ServeMetrics: true, Log: quiet}))
-	t.Cleanup(srv.Close)
-	c := *keys
-	c.url = srv.URL
-	gauge := `membrane_graphql_subscriptions_active{kind="recordChanged"} `
-
+	setup, hub := withFeed(t)
+	o := newObserved(t, false, setup)
+	gauge := `membrane_graphql_subscriptions_active{kind="recordChanged"}`
 	scope := neo4jtest.Scope(t)
-	s := c.subscribeSSE(t, srv.URL, recordChangedQ, map[string]any{"after": changeCursor(t, &c), "f": map[string]any{"scopes": []any{scope}}})
-	c.create(scope, "SEMANTIC", fact("metered"), nil)
+	s := o.subscribeSSE(t, o.url, recordChangedQ, map[string]any{"after": changeCursor(t, o.client), "f": map[string]any{"scopes": []any{scope}}})
+	o.create(scope, "SEMANTIC", fact("metered"), nil)
 	s.next()
-	if body := scrapeURL(t, srv.URL+"/metrics"); !strings.Contains(body, gauge+"1\n") {
-		t.Fatalf("want %q in\n%s", gauge+"1", body)
+	if got := o.scrape()[gauge]; got != 1 {
+		t.Fatalf("%s = %v while streaming, want 1", gauge, got)
 	}
-	r.Feed.Close()
+	(*hub).Close()
 	if !s.ended() {
 		t.Fatal("subscription did not end")
 	}
-	if body := scrapeURL(t, srv.URL+"/metrics"); !strings.Contains(body, gauge+"0\n") {
-		t.Fatalf("want %q in\n%s", gauge+"0", body)
+	if got := o.scrape()[gauge]; got != 0 {
+		t.Fatalf("%s = %v after the end, want 0", gauge, got)
 	}
 }
 
