@@ -67,6 +67,8 @@ type process struct {
 	cmd   *exec.Cmd
 	addr  string
 	lines chan string
+	// wait drains the log and reaps the process, once.
+	wait func() error
 }
 
 // start runs the server against the test Neo4j with env added. Every
@@ -89,7 +91,10 @@ func start(t *testing.T, env ...string) *process {
 	// test key; the server reads some at start (migrations), so it needs
 	// that key too.
 	key := "MEMBRANE_ENCRYPTION_KEY=" + neo4jtest.TestSealKey.ID + ":" + base64.StdEncoding.EncodeToString(neo4jtest.TestSealKey.Key)
-	cmd.Env = append(append(os.Environ(), "NEO4J_URI="+uri, key), env...)
+	// Settings of the developer's own environment that would change the
+	// server under test are cleared.
+	cleared := []string{"MEMBRANE_API_KEYS=", "MEMBRANE_API_KEYS_FILE=", "MEMBRANE_CONFIG=", "MEMBRANE_EMBEDDING_ENDPOINT="}
+	cmd.Env = append(append(append(os.Environ(), cleared...), "NEO4J_URI="+uri, key), env...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -97,8 +102,16 @@ func start(t *testing.T, env ...string) *process {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
 	p := &process{cmd: cmd, addr: addr, lines: make(chan string, 1024)}
+	p.wait = sync.OnceValue(func() error {
+		for range p.lines { // keep draining so the server never blocks on stderr
+		}
+		return cmd.Wait()
+	})
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = p.wait()
+	})
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
@@ -116,11 +129,7 @@ func (p *process) stop(t *testing.T) {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() {
-		for range p.lines { // keep draining so the server never blocks on stderr
-		}
-		done <- p.cmd.Wait()
-	}()
+	go func() { done <- p.wait() }()
 	select {
 	case err := <-done:
 		if err != nil {
@@ -136,28 +145,9 @@ var jobsOff = []string{"MEMBRANE_JOBS_DECAY=off", "MEMBRANE_JOBS_PRUNE=off", "ME
 // TestServerProcess builds and runs the real server binary against the test
 // Neo4j: it must become ready, serve GraphQL and shut down cleanly on SIGTERM.
 func TestServerProcess(t *testing.T) {
-	p := start(t, append(jobsOff, "MEMBRANE_JOBS_SCOPES=test:server-process")...)
-	var logs []string
-	timeout := time.After(90 * time.Second)
-wait:
-	for {
-		select {
-		case line, ok := <-p.lines:
-			if !ok {
-				t.Fatalf("server exited before listening:\n%s", strings.Join(logs, "\n"))
-			}
-			logs = append(logs, line)
-			if strings.Contains(line, "membrane listening") {
-				break wait
-			}
-		case <-timeout:
-			t.Fatalf("server did not start:\n%s", strings.Join(logs, "\n"))
-		}
-	}
-	go func() {
-		for range p.lines {
-		}
-	}()
+	scope := neo4jtest.Scope(t)
+	p := start(t, append(jobsOff, "MEMBRANE_JOBS_SCOPES="+scope)...)
+	p.listening(t)
 	addr := p.addr
 
 	get := func(path string) (int, string) {
@@ -179,7 +169,8 @@ wait:
 	if code, body := get("/"); code != 200 || !strings.Contains(body, "graphiql") && !strings.Contains(body, "GraphiQL") {
 		t.Fatalf("GraphiQL page = %d", code)
 	}
-	q, _ := json.Marshal(map[string]any{"query": `mutation { ingestEvent(input: {source: "smoke", eventKind: "k", ref: "r", scope: "test:server-process"}) { id type } }`})
+	q, _ := json.Marshal(map[string]any{"query": `mutation($s: String) { ingestEvent(input: {source: "smoke", eventKind: "k", ref: "r", scope: $s}) { id type } }`,
+		"variables": map[string]any{"s": scope}})
 	resp, err := http.Post("http://"+addr+"/graphql", "application/json", bytes.NewReader(q))
 	if err != nil {
 		t.Fatal(err)
@@ -230,14 +221,21 @@ func TestLeaseAcrossServerProcesses(t *testing.T) {
 		}
 		return n
 	}
+	// merged carries both processes' log lines; it closes once both logs
+	// have ended (the processes exited).
 	merged := make(chan [2]any)
+	var forwarders sync.WaitGroup
 	for i, pr := range procs {
-		go func() {
+		forwarders.Go(func() {
 			for line := range pr.lines {
 				merged <- [2]any{i, line}
 			}
-		}()
+		})
 	}
+	go func() {
+		forwarders.Wait()
+		close(merged)
+	}()
 	var logs []string
 	deadline := time.After(90 * time.Second)
 	for common() < 4 {
@@ -338,6 +336,17 @@ func TestLeaseAcrossServerProcesses(t *testing.T) {
 
 func ptr[T any](v T) *T { return &v }
 
+// listening waits until the server logs that it listens, then keeps its
+// log drained.
+func (p *process) listening(t *testing.T) {
+	t.Helper()
+	p.waitFor(t, "membrane listening", nil)
+	go func() {
+		for range p.lines {
+		}
+	}()
+}
+
 // waitFor reads the server's log until a line containing s, and returns
 // the lines read.
 func (p *process) waitFor(t *testing.T, s string, logs []string) []string {
@@ -364,7 +373,7 @@ func (p *process) waitFor(t *testing.T, s string, logs []string) []string {
 // the server stops accepting connections, still answers that request, stops
 // the jobs, closes the driver and exits 0, logging each step.
 func TestGracefulShutdown(t *testing.T) {
-	scope := "test:graceful-shutdown"
+	scope := neo4jtest.Scope(t)
 	p := start(t, append(jobsOff, "MEMBRANE_LOG_FORMAT=json", "MEMBRANE_JOBS_SCOPES="+scope)...)
 	logs := p.waitFor(t, "membrane listening", nil)
 

@@ -9,7 +9,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"encoding/pem"
@@ -22,8 +21,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/membrane/membrane/internal/neo4jtest"
 )
 
 // selfSigned writes a certificate for 127.0.0.1 and its key to dir and
@@ -61,31 +58,6 @@ func selfSigned(t *testing.T, dir string) (certFile, keyFile string, cert *x509.
 	return certFile, keyFile, cert
 }
 
-// waitListening reads p's log until it listens.
-func waitListening(t *testing.T, p *process) {
-	t.Helper()
-	var logs []string
-	timeout := time.After(90 * time.Second)
-	for {
-		select {
-		case line, ok := <-p.lines:
-			if !ok {
-				t.Fatalf("server exited before listening:\n%s", strings.Join(logs, "\n"))
-			}
-			logs = append(logs, line)
-			if strings.Contains(line, "membrane listening") {
-				go func() {
-					for range p.lines {
-					}
-				}()
-				return
-			}
-		case <-timeout:
-			t.Fatalf("server did not start:\n%s", strings.Join(logs, "\n"))
-		}
-	}
-}
-
 // TestServerProductionTLS runs the binary in production mode over TLS with
 // an allow-list: /healthz answers over https, GraphiQL and introspection
 // are off, and only the listed operation runs.
@@ -99,12 +71,9 @@ func TestServerProductionTLS(t *testing.T) {
 	if err := os.WriteFile(opsFile, ops, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	// The test key opens the records other packages' tests seal in the
-	// shared database, which the server's start-up backfill may read.
-	sealKey := neo4jtest.TestSealKey.ID + ":" + base64.StdEncoding.EncodeToString(neo4jtest.TestSealKey.Key)
 	p := start(t, append(jobsOff, "MEMBRANE_MODE=production", "MEMBRANE_TLS_CERT_FILE="+certFile, "MEMBRANE_TLS_KEY_FILE="+keyFile,
-		"MEMBRANE_PERSISTED_QUERIES_ALLOW_LIST="+opsFile, "MEMBRANE_ENCRYPTION_KEY="+sealKey)...)
-	waitListening(t, p)
+		"MEMBRANE_PERSISTED_QUERIES_ALLOW_LIST="+opsFile)...)
+	p.listening(t)
 
 	roots := x509.NewCertPool()
 	roots.AddCert(cert)
