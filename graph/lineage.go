@@ -152,3 +152,32 @@ func (r *Resolver) chains(ctx context.Context, objs []*membrane.Record) ([][]*me
 	}
 	return out, nil
 }
+
+// storedRelation reads the edge sourceID -predicate-> targetID as stored
+// (an idempotent replay answers with what the first request wrote),
+// paging through the source's edges of that predicate.
+func (r *Resolver) storedRelation(ctx context.Context, sourceID string, predicate membrane.Predicate, targetID string) (*membrane.Relation, error) {
+	q := membrane.NeighborQuery{Predicates: []membrane.Predicate{predicate}, Direction: membrane.DirOut,
+		Page: membrane.Page{First: membrane.MaxNeighbors}}
+	for {
+		byID, err := r.Lineages.Neighbors(ctx, []string{sourceID}, q)
+		if err != nil {
+			return nil, err
+		}
+		ns := byID[sourceID]
+		for i, n := range ns {
+			if i == q.Page.First {
+				break // the one read past the page
+			}
+			if n.Relation.TargetID == targetID {
+				return n.Relation, nil
+			}
+		}
+		if len(ns) <= q.Page.First {
+			return nil, membrane.Errorf(membrane.ECONFLICT, "the relation this idempotency key created no longer exists")
+		}
+		if q.Page.After, err = membrane.DecodeCursor(ns[q.Page.First-1].Cursor); err != nil {
+			return nil, err
+		}
+	}
+}

@@ -97,12 +97,8 @@ func (r *mutationResolver) AddRelation(ctx context.Context, sourceID string, pre
 	if err != nil {
 		return nil, err
 	}
-	if rel == nil { // replayed: the relation is the one the first request asked for
-		w := 1.0
-		if weight != nil {
-			w = *weight
-		}
-		rel = &membrane.Relation{Predicate: predicate, SourceID: sourceID, TargetID: targetID, Weight: w, Actor: meta.Actor}
+	if rel == nil { // replayed: the relation is the one stored
+		return r.storedRelation(ctx, sourceID, predicate, targetID)
 	}
 	return rel, nil
 }

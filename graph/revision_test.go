@@ -335,6 +335,21 @@ func TestAddRelation(t *testing.T) {
 	if out.AddRelation.Predicate != "ABOUT" || out.AddRelation.SourceID != a || out.AddRelation.TargetID != b {
 		t.Fatalf("relation = %+v", out.AddRelation)
 	}
+	// A replay (same idempotency key) answers with the stored edge, its
+	// instant included, and writes nothing.
+	qk := `mutation($a: ID!, $b: ID!, $k: String) { addRelation(sourceId: $a, predicate: SUPPORTS, targetId: $b, weight: 0.3, actor: "agent-1", idempotencyKey: $k) { weight createdAt } }`
+	key := "rel-" + membrane.NewID()
+	var first, again struct {
+		AddRelation struct {
+			Weight    float64
+			CreatedAt string
+		}
+	}
+	c.do(qk, map[string]any{"a": a, "b": ep, "k": key}, &first)
+	c.do(qk, map[string]any{"a": a, "b": ep, "k": key}, &again)
+	if again != first || strings.HasPrefix(first.AddRelation.CreatedAt, "0001") {
+		t.Fatalf("replayed relation %+v, first %+v", again, first)
+	}
 	c.do(q, map[string]any{"a": a, "p": "ABOUT", "b": b, "w": 0.9}, nil)     // again: updates the weight
 	c.do(q, map[string]any{"a": ep, "p": "MENTIONS", "b": b, "w": nil}, nil) // episodes may mention entities
 	var rels struct {
