@@ -273,18 +273,9 @@ func run(args []string) error {
 		go func() { errc <- srv.Serve(ln) }()
 	}
 	runner.Start()
-	feedCtx, stopFeed := context.WithCancel(context.Background())
-	feedDone := make(chan struct{})
-	go func() {
-		defer close(feedDone)
-		hub.Run(feedCtx)
-	}()
 	// The feed stops before the driver closes (at the end of shutdown, or
 	// on the way out of a failed serve).
-	endFeed := sync.OnceFunc(func() {
-		stopFeed()
-		<-feedDone
-	})
+	endFeed := hub.Go()
 	defer endFeed()
 	base := scheme + "://" + cfg.Listen
 	log.Info("membrane listening", "mode", cfg.Mode, "graphiql", opts.GraphiQL, "introspection", opts.Introspection,

@@ -29,18 +29,12 @@ func withFeed(t testing.TB) (func(*graph.Resolver), **feed.Hub) {
 	return func(r *graph.Resolver) {
 		hub = feed.NewHub(r.Store.(membrane.EventService), feed.Config{Interval: 20 * time.Millisecond, Holder: t.Name()}, nil)
 		r.Events, r.Feed = r.Store.(membrane.EventService), hub
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			hub.Run(ctx)
-		}()
-		// Wait for the loop, so that no tick reaches the database after
-		// the test (another test may count transactions).
+		// Stopped and waited for, so that no tick reaches the database
+		// after the test (another test may count transactions).
+		stop := hub.Go()
 		t.Cleanup(func() {
 			hub.Close()
-			cancel()
-			<-done
+			stop()
 		})
 	}, &hub
 }

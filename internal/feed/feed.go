@@ -124,6 +124,22 @@ func (h *Hub) Run(ctx context.Context) {
 	}
 }
 
+// Go runs Run in a goroutine of its own and returns the function that
+// stops it and waits until it has returned (so that no tick of it reaches
+// the database afterwards); calling it again does nothing.
+func (h *Hub) Go() (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		h.Run(ctx)
+	}()
+	return sync.OnceFunc(func() {
+		cancel()
+		<-done
+	})
+}
+
 // Tick numbers every committed entry waiting for a number and publishes
 // the head. Run calls it; tests call it to step the hub.
 func (h *Hub) Tick(ctx context.Context) error {

@@ -45,16 +45,10 @@ func createFacts(t *testing.T, db *neo4j.DB, scope string, n int) []string {
 // runHub runs hub until the test ends and waits for its loop to return,
 // so that no tick of it reaches the database after the test.
 func runHub(t *testing.T, hub *feed.Hub) {
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		hub.Run(ctx)
-	}()
+	stop := hub.Go()
 	t.Cleanup(func() {
 		hub.Close()
-		cancel()
-		<-done
+		stop()
 	})
 }
 
