@@ -110,9 +110,10 @@ func (w *reviser) step(ctx context.Context) (string, gqlResponse, error) {
 		w.l.inFlight(touched...)
 		return op, resp, err
 	}
-	if resp.code() == membrane.EUNAVAILABLE {
-		// Retryable, and unknown whether it committed (a commit whose
-		// answer was lost looks the same): the records are in flight.
+	if c := resp.code(); c == membrane.EUNAVAILABLE || c == membrane.EUNKNOWN {
+		// UNAVAILABLE promises nothing was written, but the ledger stays
+		// conservative; OUTCOME_UNKNOWN is a commit whose answer was lost:
+		// the records are in flight.
 		w.l.inFlight(touched...)
 	}
 	if len(resp.Errors) > 0 {

@@ -54,7 +54,7 @@ func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 				Extensions: map[string]any{"code": membrane.EINVALID}}
 		}
 		code := membrane.ErrorCode(err)
-		if code == membrane.EINTERNAL || code == membrane.EUNAVAILABLE {
+		if code == membrane.EINTERNAL || code == membrane.EUNAVAILABLE || code == membrane.EUNKNOWN {
 			log.ErrorContext(ctx, "request failed", "code", code, "err", err,
 				"path", graphql.GetPath(ctx).String())
 		}

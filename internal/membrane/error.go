@@ -25,6 +25,12 @@ const (
 	// ETIMEOUT is a request that ran out of time; its transaction was
 	// rolled back.
 	ETIMEOUT = "TIMEOUT"
+	// EUNKNOWN is a write whose commit Neo4j may or may not have applied:
+	// the connection was lost, or the request's time ran out, while the
+	// transaction committed. Unlike EUNAVAILABLE (nothing was written), a
+	// retry is safe only with the same idempotency key or client-chosen
+	// record ids, which replay the first outcome if it committed.
+	EUNKNOWN = "OUTCOME_UNKNOWN"
 	// ETOOLARGE rejects a request body over the configured size.
 	ETOOLARGE = "PAYLOAD_TOO_LARGE"
 	// ENOTALLOWED rejects, in allow-list mode, an operation that is not

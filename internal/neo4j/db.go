@@ -220,13 +220,19 @@ func execute[T any](ctx context.Context, db *DB, mode neo4j.AccessMode, fn func(
 	ctx, ended := db.observe(ctx, name)
 	// attempts counts the runs of the work function: the driver calls it
 	// again, in this goroutine, for every retry of a transient failure.
-	attempts := 0
+	// committing says whether the last run returned without error, so that
+	// the driver went on to COMMIT it: a failure from then on may have
+	// come after Neo4j committed.
+	attempts, committing := 0, false
 	s := db.session(ctx, mode)
 	defer s.Close(ctx)
 	work := func(tx neo4j.ManagedTransaction) (any, error) {
 		db.txCount.Add(1)
 		attempts++
-		return fn(tx)
+		committing = false
+		v, err := fn(tx)
+		committing = err == nil
+		return v, err
 	}
 	var v any
 	if mode == neo4j.AccessModeRead {
@@ -235,7 +241,11 @@ func execute[T any](ctx context.Context, db *DB, mode neo4j.AccessMode, fn func(
 		v, err = s.ExecuteWrite(ctx, work, conf...)
 	}
 	if err != nil {
-		if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
+		if mode == neo4j.AccessModeWrite && committing && commitUncertain(err) {
+			// Checked before the deadline: a commit cut short by the
+			// request's deadline may have committed all the same.
+			err = fmt.Errorf("%w: %w", outcomeUnknown(), err)
+		} else if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
 			// Whether the driver gave up on ctx or Neo4j aborted the
 			// transaction at the timeout taken from ctx, the request ran
 			// out of time; the transaction was rolled back.
@@ -294,6 +304,34 @@ func (db *DB) txConfig(ctx context.Context) ([]func(*neo4j.TransactionConfig), e
 	}
 	// Neo4j counts whole milliseconds and takes 0 for no timeout at all.
 	return []func(*neo4j.TransactionConfig){neo4j.WithTxTimeout(max(left, time.Millisecond))}, nil
+}
+
+// commitUncertain reports whether a write transaction that failed with
+// err after its work was done, while the driver committed it, may have
+// committed nevertheless. Only an answer of the server to the COMMIT (or to
+// the statements it flushed first) proves that nothing was written: a
+// ClientError or TransientError is a refusal, and the driver retries only
+// such refusals, so a TransactionExecutionLimit (retries used up) proves it
+// too. A lost connection (the driver's "connection lost during commit"), a
+// context that ended while the driver waited for the answer, a
+// DatabaseError (the server failed inside the commit) or anything else
+// leaves the outcome unknown.
+func commitUncertain(err error) bool {
+	var limit *neo4j.TransactionExecutionLimit
+	if errors.As(err, &limit) {
+		return false
+	}
+	var ne *neo4j.Neo4jError
+	if errors.As(err, &ne) {
+		c := ne.Classification()
+		return c != "ClientError" && c != "TransientError"
+	}
+	return true
+}
+
+func outcomeUnknown() error {
+	return membrane.Errorf(membrane.EUNKNOWN, "the write's commit was interrupted (the database connection was lost or the request ran out of time): "+
+		"it may or may not have been applied; a retry with the same idempotency key or record ids is safe")
 }
 
 func timedOut() error {

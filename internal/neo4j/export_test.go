@@ -1,0 +1,5 @@
+package neo4j
+
+// CommitUncertain exposes commitUncertain to the external tests, which
+// classify real driver errors with it.
+var CommitUncertain = commitUncertain
