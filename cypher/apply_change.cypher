@@ -25,4 +25,12 @@ CALL {
   SET x = a.props, x.scope = m.scope, x.sensitivityLevel = m.sensitivityLevel, x.recordType = m.type
   CREATE (m)-[:HAS_AUDIT]->(x)
 }
-RETURN true AS ok
+// Ids that a deleted record had (their tombstones), checked after the
+// records are created (see create_records); the caller rolls back when
+// there are any.
+CALL {
+  UNWIND $creates AS c
+  OPTIONAL MATCH (t:DeletedRecordId {id: c.id})
+  RETURN count(t) AS reused
+}
+RETURN reused

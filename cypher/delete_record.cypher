@@ -1,7 +1,8 @@
 // Delete record $id with its edges, plan steps and embedding, leaving the tombstone
 // $audit. Audit entries are nodes of their own linked by HAS_AUDIT, so
 // DETACH DELETE removes only the links: the record's trail, found by
-// recordId, stays, and the tombstone joins it.
+// recordId, stays, and the tombstone joins it. The id's tombstone
+// (DeletedRecordId) keeps it from ever being used again.
 MATCH (m:Memory {id: $id})
 OPTIONAL MATCH (m)-[:HAS_STEP]->(s:PlanStep)
 DETACH DELETE s
@@ -13,5 +14,6 @@ DETACH DELETE e
 WITH DISTINCT m
 CREATE (a:AuditEntry:Unsequenced)
 SET a = $audit, a.scope = m.scope, a.sensitivityLevel = m.sensitivityLevel, a.recordType = m.type
+MERGE (:DeletedRecordId {id: m.id})
 DETACH DELETE m
 RETURN count(*) AS deleted

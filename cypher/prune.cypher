@@ -5,7 +5,8 @@
 // pinned, its effective salience at $now is below $floor, and it is not
 // part of revision history (retracted, contested or linked by a lineage
 // edge either way) unless it last changed at or before $historyCutoff
-// (null: history is kept forever). The first clause matches the records in
+// (null: history is kept forever). Each deleted id leaves its tombstone
+// (DeletedRecordId), so it is never used again. The first clause matches the records in
 // reach; the inner CALL computes eff (effective_salience). The tombstone's
 // previous is JSON built from fixed-vocabulary and numeric values only, so
 // nothing in it needs escaping; removedEdges lists the edges removed.
@@ -36,6 +37,7 @@ CALL (m) {
   })
   FOREACH (s IN steps | DETACH DELETE s)
   FOREACH (v IN vectors | DETACH DELETE v)
+  MERGE (:DeletedRecordId {id: m.id})
   DETACH DELETE m
   RETURN count(*) AS deleted
 } IN TRANSACTIONS OF $batch ROWS

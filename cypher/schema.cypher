@@ -2,6 +2,12 @@
 // Records: one node per record, labelled Memory plus its type label.
 CREATE CONSTRAINT memory_id IF NOT EXISTS FOR (m:Memory) REQUIRE m.id IS UNIQUE;
 CREATE CONSTRAINT audit_entry_id IF NOT EXISTS FOR (a:AuditEntry) REQUIRE a.id IS UNIQUE;
+// A deleted record leaves the tombstone of its id (deleteRecord, prune): an
+// id is never used again, so a record's audit trail, found by recordId, is
+// only ever its own. Creates check it by this index.
+CREATE CONSTRAINT deleted_record_id IF NOT EXISTS FOR (t:DeletedRecordId) REQUIRE t.id IS UNIQUE;
+// Data migrations that run once record their name here (deleted_ids_backfill).
+CREATE CONSTRAINT migration_name IF NOT EXISTS FOR (m:Migration) REQUIRE m.name IS UNIQUE;
 // Range indexes for the fields filters and keyset ordering use.
 CREATE INDEX memory_created_at IF NOT EXISTS FOR (m:Memory) ON (m.createdAt);
 CREATE INDEX memory_updated_at IF NOT EXISTS FOR (m:Memory) ON (m.updatedAt);

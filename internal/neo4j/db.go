@@ -150,7 +150,35 @@ func (db *DB) Migrate(ctx context.Context) error {
 	if err := db.backfillEventSequence(ctx); err != nil {
 		return fmt.Errorf("backfill change feed: %w", err)
 	}
+	if err := db.once(ctx, "deleted_ids_backfill"); err != nil {
+		return fmt.Errorf("backfill deleted ids: %w", err)
+	}
 	return nil
+}
+
+// once runs the data migration in cypher/<name>.cypher (an idempotent
+// auto-commit statement) unless a Migration node says it ran, and then
+// records it, so that a start does not pay for it again.
+func (db *DB) once(ctx context.Context, name string) error {
+	done, err := read(ctx, db, func(tx neo4j.ManagedTransaction) (bool, error) {
+		row, err := single(ctx, tx, cypher.Must("migration_done"), map[string]any{"name": name})
+		if err != nil || row == nil {
+			return false, err
+		}
+		done, _ := row.Values[0].(bool)
+		return done, nil
+	})
+	if err != nil || done {
+		return err
+	}
+	if _, err := autocommit(ctx, db, cypher.Must(name), nil); err != nil {
+		return err
+	}
+	_, err = write(ctx, db, func(tx neo4j.ManagedTransaction) (struct{}, error) {
+		_, err := single(ctx, tx, cypher.Must("migration_record"), map[string]any{"name": name, "now": db.Now().UTC()})
+		return struct{}{}, err
+	})
+	return err
 }
 
 // schemaStatement runs one statement of Migrate, retrying transient
@@ -405,7 +433,7 @@ func mapError(err error) error {
 	if errors.As(err, &ne) {
 		switch ne.Code {
 		case "Neo.ClientError.Schema.ConstraintValidationFailed":
-			return &membrane.Error{Code: membrane.ECONFLICT, Message: "a record with this id already exists"}
+			return idTaken()
 		case "Neo.ClientError.Schema.EquivalentSchemaRuleAlreadyExists",
 			"Neo.ClientError.Schema.IndexAlreadyExists",
 			"Neo.ClientError.Schema.ConstraintAlreadyExists":
@@ -437,6 +465,27 @@ func mapError(err error) error {
 		return fmt.Errorf("neo4j usage: %w", err)
 	}
 	return fmt.Errorf("neo4j: %w", err)
+}
+
+// idTaken is the answer to a create whose id a record has or had: the same
+// for an existing and a deleted record, so that it tells no more than
+// before deleted ids were kept.
+func idTaken() error {
+	return &membrane.Error{Code: membrane.ECONFLICT, Message: "a record with this id already exists"}
+}
+
+// checkReused returns idTaken when a statement that created records
+// (create_records, apply_change, capture_apply) counted ids in its reused
+// column that deleted records had; the work function then fails and its
+// transaction is rolled back.
+func checkReused(row *neo4j.Record) error {
+	if row == nil {
+		return nil
+	}
+	if n, _, _ := neo4j.GetRecordValue[int64](row, "reused"); n > 0 {
+		return idTaken()
+	}
+	return nil
 }
 
 // RunReadOnly runs a read-only statement and discards its rows: for ad-hoc

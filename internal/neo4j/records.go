@@ -101,7 +101,11 @@ func (db *DB) CreateRecords(ctx context.Context, idem *membrane.Idempotency, rec
 		}
 	}
 	out, err := db.idempotent(ctx, idem, func(tx neo4j.ManagedTransaction) ([]*membrane.Record, error) {
-		if _, err := single(ctx, tx, cypher.Must("create_records"), map[string]any{"records": rows}); err != nil {
+		row, err := single(ctx, tx, cypher.Must("create_records"), map[string]any{"records": rows})
+		if err != nil {
+			return nil, err
+		}
+		if err := checkReused(row); err != nil {
 			return nil, err
 		}
 		created := make([]*membrane.Record, len(recs))

@@ -143,7 +143,11 @@ func (db *DB) apply(ctx context.Context, tx neo4j.ManagedTransaction, stmt strin
 	for k, v := range extra {
 		params[k] = v
 	}
-	if _, err := single(ctx, tx, stmt, params); err != nil {
+	row, err := single(ctx, tx, stmt, params)
+	if err != nil {
+		return err
+	}
+	if err := checkReused(row); err != nil {
 		return err
 	}
 	return writePlanSteps(ctx, tx, c.Creates)
