@@ -42,7 +42,13 @@ func (r *Resolver) createRecords(ctx context.Context, inputs []*membrane.RecordI
 	if err := t.CanWrite(); err != nil {
 		return nil, err
 	}
-	idem, err := idempotency(ctx, key, "createRecords", map[string]any{"inputs": inputs, "actor": actor})
+	ids := make([]string, 0, len(inputs))
+	for _, in := range inputs {
+		if in.ID != nil {
+			ids = append(ids, *in.ID)
+		}
+	}
+	idem, err := idempotency(ctx, key, "createRecords", map[string]any{"inputs": inputs, "actor": actor}, ids...)
 	if err != nil {
 		return nil, err
 	}
@@ -84,11 +90,17 @@ func (r *Resolver) createRecords(ctx context.Context, inputs []*membrane.RecordI
 
 // idempotency returns the request's idempotency key, namespaced by the
 // principal so that two principals' keys never collide or replay each
-// other's results.
-func idempotency(ctx context.Context, key *string, op string, args any) (*membrane.Idempotency, error) {
+// other's results. Without one, a request that chooses the ids of the
+// records it creates (ids) gets the key they imply, so that retrying it
+// after OUTCOME_UNKNOWN is safe (membrane.ImpliedIdempotency).
+func idempotency(ctx context.Context, key *string, op string, args any, ids ...string) (*membrane.Idempotency, error) {
+	actor := membrane.TrustFromContext(ctx).Principal.Actor
+	if key == nil {
+		return membrane.ImpliedIdempotency(actor, op, args, ids), nil
+	}
 	idem, err := membrane.NewIdempotency(key, op, args)
 	if idem != nil {
-		idem.Key = membrane.TrustFromContext(ctx).Principal.Actor + "\x00" + idem.Key
+		idem.Key = actor + "\x00" + idem.Key
 	}
 	return idem, err
 }

@@ -27,11 +27,23 @@ func revisionMeta(ctx context.Context, actor, rationale *string, expectedVersion
 // missing, and every record it creates must be within the trust.
 func (r *Resolver) revise(ctx context.Context, op string, args any, key *string, lock, read []string,
 	plan func(now time.Time, locked, read map[string]*membrane.Record) (*membrane.Change, error)) (*membrane.Record, error) {
+	return r.reviseCreating(ctx, op, args, key, nil, lock, read, plan)
+}
+
+// reviseCreating is revise for a revision that creates a record whose id
+// the client may have chosen (newID, when not nil): without a key, the id
+// implies one.
+func (r *Resolver) reviseCreating(ctx context.Context, op string, args any, key, newID *string, lock, read []string,
+	plan func(now time.Time, locked, read map[string]*membrane.Record) (*membrane.Change, error)) (*membrane.Record, error) {
 	t := membrane.TrustFromContext(ctx)
 	if err := t.CanWrite(); err != nil {
 		return nil, err
 	}
-	idem, err := idempotency(ctx, key, op, args)
+	var ids []string
+	if newID != nil {
+		ids = []string{*newID}
+	}
+	idem, err := idempotency(ctx, key, op, args, ids...)
 	if err != nil {
 		return nil, err
 	}

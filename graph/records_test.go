@@ -3,6 +3,7 @@ package graph_test
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/membrane/membrane/graph"
 	"reflect"
 	"strings"
 	"testing"
@@ -282,14 +283,108 @@ func TestBadInputIsCodedAndWritesNothing(t *testing.T) {
 	}
 }
 
-func TestDuplicateIDIsConflict(t *testing.T) {
-	c := newClient(t)
-	scope := neo4jtest.Scope(t)
-	id := "dup-" + membrane.NewID()
-	in := map[string]any{"in": map[string]any{"id": id, "type": "ENTITY", "scope": scope, "payload": map[string]any{"entity": map[string]any{"canonicalName": "x"}}}}
-	c.do(`mutation($in: RecordInput!) { createRecord(input: $in) { id } }`, in, nil)
-	c.fail(membrane.ECONFLICT, `mutation($in: RecordInput!) { createRecord(input: $in) { id } }`, in)
-	if n := c.count(scope); n != 1 {
-		t.Fatalf("records = %d, want 1", n)
+// TestChosenIDsAreIdempotent: a create whose record id the client chose is
+// idempotent without a key, so that a retry after OUTCOME_UNKNOWN is
+// safe: the same request of the same principal answers with the record it
+// created (not a second one, not a CONFLICT), on every path that takes a
+// chosen id. Another request with that id is the CONFLICT of a taken id,
+// as is the same request of another principal or after the record was
+// deleted, with the same message as ever (no oracle).
+func TestChosenIDsAreIdempotent(t *testing.T) {
+	writer := membrane.Principal{Actor: "other-writer-" + membrane.NewID(), Role: membrane.RoleWriter,
+		MaxSensitivity: membrane.SensitivityHyper, Scopes: []string{membrane.AllScopes}}
+	db := neo4jtest.DB(t)
+	root := newClientWith(t, func(r *graph.Resolver) { r.Deletes = db }, writer)
+	// in returns the client failing sub-test t, not the parent.
+	in := func(t *testing.T) *client { d := *root; d.t = t; return &d }
+	const taken = "a record with this id already exists"
+	create := `mutation($in: RecordInput!) { createRecord(input: $in, actor: "agent-1") { id createdAt version } }`
+	batch := `mutation($in: [RecordInput!]!) { ingestBatch(inputs: $in, actor: "agent-1") { id createdAt version } }`
+	fork := `mutation($old: ID!, $in: RecordInput!) { fork(sourceId: $old, newRecord: $in, actor: "agent-1") { id createdAt version } }`
+	supersede := `mutation($old: ID!, $in: RecordInput!) { supersede(oldId: $old, newRecord: $in, actor: "agent-1") { id createdAt version } }`
+	merge := `mutation($ids: [ID!]!, $in: RecordInput!) { merge(ids: $ids, mergedRecord: $in, actor: "agent-1") { id createdAt version } }`
+	withID := func(in map[string]any, id string) map[string]any { in["id"] = id; return in }
+	// vars returns a request's variables creating id with subject, from
+	// records the path needs (created once per case, in scope).
+	tests := []struct {
+		name  string
+		query string
+		vars  func(scope, id, subject string) map[string]any
+	}{
+		{"createRecord", create, func(scope, id, subject string) map[string]any {
+			return map[string]any{"in": withID(factInput(scope, subject), id)}
+		}},
+		{"ingestBatch", batch, func(scope, id, subject string) map[string]any {
+			return map[string]any{"in": []any{factInput(scope, "server-chosen"), withID(factInput(scope, subject), id)}}
+		}},
+		{"supersede", supersede, nil},
+		{"fork", fork, nil},
+		{"merge", merge, nil},
 	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := in(t)
+			scope := neo4jtest.Scope(t)
+			vars := tt.vars
+			if vars == nil {
+				old := c.create(scope, "SEMANTIC", fact("old"), nil)
+				other := c.create(scope, "SEMANTIC", fact("other"), nil)
+				vars = func(_, id, subject string) map[string]any {
+					if tt.name == "merge" {
+						return map[string]any{"ids": []any{old, other}, "in": withID(factInput(scope, subject), id)}
+					}
+					return map[string]any{"old": old, "in": withID(factInput(scope, subject), id)}
+				}
+			}
+			id := "chosen-" + membrane.NewID()
+			first := c.raw(tt.query, vars(scope, id, "first"))
+			if len(first.Errors) > 0 {
+				t.Fatalf("first request: %+v", first.Errors)
+			}
+			records := c.count(scope)
+			again := c.raw(tt.query, vars(scope, id, "first"))
+			if len(again.Errors) > 0 || string(again.Data) != string(first.Data) {
+				t.Fatalf("the same request again = %s %+v, want the first answer %s", again.Data, again.Errors, first.Data)
+			}
+			if n := c.count(scope); n != records {
+				t.Fatalf("%d records after the replay, want %d", n, records)
+			}
+			if errs := c.fail(membrane.ECONFLICT, tt.query, vars(scope, id, "different")); errs[0].Message != taken {
+				t.Fatalf("another request with the id: %q", errs[0].Message)
+			}
+			if n := c.count(scope); n != records {
+				t.Fatalf("%d records after the conflict, want %d", n, records)
+			}
+			var trail struct {
+				AuditLog struct{ Nodes []struct{ Action string } }
+			}
+			c.do(`query($id: ID!) { auditLog(filter: {recordId: $id}) { nodes { action } } }`, map[string]any{"id": id}, &trail)
+			if n := trail.AuditLog.Nodes; len(n) != 1 || n[0].Action != "CREATE" {
+				t.Fatalf("trail of %s = %+v, want one create", id, n)
+			}
+		})
+	}
+	t.Run("another principal's same request", func(t *testing.T) {
+		c := in(t)
+		scope := neo4jtest.Scope(t)
+		in := map[string]any{"in": withID(factInput(scope, "mine"), "chosen-"+membrane.NewID())}
+		c.do(create, in, nil)
+		if errs := c.as(writer.Actor).fail(membrane.ECONFLICT, create, in); errs[0].Message != taken {
+			t.Fatalf("another principal's request: %q", errs[0].Message)
+		}
+	})
+	t.Run("the same request after a delete", func(t *testing.T) {
+		c := in(t)
+		scope := neo4jtest.Scope(t)
+		id := "chosen-" + membrane.NewID()
+		in := map[string]any{"in": withID(factInput(scope, "deleted"), id)}
+		c.do(create, in, nil)
+		c.do(`mutation($id: ID!) { deleteRecord(id: $id) { id } }`, map[string]any{"id": id}, nil)
+		if errs := c.fail(membrane.ECONFLICT, create, in); errs[0].Message != taken {
+			t.Fatalf("the request after the delete: %q", errs[0].Message)
+		}
+		if n := c.count(scope); n != 0 {
+			t.Fatalf("%d records, want 0", n)
+		}
+	})
 }

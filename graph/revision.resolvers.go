@@ -16,7 +16,7 @@ import (
 func (r *mutationResolver) Supersede(ctx context.Context, oldID string, newRecord membrane.RecordInput, actor *string, rationale *string, expectedVersion *int64, idempotencyKey *string) (*membrane.Record, error) {
 	meta := revisionMeta(ctx, actor, rationale, expectedVersion)
 	args := map[string]any{"oldId": oldID, "newRecord": newRecord, "meta": meta}
-	return r.revise(ctx, "supersede", args, idempotencyKey, []string{oldID}, nil, func(now time.Time, locked, _ map[string]*membrane.Record) (*membrane.Change, error) {
+	return r.reviseCreating(ctx, "supersede", args, idempotencyKey, newRecord.ID, []string{oldID}, nil, func(now time.Time, locked, _ map[string]*membrane.Record) (*membrane.Change, error) {
 		return r.Policy.Supersede(locked[oldID], newRecord, meta, now)
 	})
 }
@@ -25,7 +25,7 @@ func (r *mutationResolver) Supersede(ctx context.Context, oldID string, newRecor
 func (r *mutationResolver) Fork(ctx context.Context, sourceID string, newRecord membrane.RecordInput, actor *string, rationale *string, expectedVersion *int64, idempotencyKey *string) (*membrane.Record, error) {
 	meta := revisionMeta(ctx, actor, rationale, expectedVersion)
 	args := map[string]any{"sourceId": sourceID, "newRecord": newRecord, "meta": meta}
-	return r.revise(ctx, "fork", args, idempotencyKey, []string{sourceID}, nil, func(now time.Time, locked, _ map[string]*membrane.Record) (*membrane.Change, error) {
+	return r.reviseCreating(ctx, "fork", args, idempotencyKey, newRecord.ID, []string{sourceID}, nil, func(now time.Time, locked, _ map[string]*membrane.Record) (*membrane.Change, error) {
 		return r.Policy.Fork(locked[sourceID], newRecord, meta, now)
 	})
 }
@@ -46,7 +46,7 @@ func (r *mutationResolver) Merge(ctx context.Context, ids []string, mergedRecord
 	}
 	meta := revisionMeta(ctx, actor, rationale, nil)
 	args := map[string]any{"ids": ids, "mergedRecord": mergedRecord, "meta": meta}
-	return r.revise(ctx, "merge", args, idempotencyKey, ids, nil, func(now time.Time, locked, _ map[string]*membrane.Record) (*membrane.Change, error) {
+	return r.reviseCreating(ctx, "merge", args, idempotencyKey, mergedRecord.ID, ids, nil, func(now time.Time, locked, _ map[string]*membrane.Record) (*membrane.Change, error) {
 		sources := make([]*membrane.Record, len(ids))
 		for i, id := range ids {
 			sources[i] = locked[id]

@@ -427,6 +427,35 @@ type Idempotency struct {
 	Key         string
 	Fingerprint string
 	Operation   string
+	// Implied says the key was not the client's but implied by the record
+	// ids it chose (ImpliedIdempotency): a conflict on it is then the
+	// conflict of a taken id.
+	Implied bool
+}
+
+// ImpliedIdempotency returns the idempotency key implied by a request
+// without one that chooses the ids of the records it creates, or nil when
+// it chooses none: the request's principal and its chosen ids. A retry of
+// the request (the same principal, ids and arguments) after an unknown
+// outcome then answers with what the first one created instead of failing
+// on its own ids, and a different request with the same ids is the
+// CONFLICT of a taken id, as it was. It never matches a client's key
+// (those begin with the principal's actor, never with a NUL byte), nor
+// another principal's request.
+func ImpliedIdempotency(actor, op string, args any, ids []string) *Idempotency {
+	chosen := make([]string, 0, len(ids))
+	for _, id := range ids {
+		if id != "" {
+			chosen = append(chosen, id)
+		}
+	}
+	if len(chosen) == 0 {
+		return nil
+	}
+	slices.Sort(chosen)
+	h := sha256.Sum256([]byte(strings.Join(slices.Compact(chosen), "\x00")))
+	return &Idempotency{Key: "\x00ids\x00" + actor + "\x00" + hex.EncodeToString(h[:]),
+		Fingerprint: Fingerprint(op, args), Operation: op, Implied: true}
 }
 
 // NewIdempotency validates a client's key; nil key means none.

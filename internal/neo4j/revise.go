@@ -240,6 +240,9 @@ func (db *DB) replay(ctx context.Context, tx neo4j.ManagedTransaction, idem *mem
 		return nil, false, err
 	}
 	if fp, _ := row.Values[0].(string); fp != idem.Fingerprint {
+		if idem.Implied {
+			return nil, true, idTaken()
+		}
 		return nil, true, membrane.Errorf(membrane.ECONFLICT, "this idempotency key was already used for a different request")
 	}
 	ids := strs(row.Values[1])
@@ -254,6 +257,11 @@ func (db *DB) replay(ctx context.Context, tx neo4j.ManagedTransaction, idem *mem
 		}
 	}
 	if len(out) != len(ids) {
+		if idem.Implied {
+			// Deleted since (the ids are kept, as taken), or out of this
+			// request's view: a taken id either way.
+			return nil, true, idTaken()
+		}
 		return nil, true, membrane.Errorf(membrane.ECONFLICT, "this idempotency key names records that no longer exist")
 	}
 	return out, true, nil
