@@ -388,3 +388,40 @@ func TestChosenIDsAreIdempotent(t *testing.T) {
 		}
 	})
 }
+
+// TestOutcomeUnknown: a createRecord whose COMMIT answer is lost (a Bolt
+// proxy between the server and Neo4j forwards the COMMIT, swallows its
+// answer and closes the connection) is OUTCOME_UNKNOWN, with a message
+// naming no driver detail, and was written; the same request again (a
+// chosen id, no key) answers with that record instead of writing another.
+func TestOutcomeUnknown(t *testing.T) {
+	p := neo4jtest.NewBoltProxy(t)
+	c := newClient(t)
+	c.db = p.Open(t)
+	c.url = c.serve(nil)
+	scope := neo4jtest.Scope(t)
+	id := "chosen-" + membrane.NewID()
+	in := factInput(scope, "lost answer")
+	in["id"] = id
+	q := `mutation($in: RecordInput!) { createRecord(input: $in) { id version } }`
+
+	p.DropAnswerTo(neo4jtest.SigCommit)
+	errs := c.fail(membrane.EUNKNOWN, q, map[string]any{"in": in})
+	p.Wait(t)
+	for _, leak := range []string{"neo4j", "bolt", "connectivity", "eof", "commit:"} {
+		if strings.Contains(strings.ToLower(errs[0].Message), leak) {
+			t.Fatalf("message leaks %q: %s", leak, errs[0].Message)
+		}
+	}
+	if n := c.count(scope); n != 1 {
+		t.Fatalf("%d records after OUTCOME_UNKNOWN, want the 1 that committed", n)
+	}
+	var again struct{ CreateRecord struct{ ID string } }
+	c.do(q, map[string]any{"in": in}, &again)
+	if again.CreateRecord.ID != id {
+		t.Fatalf("the retry answered %q, want %q", again.CreateRecord.ID, id)
+	}
+	if n := c.count(scope); n != 1 {
+		t.Fatalf("%d records after the retry, want 1", n)
+	}
+}
