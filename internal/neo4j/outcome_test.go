@@ -117,4 +117,3 @@ func ingested(t *testing.T, scope, subject string) *membrane.Ingested {
 	}
 	return &membrane.Ingested{Record: r, Audit: membrane.NewAuditEntry(r.ID, membrane.AuditCreate, "test", "", t0)}
 }
-
