@@ -18,7 +18,12 @@ import (
 // through it.
 type countingEvents struct {
 	membrane.EventService
-	reads atomic.Int64
+	reads, heads atomic.Int64
+}
+
+func (c *countingEvents) FeedHead(ctx context.Context) (membrane.FeedHead, error) {
+	c.heads.Add(1)
+	return c.EventService.FeedHead(ctx)
 }
 
 func (c *countingEvents) Events(ctx context.Context, q membrane.EventQuery) (membrane.EventBatch, error) {
