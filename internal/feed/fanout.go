@@ -34,8 +34,11 @@ type follower struct {
 	// queued or left out by the filter and the gate.
 	next int64
 	// detached is set when the reader dropped the follower: it was too
-	// far behind (its queue full) or needs what the reader did not read.
+	// far behind (its queue full) or joined during a read, which was not
+	// made for it.
 	detached bool
+	// joined is the reader's round when the follower joined.
+	joined uint64
 }
 
 func (f *follower) notify() {
@@ -216,7 +219,7 @@ func (h *Hub) join(f *follower, cursor int64) bool {
 	if cursor < h.tail {
 		return false
 	}
-	f.queue, f.next, f.detached = nil, cursor, false
+	f.queue, f.next, f.detached, f.joined = nil, cursor, false, h.round
 	h.followers[f] = struct{}{}
 	h.signal()
 	return true
@@ -228,9 +231,15 @@ func (h *Hub) leave(f *follower) {
 	delete(h.followers, f)
 }
 
+// coverLimit bounds each list of the filter the shared reader reads with:
+// past it, the reader reads every value of that list.
+const coverLimit = 10 * membrane.MaxFilterValues
+
 // share is the shared reader: while subscriptions follow it, it reads each
-// new range of the feed once, as a trust that sees everything, and queues
-// each follower's share of it, gated by the follower's trust and filter.
+// new range of the feed once, as a trust that sees everything, selecting
+// the entries some follower's filter selects (membrane.CoverFilters), and
+// queues each follower's share of it, gated by the follower's trust and
+// filter.
 // It never waits for a follower: one whose queue is full is dropped, to
 // catch up on its own.
 func (h *Hub) share(ctx context.Context) {
@@ -271,13 +280,18 @@ func (h *Hub) shareUntilPanic(ctx context.Context) {
 			h.mu.Lock()
 		}
 		from, upTo, epoch := h.tail, h.head, h.epoch
+		h.round++
+		round := h.round
 		withRecords := false
+		filters := make([]membrane.ChangeFilter, 0, len(h.followers))
 		for f := range h.followers {
 			withRecords = withRecords || f.sub.WithRecords
+			filters = append(filters, f.sub.Filter)
 		}
 		h.mu.Unlock()
 
-		b, err := h.store.Events(read, membrane.EventQuery{After: from, UpTo: upTo, Limit: h.cfg.Batch, WithRecords: withRecords})
+		b, err := h.store.Events(read, membrane.EventQuery{After: from, UpTo: upTo, Limit: h.cfg.Batch,
+			Filter: membrane.CoverFilters(filters, coverLimit), WithRecords: withRecords})
 		if err != nil {
 			if ctx.Err() != nil {
 				return
@@ -292,12 +306,12 @@ func (h *Hub) shareUntilPanic(ctx context.Context) {
 			continue
 		}
 		backoff = 0
-		h.fanOut(b, epoch, withRecords)
+		h.fanOut(b, epoch, round)
 	}
 }
 
 // fanOut offers b to every follower and moves the tail past it.
-func (h *Hub) fanOut(b membrane.EventBatch, epoch int64, withRecords bool) {
+func (h *Hub) fanOut(b membrane.EventBatch, epoch int64, round uint64) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	// A first follower moved the tail while b was read: b may not start
@@ -306,19 +320,19 @@ func (h *Hub) fanOut(b membrane.EventBatch, epoch int64, withRecords bool) {
 		return
 	}
 	for f := range h.followers {
-		if !h.offer(f, b, withRecords) {
+		if !h.offer(f, b, round) {
 			delete(h.followers, f)
 		}
 	}
 	h.tail = b.Next
 }
 
-// offer queues f's share of b, read with or without records; h.mu is
-// held. It returns false when f is dropped: its queue would pass
-// Config.Buffer, or it needs records b was read without (it joined during
-// the read).
-func (h *Hub) offer(f *follower, b membrane.EventBatch, withRecords bool) bool {
-	if f.sub.WithRecords && !withRecords {
+// offer queues f's share of b, the read of round; h.mu is held. It
+// returns false when f is dropped: it joined during the read (which may
+// have left out its entries or records), or its queue would pass
+// Config.Buffer.
+func (h *Hub) offer(f *follower, b membrane.EventBatch, round uint64) bool {
+	if f.joined >= round {
 		f.detached = true
 		f.notify()
 		return false

@@ -261,3 +261,66 @@ func TestSlowSubscriber(t *testing.T) {
 		}
 	}
 }
+
+// heldEvents is the real store; the reads made with holder's trust (the
+// shared reader's) wait until release is closed, after saying so on held.
+type heldEvents struct {
+	membrane.EventService
+	holder  string
+	held    chan struct{}
+	release chan struct{}
+}
+
+func (h *heldEvents) Events(ctx context.Context, q membrane.EventQuery) (membrane.EventBatch, error) {
+	if membrane.TrustFromContext(ctx).Principal.Actor == h.holder {
+		select {
+		case h.held <- struct{}{}:
+		default:
+		}
+		<-h.release
+	}
+	return h.EventService.Events(ctx, q)
+}
+
+// TestJoinDuringSharedRead: a subscription that joins the shared reader
+// while it reads gets its entries, though the read selected only those
+// of the subscriptions that were there before it.
+func TestJoinDuringSharedRead(t *testing.T) {
+	db := neo4jtest.DB(t)
+	mine, theirs := neo4jtest.Scope(t), neo4jtest.Scope(t)
+	store := &heldEvents{EventService: db, holder: t.Name(), held: make(chan struct{}, 1), release: make(chan struct{})}
+	hub := feed.NewHub(store, feed.Config{Interval: time.Hour, Holder: t.Name()}, nil)
+	runHub(t, hub)
+	if err := hub.Tick(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	start, err := db.FeedHead(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := start.Seq
+	first, err := hub.Start(sysCtx(t), feed.Subscription{After: &after, Filter: membrane.ChangeFilter{Scopes: []string{theirs}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	theirID := createFacts(t, db, theirs, 1)[0]
+	myID := createFacts(t, db, mine, 1)[0]
+	if err := hub.Tick(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-store.held:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the shared reader did not read within 10s")
+	}
+	second, err := hub.Start(sysCtx(t), feed.Subscription{After: &after, Filter: membrane.ChangeFilter{Scopes: []string{mine}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	close(store.release)
+	for ch, id := range map[<-chan *membrane.Event]string{first: theirID, second: myID} {
+		if e := receive(t, ch, 1)[0]; e.Entry.RecordID != id {
+			t.Fatalf("got %+v, want the create of %s", e.Entry, id)
+		}
+	}
+}

@@ -74,6 +74,9 @@ type Hub struct {
 	tail      int64
 	epoch     int64
 	followers map[*follower]struct{}
+	// round counts the reader's reads; a follower that joined during one
+	// is not among those it read for.
+	round uint64
 }
 
 // NewHub returns a hub over store; call Run to start it.

@@ -94,6 +94,44 @@ func (f ChangeFilter) Matches(e *Event) bool {
 		(len(f.Actors) == 0 || slices.Contains(f.Actors, a.Actor))
 }
 
+// CoverFilters returns one filter that selects at least every event one of
+// filters selects, to read once for all of them: on each list, the union
+// of theirs, or any value when one of them takes any or the union would
+// pass limit values. No filters: any event.
+func CoverFilters(filters []ChangeFilter, limit int) ChangeFilter {
+	if len(filters) == 0 {
+		return ChangeFilter{}
+	}
+	return ChangeFilter{
+		RecordIDs: cover(filters, limit, func(f ChangeFilter) []string { return f.RecordIDs }),
+		Types:     cover(filters, limit, func(f ChangeFilter) []MemoryType { return f.Types }),
+		Scopes:    cover(filters, limit, func(f ChangeFilter) []string { return f.Scopes }),
+		Actions:   cover(filters, limit, func(f ChangeFilter) []AuditAction { return f.Actions }),
+		Actors:    cover(filters, limit, func(f ChangeFilter) []string { return f.Actors }),
+	}
+}
+
+func cover[S ~string](filters []ChangeFilter, limit int, list func(ChangeFilter) []S) []S {
+	seen := map[S]bool{}
+	var out []S
+	for _, f := range filters {
+		l := list(f)
+		if len(l) == 0 {
+			return nil
+		}
+		for _, v := range l {
+			if !seen[v] {
+				seen[v] = true
+				out = append(out, v)
+			}
+		}
+		if len(out) > limit {
+			return nil
+		}
+	}
+	return out
+}
+
 // GateEvent returns e as a subscriber of trust t sees it, or nil when it
 // sees nothing of it. e is the event as a trust that sees everything
 // read it, record included. With withRecords (recordChanged) the

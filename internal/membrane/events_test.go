@@ -1,6 +1,7 @@
 package membrane_test
 
 import (
+	"reflect"
 	"testing"
 	"time"
 
@@ -112,4 +113,56 @@ func TestChangeFilterMatches(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestCoverFilters(t *testing.T) {
+	semantic, episodic := membrane.TypeSemantic, membrane.TypeEpisodic
+	tests := []struct {
+		name    string
+		filters []membrane.ChangeFilter
+		limit   int
+		want    membrane.ChangeFilter
+	}{
+		{"none", nil, 10, membrane.ChangeFilter{}},
+		{"one", []membrane.ChangeFilter{{Scopes: []string{"a"}, Types: []membrane.MemoryType{semantic}}}, 10,
+			membrane.ChangeFilter{Scopes: []string{"a"}, Types: []membrane.MemoryType{semantic}}},
+		{"union, each value once", []membrane.ChangeFilter{{Scopes: []string{"a", "b"}}, {Scopes: []string{"b", "c"}}}, 10,
+			membrane.ChangeFilter{Scopes: []string{"a", "b", "c"}}},
+		{"one list empty: any", []membrane.ChangeFilter{{Scopes: []string{"a"}, Types: []membrane.MemoryType{semantic}},
+			{Types: []membrane.MemoryType{episodic}}}, 10,
+			membrane.ChangeFilter{Types: []membrane.MemoryType{semantic, episodic}}},
+		{"past the limit: any", []membrane.ChangeFilter{{RecordIDs: []string{"1", "2"}}, {RecordIDs: []string{"3"}}}, 2,
+			membrane.ChangeFilter{}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := membrane.CoverFilters(tc.filters, tc.limit)
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("got %+v, want %+v", got, tc.want)
+			}
+			// Whatever one of the filters selects, the cover selects.
+			for _, f := range tc.filters {
+				for _, e := range coverProbes() {
+					if f.Matches(e) && !got.Matches(e) {
+						t.Fatalf("%+v selects %+v but the cover %+v does not", f, e.Entry, got)
+					}
+				}
+			}
+		})
+	}
+}
+
+// coverProbes are events of every combination of the values the filters
+// above name.
+func coverProbes() []*membrane.Event {
+	var out []*membrane.Event
+	for _, id := range []string{"1", "2", "3", "9"} {
+		for _, scope := range []string{"a", "b", "c", "z"} {
+			for _, typ := range []membrane.MemoryType{membrane.TypeSemantic, membrane.TypeEpisodic, membrane.TypeWorking} {
+				out = append(out, &membrane.Event{Entry: &membrane.AuditEntry{RecordID: id, Action: membrane.AuditCreate, Actor: "x"},
+					Gate: membrane.EventGate{Scope: scope, RecordType: typ}})
+			}
+		}
+	}
+	return out
 }
