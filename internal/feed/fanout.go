@@ -3,6 +3,7 @@ package feed
 import (
 	"context"
 	"errors"
+	"math"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -207,13 +208,13 @@ func (h *Hub) catchUp(ctx context.Context, f *follower, cursor int64, out chan<-
 // join makes f a follower of the shared reader when it has read up to
 // where the reader is; h.mu is held. The reader serves no one behind it:
 // a subscriber behind catches up on its own, so that an old cursor never
-// delays the others.
+// delays the others. The tail never passes the published head (a
+// subscriber reads up to the tail), whatever cursor a client sends.
 func (h *Hub) join(f *follower, cursor int64) bool {
 	if len(h.followers) == 0 {
-		// No one follows the reader: it starts again at the head (or at
-		// f's cursor when that is further; the head may not be
-		// published yet), skipping entries no one waits for.
-		h.tail = max(h.head, cursor)
+		// No one follows the reader: it starts again at the head,
+		// skipping entries no one waits for.
+		h.tail = h.head
 		h.epoch++
 	}
 	if cursor < h.tail {
@@ -269,6 +270,9 @@ func (h *Hub) shareUntilPanic(ctx context.Context) {
 	backoff := time.Duration(0)
 	for {
 		h.mu.Lock()
+		// Moving the tail up to where the followers are keeps it from
+		// lagging: a subscriber joins only at or past the tail.
+		h.tail = h.next()
 		for len(h.followers) == 0 || h.head <= h.tail {
 			changed := h.changed
 			h.mu.Unlock()
@@ -278,8 +282,10 @@ func (h *Hub) shareUntilPanic(ctx context.Context) {
 			case <-changed:
 			}
 			h.mu.Lock()
+			h.tail = h.next()
 		}
-		from, upTo, epoch := h.tail, h.head, h.epoch
+		from := h.tail
+		upTo, epoch := h.head, h.epoch
 		h.round++
 		round := h.round
 		withRecords := false
@@ -308,6 +314,18 @@ func (h *Hub) shareUntilPanic(ctx context.Context) {
 		backoff = 0
 		h.fanOut(b, epoch, round)
 	}
+}
+
+// next returns where the shared reader is to read from: its tail, or past
+// it when every follower is further (they joined before the head was
+// published, or with a cursor past the head), but never past the head;
+// h.mu is held.
+func (h *Hub) next() int64 {
+	least := int64(math.MaxInt64)
+	for f := range h.followers {
+		least = min(least, f.next)
+	}
+	return max(h.tail, min(least, h.head))
 }
 
 // fanOut offers b to every follower and moves the tail past it.

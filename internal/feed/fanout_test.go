@@ -324,3 +324,43 @@ func TestJoinDuringSharedRead(t *testing.T) {
 		}
 	}
 }
+
+// TestFarCursorKeepsSharing: a subscription with a cursor far past the
+// head (a client may send any) does not stop the others from sharing the
+// reader: they still cost one read per change between them.
+func TestFarCursorKeepsSharing(t *testing.T) {
+	const writes, subscribers = 3, 8
+	store := &countingEvents{EventService: neo4jtest.DB(t)}
+	scope := neo4jtest.Scope(t)
+	hub := feed.NewHub(store, feed.Config{Interval: time.Hour, Holder: t.Name()}, nil)
+	runHub(t, hub)
+	head, err := store.FeedHead(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	far := head.Seq + 1_000_000_000
+	if _, err := hub.Start(sysCtx(t), feed.Subscription{After: &far}); err != nil {
+		t.Fatal(err)
+	}
+	subs := make([]<-chan *membrane.Event, subscribers)
+	for i := range subs {
+		if subs[i], err = hub.Start(sysCtx(t), feed.Subscription{Filter: membrane.ChangeFilter{Scopes: []string{scope}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := store.reads.Load()
+	for range writes {
+		id := createFacts(t, neo4jtest.DB(t), scope, 1)[0]
+		if err := hub.Tick(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		for _, ch := range subs {
+			if e := receive(t, ch, 1)[0]; e.Entry.RecordID != id {
+				t.Fatalf("got %+v, want the create of %s", e.Entry, id)
+			}
+		}
+	}
+	if reads := store.reads.Load() - before; reads > writes+1 {
+		t.Fatalf("%d feed reads for %d writes with %d subscriptions; want at most %d", reads, writes, subscribers, writes+1)
+	}
+}
