@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -19,6 +20,10 @@ import (
 type countingEvents struct {
 	membrane.EventService
 	reads, heads atomic.Int64
+	// own counts the reads made with a subscriber's trust (catching up),
+	// not the shared reader's (whose actor is the hub's holder).
+	holder string
+	own    atomic.Int64
 }
 
 func (c *countingEvents) FeedHead(ctx context.Context) (membrane.FeedHead, error) {
@@ -28,6 +33,9 @@ func (c *countingEvents) FeedHead(ctx context.Context) (membrane.FeedHead, error
 
 func (c *countingEvents) Events(ctx context.Context, q membrane.EventQuery) (membrane.EventBatch, error) {
 	c.reads.Add(1)
+	if membrane.TrustFromContext(ctx).Principal.Actor != c.holder {
+		c.own.Add(1)
+	}
 	return c.EventService.Events(ctx, q)
 }
 
@@ -216,7 +224,7 @@ func TestSharedFeedSeesWhatOwnReadSees(t *testing.T) {
 // the shared reader or the others; once it reads it gets every event, in
 // order, once, and goes on following the feed.
 func TestSlowSubscriber(t *testing.T) {
-	store := &countingEvents{EventService: neo4jtest.DB(t)}
+	store := &countingEvents{EventService: neo4jtest.DB(t), holder: t.Name()}
 	scope := neo4jtest.Scope(t)
 	hub := feed.NewHub(store, feed.Config{Interval: time.Hour, Buffer: 3, Holder: t.Name()}, nil)
 	runHub(t, hub)
@@ -249,6 +257,10 @@ func TestSlowSubscriber(t *testing.T) {
 	case e := <-slow:
 		t.Fatalf("an extra event %+v", e.Entry)
 	default:
+	}
+	// Its queue was bounded: past it, it read the rest itself.
+	if store.own.Load() == 0 {
+		t.Fatal("the slow subscriber never read on its own: the shared reader queued everything for it")
 	}
 	// It caught up on its own and follows the shared reader again.
 	id := createFacts(t, neo4jtest.DB(t), scope, 1)[0]
@@ -362,5 +374,122 @@ func TestFarCursorKeepsSharing(t *testing.T) {
 	}
 	if reads := store.reads.Load() - before; reads > writes+1 {
 		t.Fatalf("%d feed reads for %d writes with %d subscriptions; want at most %d", reads, writes, subscribers, writes+1)
+	}
+}
+
+// TestSharedFeedUnderChurn: with writers committing, subscriptions joining
+// while the reader reads, batches smaller than a tick's entries and
+// subscribers that read only at the end (past their buffer), every
+// subscriber still gets exactly what reading the feed with its own trust
+// and filter gives.
+func TestSharedFeedUnderChurn(t *testing.T) {
+	db := neo4jtest.DB(t)
+	a, b := neo4jtest.Scope(t), neo4jtest.Scope(t)
+	hub := feed.NewHub(db, feed.Config{Interval: 5 * time.Millisecond, Batch: 4, Buffer: 5, Holder: t.Name()}, nil)
+	runHub(t, hub)
+	start, err := db.FeedHead(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := start.Seq
+	low, err := membrane.NewTrust(membrane.Principal{Actor: "low", Role: membrane.RoleReader,
+		MaxSensitivity: membrane.SensitivityLow, Scopes: []string{a, b}}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	onlyB, err := membrane.NewTrust(membrane.Principal{Actor: "b", Role: membrane.RoleReader,
+		MaxSensitivity: membrane.SensitivityHyper, Scopes: []string{b}}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type sub struct {
+		ctx    context.Context
+		q      membrane.EventQuery
+		events <-chan *membrane.Event
+		late   bool
+	}
+	var (
+		mu   sync.Mutex
+		subs []sub
+	)
+	subscribe := func(i int) {
+		tr := []membrane.Trust{membrane.SystemTrust("test"), low, onlyB}[i%3]
+		f := []membrane.ChangeFilter{{Scopes: []string{a, b}}, {Scopes: []string{a}},
+			{Scopes: []string{b}, Types: []membrane.MemoryType{membrane.TypeSemantic}}}[i%3]
+		withRecords := i%2 == 0
+		ctx := membrane.NewContextWithTrust(t.Context(), tr)
+		ch, err := hub.Start(ctx, feed.Subscription{After: &after, Filter: f, WithRecords: withRecords})
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		s := sub{ctx: ctx, q: membrane.EventQuery{After: after, Limit: 1000, Filter: f, WithRecords: withRecords}, events: ch, late: i%4 == 1}
+		if !s.late {
+			// A prompt subscriber takes its events as they come.
+			prompt := make(chan *membrane.Event, 1000)
+			go func() {
+				defer close(prompt)
+				for e := range ch {
+					prompt <- e
+				}
+			}()
+			s.events = prompt
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		subs = append(subs, s)
+	}
+	for i := range 6 {
+		subscribe(i)
+	}
+	sensitivities := []membrane.Sensitivity{membrane.SensitivityPublic, membrane.SensitivityLow, membrane.SensitivityMedium}
+	var writers sync.WaitGroup
+	for w := range 3 {
+		writers.Go(func() {
+			for i := range 8 {
+				createAt(t, []string{a, b}[(w+i)%2], sensitivities[(w+i)%3])
+				if w == 0 && i%2 == 0 {
+					subscribe(6 + i/2) // joins while entries are being read
+				}
+			}
+		})
+	}
+	writers.Wait()
+	if err := hub.Tick(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	head, err := db.FeedHead(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	late := 0
+	for i, s := range subs {
+		q := s.q
+		q.UpTo = head.Seq
+		want, err := db.Events(s.ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(want.Events) <= 5 {
+			t.Fatalf("subscriber %d: %d events; the test expected more than its buffer", i, len(want.Events))
+		}
+		if s.late {
+			late++
+		}
+		events := receive(t, s.events, len(want.Events))
+		for j, w := range want.Events {
+			if g := events[j]; !reflect.DeepEqual(g, w) {
+				t.Fatalf("subscriber %d (late %v), event %d: got seq %d %+v redacted %v, want seq %d %+v redacted %v",
+					i, s.late, j, g.Seq, g.Entry, g.Redacted, w.Seq, w.Entry, w.Redacted)
+			}
+		}
+		select {
+		case e := <-s.events:
+			t.Fatalf("subscriber %d: an extra event %+v", i, e.Entry)
+		default:
+		}
+	}
+	if late == 0 || late == len(subs) {
+		t.Fatalf("%d of %d subscribers late; the test wants both kinds", late, len(subs))
 	}
 }
