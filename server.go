@@ -204,7 +204,8 @@ func run(args []string) error {
 	// turn with any other replica) and serves subscriptions. Its own writes
 	// wake it; other replicas' are seen within feed.poll_interval. The
 	// jobs and the feed start once the server is listening.
-	hub := feed.NewHub(db, feed.Config{Interval: cfg.Feed.PollInterval, Batch: cfg.Feed.Batch, Holder: holder}, log)
+	hub := feed.NewHub(db, feed.Config{Interval: cfg.Feed.PollInterval, Batch: cfg.Feed.Batch, Holder: holder,
+		MaxSubscriptions: cfg.Limits.Subscriptions, PerPrincipal: func(p membrane.Principal) int { return cfg.SubscriptionsFor(p.Role) }}, log)
 	db.AfterWrite = hub.Poke
 
 	resolver := &graph.Resolver{Store: db, Revisions: db, Lineages: db, Deletes: db, MetricsService: db, Jobs: runner,

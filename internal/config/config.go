@@ -127,6 +127,10 @@ type Limits struct {
 	Burst int     `yaml:"burst"`
 	// RateLimitActors bounds how many principals' buckets are kept.
 	RateLimitActors int `yaml:"rate_limit_actors"`
+	// SubscriptionsPerPrincipal bounds the subscriptions one principal may
+	// have open on one server process; Subscriptions bounds them all.
+	SubscriptionsPerPrincipal int `yaml:"subscriptions_per_principal"`
+	Subscriptions             int `yaml:"subscriptions"`
 	// Roles override the limits above for a role (reader, writer, admin);
 	// a role's entry replaces its defaults, and what it leaves out is the
 	// general limit.
@@ -139,6 +143,8 @@ type RoleLimits struct {
 	Depth      *int     `yaml:"depth"`
 	Rate       *float64 `yaml:"rate"`
 	Burst      *int     `yaml:"burst"`
+	// Subscriptions overrides limits.subscriptions_per_principal.
+	Subscriptions *int `yaml:"subscriptions_per_principal"`
 }
 
 // PersistedQueries configures persisted queries.
@@ -179,6 +185,16 @@ func (c Config) LimitsFor(role membrane.Role) RoleLimit {
 		out.Burst = *r.Burst
 	}
 	return out
+}
+
+// SubscriptionsFor returns how many subscriptions a principal of role may
+// have open on one server process (0: no limit): its role's own limit
+// where it has one, the general one elsewhere.
+func (c Config) SubscriptionsFor(role membrane.Role) int {
+	if r, ok := c.Limits.Roles[string(role)]; ok && r.Subscriptions != nil {
+		return *r.Subscriptions
+	}
+	return c.Limits.SubscriptionsPerPrincipal
 }
 
 // GraphiQLOn reports whether GraphiQL is served: as set, or in dev mode.
@@ -320,8 +336,9 @@ func Default() Config {
 		MaxBodyBytes:     membrane.MaxPayloadBytes + 1<<20,
 		PersistedQueries: PersistedQueries{CacheSize: 1000},
 		Limits: Limits{Complexity: 50_000, Depth: 15, Tokens: 20_000, Rate: 50, Burst: 100, RateLimitActors: 10_000,
+			SubscriptionsPerPrincipal: 100, Subscriptions: 10_000,
 			Roles: map[string]RoleLimits{string(membrane.RoleAdmin): {
-				Complexity: ptr(1_000_000), Depth: ptr(30), Rate: ptr(500.0), Burst: ptr(1000)}}},
+				Complexity: ptr(1_000_000), Depth: ptr(30), Rate: ptr(500.0), Burst: ptr(1000), Subscriptions: ptr(1000)}}},
 	}
 }
 
@@ -454,6 +471,9 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 		{"MEMBRANE_ADMIN_MAX_DEPTH", adminLimit(&c, func(r *RoleLimits) any { return &r.Depth })},
 		{"MEMBRANE_ADMIN_RATE_LIMIT", adminLimit(&c, func(r *RoleLimits) any { return &r.Rate })},
 		{"MEMBRANE_ADMIN_RATE_BURST", adminLimit(&c, func(r *RoleLimits) any { return &r.Burst })},
+		{"MEMBRANE_MAX_SUBSCRIPTIONS_PER_PRINCIPAL", intVar(&c.Limits.SubscriptionsPerPrincipal)},
+		{"MEMBRANE_ADMIN_MAX_SUBSCRIPTIONS_PER_PRINCIPAL", adminLimit(&c, func(r *RoleLimits) any { return &r.Subscriptions })},
+		{"MEMBRANE_MAX_SUBSCRIPTIONS", intVar(&c.Limits.Subscriptions)},
 		{"MEMBRANE_PERSISTED_QUERIES_CACHE_SIZE", intVar(&c.PersistedQueries.CacheSize)},
 		{"MEMBRANE_PERSISTED_QUERIES_ALLOW_LIST", func(v string) error { c.PersistedQueries.AllowList = v; return nil }},
 	}
@@ -574,6 +594,8 @@ func (c Config) checkHTTP() error {
 		return fmt.Errorf("config: cors.allowed_origins cannot be \"*\" with cors.allow_credentials; list the origins")
 	case c.CORS.MaxAge < 0:
 		return fmt.Errorf("config: cors.max_age must be >= 0")
+	case l.Subscriptions < 0:
+		return fmt.Errorf("config: limits.subscriptions must be >= 0 (0: no limit)")
 	case l.Tokens < 0 || l.RateLimitActors < 0 || c.PersistedQueries.CacheSize < 0:
 		return fmt.Errorf("config: limits.tokens, limits.rate_limit_actors and persisted_queries.cache_size must be >= 0")
 	}
@@ -590,6 +612,9 @@ func (c Config) checkHTTP() error {
 		}
 		if r.Rate > 0 && r.Burst < 1 {
 			return fmt.Errorf("config: limits of %s: a rate needs a burst of at least 1", role)
+		}
+		if c.SubscriptionsFor(role) < 0 {
+			return fmt.Errorf("config: limits of %s: subscriptions_per_principal must be >= 0 (0: no limit)", role)
 		}
 	}
 	return nil

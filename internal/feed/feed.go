@@ -1,14 +1,17 @@
 // Package feed serves Membrane's change feed to subscribers. Every server
 // process runs one Hub: it numbers committed audit entries (one process at
 // a time, serialised by a lock in Neo4j, so the numbers follow commit order
-// across replicas), follows the feed's head and wakes the subscriptions
-// waiting for it. Each subscription reads the entries after its cursor with
-// its own trust, so gating is the store's, exactly as for queries.
+// across replicas) and follows the feed's head. One shared reader per hub
+// reads each new range of entries from Neo4j once and fans it out to every
+// live subscription, each gated in memory by its own trust and filter
+// (membrane.Trust.GateEvent), so that a write costs the same however many
+// subscriptions are open. A subscription that starts behind the shared
+// reader, or falls behind it, reads from its own cursor with its own
+// trust until it has caught up.
 package feed
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"sync"
 	"time"
@@ -31,6 +34,17 @@ type Config struct {
 	Gather time.Duration
 	// Holder names this process on the sequencer's lock (for operators).
 	Holder string
+	// Buffer is the most events a live subscription may hold that its
+	// client has not taken yet. One that falls further behind leaves the
+	// shared reader (which never waits for it) and catches up by reading
+	// from its own cursor. Zero: 4 batches.
+	Buffer int
+	// MaxSubscriptions bounds the subscriptions open on this hub, that is
+	// on this server process (0: no limit).
+	MaxSubscriptions int
+	// PerPrincipal returns how many subscriptions a principal may have
+	// open on this hub (0: no limit); nil means no limit.
+	PerPrincipal func(membrane.Principal) int
 }
 
 // DefaultConfig is used for zero fields.
@@ -49,8 +63,20 @@ type Hub struct {
 
 	mu      sync.Mutex
 	head    int64
-	changed chan struct{} // closed and replaced when head moves
+	changed chan struct{} // closed and replaced when head moves or a follower joins
 	active  int
+	// open counts each principal's open subscriptions, by actor.
+	open map[string]int
+
+	// The shared reader's state: it has fanned out every entry up to tail
+	// to followers, the live subscriptions. epoch changes when tail is
+	// moved for a first follower, so that a read begun before is dropped.
+	tail      int64
+	epoch     int64
+	followers map[*follower]struct{}
+	// round counts the reader's reads; a follower that joined during one
+	// is not among those it read for.
+	round uint64
 }
 
 // NewHub returns a hub over store; call Run to start it.
@@ -67,10 +93,14 @@ func NewHub(store membrane.EventService, cfg Config, log *slog.Logger) *Hub {
 	if cfg.Holder == "" {
 		cfg.Holder = DefaultConfig.Holder
 	}
+	if cfg.Buffer <= 0 {
+		cfg.Buffer = 4 * cfg.Batch
+	}
 	if log == nil {
 		log = slog.Default()
 	}
-	h := &Hub{store: store, cfg: cfg, log: log, poke: make(chan struct{}, 1), changed: make(chan struct{})}
+	h := &Hub{store: store, cfg: cfg, log: log, poke: make(chan struct{}, 1), changed: make(chan struct{}),
+		open: map[string]int{}, followers: map[*follower]struct{}{}}
 	h.life, h.close = context.WithCancel(context.Background())
 	return h
 }
@@ -91,9 +121,13 @@ func (h *Hub) Poke() {
 	}
 }
 
-// Run numbers new entries and follows the head until ctx ends. A failing
-// database is logged and retried at the next tick; subscribers just wait.
+// Run numbers new entries, follows the head and runs the shared reader
+// until ctx ends. A failing database is logged and retried at the next
+// tick; subscribers just wait.
 func (h *Hub) Run(ctx context.Context) {
+	var reader sync.WaitGroup
+	reader.Go(func() { h.share(ctx) })
+	defer reader.Wait()
 	t := time.NewTicker(h.cfg.Interval)
 	defer t.Stop()
 	failing := false
@@ -168,26 +202,14 @@ func (h *Hub) publish(seq int64) {
 	defer h.mu.Unlock()
 	if seq > h.head {
 		h.head = seq
-		close(h.changed)
-		h.changed = make(chan struct{})
+		h.signal()
 	}
 }
 
-// wait returns the head once it is past after, or ctx's error.
-func (h *Hub) wait(ctx context.Context, after int64) (int64, error) {
-	for {
-		h.mu.Lock()
-		head, changed := h.head, h.changed
-		h.mu.Unlock()
-		if head > after {
-			return head, nil
-		}
-		select {
-		case <-ctx.Done():
-			return 0, ctx.Err()
-		case <-changed:
-		}
-	}
+// signal wakes everything waiting on h.changed; h.mu is held.
+func (h *Hub) signal() {
+	close(h.changed)
+	h.changed = make(chan struct{})
 }
 
 // Active returns how many subscriptions are following the feed.
@@ -195,98 +217,4 @@ func (h *Hub) Active() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.active
-}
-
-// Subscription is what a subscriber asks for.
-type Subscription struct {
-	// After is the cursor to resume after; nil means from now on.
-	After  *int64
-	Filter membrane.ChangeFilter
-	// WithRecords: see membrane.EventQuery.
-	WithRecords bool
-}
-
-// Start validates s, fixes its starting point (the current head when it
-// has no cursor, so that changes from the moment it is accepted are
-// delivered) and returns the events in order on the returned channel until
-// ctx ends. Events are read with ctx's trust. A subscriber that does not
-// keep up slows only itself: nothing is buffered beyond one event.
-func (h *Hub) Start(ctx context.Context, s Subscription) (<-chan *membrane.Event, error) {
-	if err := s.Filter.Validate(); err != nil {
-		return nil, err
-	}
-	if h.life.Err() != nil {
-		return nil, membrane.Errorf(membrane.EUNAVAILABLE, "the server is shutting down; subscribe again")
-	}
-	var from int64
-	if s.After != nil {
-		from = *s.After
-	} else {
-		head, err := h.store.FeedHead(ctx)
-		if err != nil {
-			return nil, err
-		}
-		from = head.Seq
-	}
-	out := make(chan *membrane.Event)
-	h.mu.Lock()
-	h.active++
-	h.mu.Unlock()
-	ctx, cancel := context.WithCancel(ctx)
-	stop := context.AfterFunc(h.life, cancel)
-	go func() {
-		defer func() {
-			stop()
-			cancel()
-			h.mu.Lock()
-			h.active--
-			h.mu.Unlock()
-			close(out)
-		}()
-		h.follow(ctx, from, s, out)
-	}()
-	return out, nil
-}
-
-// follow delivers the events after cursor until ctx ends. Reads that fail
-// (the database is away) are retried with backoff: a dashboard's
-// subscription outlives an outage, and resumes where it was.
-func (h *Hub) follow(ctx context.Context, cursor int64, s Subscription, out chan<- *membrane.Event) {
-	backoff := time.Duration(0)
-	for {
-		head, err := h.wait(ctx, cursor)
-		if err != nil {
-			return
-		}
-		for cursor < head {
-			b, err := h.store.Events(ctx, membrane.EventQuery{After: cursor, UpTo: head, Limit: h.cfg.Batch,
-				Filter: s.Filter, WithRecords: s.WithRecords})
-			if err != nil {
-				if ctx.Err() != nil {
-					return
-				}
-				backoff = min(max(2*backoff, h.cfg.Interval), 5*time.Second)
-				if !errors.Is(err, context.Canceled) {
-					h.log.WarnContext(ctx, "change feed: read failed; retrying", "err", err, "retry_in", backoff)
-				}
-				select {
-				case <-ctx.Done():
-					return
-				case <-time.After(backoff):
-				}
-				continue
-			}
-			backoff = 0
-			for _, e := range b.Events {
-				select {
-				case out <- e:
-				case <-ctx.Done():
-					return
-				}
-			}
-			// Past everything read, including what the filter and the
-			// gate left out.
-			cursor = b.Next
-		}
-	}
 }

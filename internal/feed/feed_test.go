@@ -14,13 +14,13 @@ import (
 	"github.com/membrane/membrane/internal/neo4jtest"
 )
 
-func sysCtx(t *testing.T) context.Context {
+func sysCtx(t testing.TB) context.Context {
 	return membrane.NewContextWithTrust(t.Context(), membrane.SystemTrust("feed-test"))
 }
 
 // createFacts writes n facts in scope in one transaction and returns their
 // ids.
-func createFacts(t *testing.T, db *neo4j.DB, scope string, n int) []string {
+func createFacts(t testing.TB, db *neo4j.DB, scope string, n int) []string {
 	t.Helper()
 	p := membrane.DefaultPolicy()
 	batch := make([]*membrane.Ingested, n)
@@ -44,7 +44,7 @@ func createFacts(t *testing.T, db *neo4j.DB, scope string, n int) []string {
 
 // runHub runs hub until the test ends and waits for its loop to return,
 // so that no tick of it reaches the database after the test.
-func runHub(t *testing.T, hub *feed.Hub) {
+func runHub(t testing.TB, hub *feed.Hub) {
 	stop := hub.Go()
 	t.Cleanup(func() {
 		hub.Close()

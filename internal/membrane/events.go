@@ -3,6 +3,7 @@ package membrane
 import (
 	"context"
 	"encoding/base64"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -63,6 +64,97 @@ type Event struct {
 	// the entry's free text (rationale, previous values, actor detail) is
 	// then withheld.
 	Redacted bool
+	// Gate is what gating and filtering e in memory needs.
+	Gate EventGate
+}
+
+// EventGate holds the copies an audit entry carries of its record's
+// sensitivity, scope and type: what the trust gate and a change filter
+// look at. The change feed reads each range of entries once for every
+// subscriber and gates it per subscriber in memory (GateEvent), exactly as
+// the store gates a subscriber's own read.
+type EventGate struct {
+	Level int
+	Scope string
+	// Unscoped is true when the stored entry has no scope at all (entries
+	// written before entries carried one): only a trust of every scope
+	// sees it, and no scope filter selects it, as in the store.
+	Unscoped   bool
+	RecordType MemoryType
+}
+
+// Matches reports whether f selects e: empty lists match everything;
+// within a list any value matches, across lists all must.
+func (f ChangeFilter) Matches(e *Event) bool {
+	a := e.Entry
+	return (len(f.RecordIDs) == 0 || slices.Contains(f.RecordIDs, a.RecordID)) &&
+		(len(f.Types) == 0 || slices.Contains(f.Types, e.Gate.RecordType)) &&
+		(len(f.Scopes) == 0 || !e.Gate.Unscoped && slices.Contains(f.Scopes, e.Gate.Scope)) &&
+		(len(f.Actions) == 0 || slices.Contains(f.Actions, a.Action)) &&
+		(len(f.Actors) == 0 || slices.Contains(f.Actors, a.Actor))
+}
+
+// CoverFilters returns one filter that selects at least every event one of
+// filters selects, to read once for all of them: on each list, the union
+// of theirs, or any value when one of them takes any or the union would
+// pass limit values. No filters: any event.
+func CoverFilters(filters []ChangeFilter, limit int) ChangeFilter {
+	if len(filters) == 0 {
+		return ChangeFilter{}
+	}
+	return ChangeFilter{
+		RecordIDs: cover(filters, limit, func(f ChangeFilter) []string { return f.RecordIDs }),
+		Types:     cover(filters, limit, func(f ChangeFilter) []MemoryType { return f.Types }),
+		Scopes:    cover(filters, limit, func(f ChangeFilter) []string { return f.Scopes }),
+		Actions:   cover(filters, limit, func(f ChangeFilter) []AuditAction { return f.Actions }),
+		Actors:    cover(filters, limit, func(f ChangeFilter) []string { return f.Actors }),
+	}
+}
+
+func cover[S ~string](filters []ChangeFilter, limit int, list func(ChangeFilter) []S) []S {
+	seen := map[S]bool{}
+	var out []S
+	for _, f := range filters {
+		l := list(f)
+		if len(l) == 0 {
+			return nil
+		}
+		for _, v := range l {
+			if !seen[v] {
+				seen[v] = true
+				out = append(out, v)
+			}
+		}
+		if len(out) > limit {
+			return nil
+		}
+	}
+	return out
+}
+
+// GateEvent returns e as a subscriber of trust t sees it, or nil when it
+// sees nothing of it. e is the event as a trust that sees everything
+// read it, record included. With withRecords (recordChanged) the
+// subscriber gets the record as it may see it, and entries of records it
+// sees only redacted without their free text; without (auditAppended)
+// only entries of records it sees in full, and no record. e is not
+// changed: it is shared by every subscriber.
+func (t Trust) GateEvent(e *Event, withRecords bool) *Event {
+	vis := t.VisibilityOf(e.Gate.Level, e.Gate.Scope)
+	if e.Gate.Unscoped && !t.All {
+		vis = Invisible
+	}
+	if vis == Invisible || vis == Redacted && !withRecords {
+		return nil
+	}
+	out := &Event{Seq: e.Seq, Entry: e.Entry, Redacted: vis == Redacted, Gate: e.Gate}
+	if out.Redacted {
+		out.Entry = RedactEntry(e.Entry)
+	}
+	if withRecords && e.Record != nil {
+		out.Record = t.View(e.Record)
+	}
+	return out
 }
 
 // Cursor returns the opaque cursor that resumes a feed after e.

@@ -92,7 +92,10 @@ func (db *DB) Events(ctx context.Context, q membrane.EventQuery) (membrane.Event
 			if err != nil {
 				return membrane.EventBatch{}, err
 			}
-			e := &membrane.Event{Seq: integer(props["seq"]), Entry: a, Redacted: vis == membrane.Redacted}
+			_, scoped := props["scope"]
+			e := &membrane.Event{Seq: integer(props["seq"]), Entry: a, Redacted: vis == membrane.Redacted,
+				Gate: membrane.EventGate{Level: int(integer(props["sensitivityLevel"])), Scope: str(props["scope"]), Unscoped: !scoped,
+					RecordType: membrane.MemoryType(str(props["recordType"]))}}
 			if e.Redacted {
 				e.Entry = membrane.RedactEntry(a)
 			}

@@ -1,0 +1,69 @@
+package graph_test
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/membrane/membrane/graph"
+	"github.com/membrane/membrane/internal/feed"
+	"github.com/membrane/membrane/internal/membrane"
+	"github.com/membrane/membrane/internal/neo4jtest"
+)
+
+// TestSubscriptionLimitOverSSE: the subscription past its principal's
+// limit is refused with extensions.code RATE_LIMITED; ending one frees a
+// place for the next.
+func TestSubscriptionLimitOverSSE(t *testing.T) {
+	var hub *feed.Hub
+	c := newClientWith(t, func(r *graph.Resolver) {
+		hub = feed.NewHub(r.Store.(membrane.EventService), feed.Config{Interval: 20 * time.Millisecond, Holder: t.Name(),
+			PerPrincipal: func(membrane.Principal) int { return 2 }}, nil)
+		r.Events, r.Feed = r.Store.(membrane.EventService), hub
+		stop := hub.Go()
+		t.Cleanup(func() {
+			hub.Close()
+			stop()
+		})
+	})
+	scope := neo4jtest.Scope(t)
+	vars := func() map[string]any {
+		return map[string]any{"f": map[string]any{"scopes": []any{scope}}, "after": changeCursor(t, c)}
+	}
+	first := c.subscribeSSE(t, c.url, recordChangedQ, vars())
+	second := c.subscribeSSE(t, c.url, recordChangedQ, vars())
+	third := c.subscribeSSE(t, c.url, recordChangedQ, vars())
+	if third.status != http.StatusOK {
+		t.Fatalf("status %d", third.status)
+	}
+	if e := third.next(); len(e.Errors) == 0 || e.Errors[0].Extensions["code"] != membrane.ERATELIMITED {
+		t.Fatalf("third subscription got %s %+v, want RATE_LIMITED", e.Data, e.Errors)
+	}
+	id := c.create(scope, "SEMANTIC", fact("one"), nil)
+	for _, s := range []*stream{first, second} {
+		if e := decodeChange(t, s.next()); e.RecordID != id {
+			t.Fatalf("got %+v, want the create of %s", e, id)
+		}
+	}
+
+	first.cancel()
+	// The server hears of the hang-up when it next reads or writes; wait
+	// for the place to be freed, with a deadline.
+	poll := time.NewTicker(10 * time.Millisecond)
+	defer poll.Stop()
+	deadline := time.After(10 * time.Second)
+	for hub.Active() != 1 {
+		select {
+		case <-poll.C:
+		case <-deadline:
+			t.Fatalf("%d subscriptions active 10s after one ended, want 1", hub.Active())
+		}
+	}
+	fourth := c.subscribeSSE(t, c.url, recordChangedQ, vars())
+	id = c.create(scope, "SEMANTIC", fact("two"), nil)
+	for _, s := range []*stream{second, fourth} {
+		if e := decodeChange(t, s.next()); e.RecordID != id {
+			t.Fatalf("got %+v, want the create of %s", e, id)
+		}
+	}
+}
