@@ -3,7 +3,9 @@ package graph_test
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -291,5 +293,50 @@ func TestDuplicateIDIsConflict(t *testing.T) {
 	c.fail(membrane.ECONFLICT, `mutation($in: RecordInput!) { createRecord(input: $in) { id } }`, in)
 	if n := c.count(scope); n != 1 {
 		t.Fatalf("records = %d, want 1", n)
+	}
+}
+
+// Values out of their documented bounds are refused naming the field, and
+// nothing is written (issue 15: a salience of the largest float topped
+// every ordering; dependsOn [""] was stored).
+func TestOutOfBoundInputNamesTheField(t *testing.T) {
+	c := newClient(t)
+	scope := neo4jtest.Scope(t)
+	semantic := func(salience float64) map[string]any {
+		return map[string]any{"type": "SEMANTIC", "scope": scope, "salience": salience,
+			"payload": map[string]any{"semantic": map[string]any{"subject": "s", "predicate": "p"}}}
+	}
+	tests := []struct {
+		name, query string
+		vars        map[string]any
+		field       string
+	}{
+		{"createRecord salience of the largest float", `mutation($in: RecordInput!) { createRecord(input: $in) { id } }`,
+			map[string]any{"in": semantic(math.MaxFloat64)}, "salience"},
+		{"createRecord salience above the maximum", `mutation($in: RecordInput!) { createRecord(input: $in) { id } }`,
+			map[string]any{"in": semantic(membrane.MaxSalience + 1)}, "salience"},
+		{"ingestBatch salience of the largest float", `mutation($in: [RecordInput!]!) { ingestBatch(inputs: $in) { id } }`,
+			map[string]any{"in": []any{semantic(1), semantic(math.MaxFloat64)}}, "inputs[1].salience"},
+		{"ingestToolOutput dependsOn empty", `mutation($in: IngestToolOutputInput!) { ingestToolOutput(input: $in) { id } }`,
+			map[string]any{"in": map[string]any{"source": "agent", "toolName": "bash", "scope": scope, "dependsOn": []any{""}}}, "dependsOn[0]"},
+		{"createRecord toolGraph dependsOn blank", `mutation($in: RecordInput!) { createRecord(input: $in) { id } }`,
+			map[string]any{"in": map[string]any{"type": "EPISODIC", "scope": scope, "payload": map[string]any{"episodic": map[string]any{
+				"toolGraph": []any{map[string]any{"id": "1", "tool": "bash", "dependsOn": []any{" "}}}}}}}, "payload.toolGraph[0].dependsOn[0]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			errs := c.fail(membrane.EINVALID, tt.query, tt.vars)
+			fields, _ := errs[0].Extensions["fields"].([]any)
+			var named []any
+			for _, f := range fields {
+				named = append(named, f.(map[string]any)["field"])
+			}
+			if !slices.Contains(named, any(tt.field)) {
+				t.Fatalf("fields = %v, want %s", named, tt.field)
+			}
+		})
+	}
+	if n := c.count(scope); n != 0 {
+		t.Fatalf("out-of-bound input wrote %d records", n)
 	}
 }
