@@ -369,7 +369,7 @@ func handlerOptions(cfg config.Config) (graph.HandlerOptions, error) {
 	}
 	for _, role := range []membrane.Role{membrane.RoleReader, membrane.RoleWriter, membrane.RoleAdmin} {
 		l := cfg.LimitsFor(role)
-		o.Limits[role] = graph.QueryLimits{Complexity: l.Complexity, Depth: l.Depth}
+		o.Limits[role] = graph.QueryLimits{Complexity: l.Complexity, Depth: l.Depth, RootFields: l.RootFields}
 		o.RateLimits[role] = graph.RateLimit{Rate: l.Rate, Burst: l.Burst}
 	}
 	if path := cfg.PersistedQueries.AllowList; path != "" {

@@ -50,6 +50,10 @@ type QueryLimits struct {
 	Complexity int
 	// Depth is the deepest nesting of fields.
 	Depth int
+	// RootFields is the most root fields (aliases included, fragments
+	// expanded) one operation may select: each runs Neo4j transactions of
+	// its own, whatever it selects.
+	RootFields int
 }
 
 // Defaults of the limits.
@@ -58,6 +62,8 @@ const (
 	DefaultMaxDepth           = 15
 	DefaultAdminMaxComplexity = 1_000_000
 	DefaultAdminMaxDepth      = 30
+	DefaultMaxRootFields      = 20
+	DefaultAdminMaxRootFields = 100
 	DefaultParserTokenLimit   = 20_000
 	DefaultRateLimitActors    = 10_000
 	DefaultAPQCacheSize       = 1000
@@ -65,7 +71,7 @@ const (
 )
 
 // DefaultQueryLimits are the limits of a role that has none configured.
-var DefaultQueryLimits = QueryLimits{Complexity: DefaultMaxComplexity, Depth: DefaultMaxDepth}
+var DefaultQueryLimits = QueryLimits{Complexity: DefaultMaxComplexity, Depth: DefaultMaxDepth, RootFields: DefaultMaxRootFields}
 
 // DefaultHandlerOptions is the development setup: GraphiQL and
 // introspection on, the default query limits (admins' higher), automatic
@@ -75,7 +81,7 @@ func DefaultHandlerOptions() HandlerOptions {
 		GraphiQL:      true,
 		Introspection: true,
 		Limits: map[membrane.Role]QueryLimits{
-			membrane.RoleAdmin: {Complexity: DefaultAdminMaxComplexity, Depth: DefaultAdminMaxDepth},
+			membrane.RoleAdmin: {Complexity: DefaultAdminMaxComplexity, Depth: DefaultAdminMaxDepth, RootFields: DefaultAdminMaxRootFields},
 		},
 		ParserTokenLimit: DefaultParserTokenLimit,
 		RequestTimeout:   DefaultRequestTimeout,

@@ -120,6 +120,9 @@ type CORS struct {
 type Limits struct {
 	Complexity int `yaml:"complexity"`
 	Depth      int `yaml:"depth"`
+	// RootFields bounds the root fields of one operation, aliases and
+	// fragments included: each runs Neo4j transactions of its own.
+	RootFields int `yaml:"root_fields"`
 	// Tokens bounds a query document's tokens, for every role.
 	Tokens int `yaml:"tokens"`
 	// Rate is requests per second per principal, with bursts of Burst.
@@ -137,6 +140,7 @@ type Limits struct {
 type RoleLimits struct {
 	Complexity *int     `yaml:"complexity"`
 	Depth      *int     `yaml:"depth"`
+	RootFields *int     `yaml:"root_fields"`
 	Rate       *float64 `yaml:"rate"`
 	Burst      *int     `yaml:"burst"`
 }
@@ -152,16 +156,16 @@ type PersistedQueries struct {
 
 // RoleLimit is the limits in force for one role.
 type RoleLimit struct {
-	Complexity, Depth int
-	Rate              float64
-	Burst             int
+	Complexity, Depth, RootFields int
+	Rate                          float64
+	Burst                         int
 }
 
 // LimitsFor returns the limits of role: its own where it has them, the
 // general ones elsewhere.
 func (c Config) LimitsFor(role membrane.Role) RoleLimit {
 	l := c.Limits
-	out := RoleLimit{Complexity: l.Complexity, Depth: l.Depth, Rate: l.Rate, Burst: l.Burst}
+	out := RoleLimit{Complexity: l.Complexity, Depth: l.Depth, RootFields: l.RootFields, Rate: l.Rate, Burst: l.Burst}
 	r, ok := l.Roles[string(role)]
 	if !ok {
 		return out
@@ -171,6 +175,9 @@ func (c Config) LimitsFor(role membrane.Role) RoleLimit {
 	}
 	if r.Depth != nil {
 		out.Depth = *r.Depth
+	}
+	if r.RootFields != nil {
+		out.RootFields = *r.RootFields
 	}
 	if r.Rate != nil {
 		out.Rate = *r.Rate
@@ -319,9 +326,9 @@ func Default() Config {
 		RequestTimeout:   30 * time.Second,
 		MaxBodyBytes:     membrane.MaxPayloadBytes + 1<<20,
 		PersistedQueries: PersistedQueries{CacheSize: 1000},
-		Limits: Limits{Complexity: 50_000, Depth: 15, Tokens: 20_000, Rate: 50, Burst: 100, RateLimitActors: 10_000,
+		Limits: Limits{Complexity: 50_000, Depth: 15, RootFields: 20, Tokens: 20_000, Rate: 50, Burst: 100, RateLimitActors: 10_000,
 			Roles: map[string]RoleLimits{string(membrane.RoleAdmin): {
-				Complexity: ptr(1_000_000), Depth: ptr(30), Rate: ptr(500.0), Burst: ptr(1000)}}},
+				Complexity: ptr(1_000_000), Depth: ptr(30), RootFields: ptr(100), Rate: ptr(500.0), Burst: ptr(1000)}}},
 	}
 }
 
@@ -444,6 +451,7 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 		}},
 		{"MEMBRANE_MAX_COMPLEXITY", intVar(&c.Limits.Complexity)},
 		{"MEMBRANE_MAX_DEPTH", intVar(&c.Limits.Depth)},
+		{"MEMBRANE_MAX_ROOT_FIELDS", intVar(&c.Limits.RootFields)},
 		{"MEMBRANE_MAX_TOKENS", intVar(&c.Limits.Tokens)},
 		{"MEMBRANE_RATE_LIMIT", func(v string) (err error) {
 			c.Limits.Rate, err = strconv.ParseFloat(v, 64)
@@ -452,6 +460,7 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 		{"MEMBRANE_RATE_BURST", intVar(&c.Limits.Burst)},
 		{"MEMBRANE_ADMIN_MAX_COMPLEXITY", adminLimit(&c, func(r *RoleLimits) any { return &r.Complexity })},
 		{"MEMBRANE_ADMIN_MAX_DEPTH", adminLimit(&c, func(r *RoleLimits) any { return &r.Depth })},
+		{"MEMBRANE_ADMIN_MAX_ROOT_FIELDS", adminLimit(&c, func(r *RoleLimits) any { return &r.RootFields })},
 		{"MEMBRANE_ADMIN_RATE_LIMIT", adminLimit(&c, func(r *RoleLimits) any { return &r.Rate })},
 		{"MEMBRANE_ADMIN_RATE_BURST", adminLimit(&c, func(r *RoleLimits) any { return &r.Burst })},
 		{"MEMBRANE_PERSISTED_QUERIES_CACHE_SIZE", intVar(&c.PersistedQueries.CacheSize)},
@@ -585,7 +594,7 @@ func (c Config) checkHTTP() error {
 	}
 	for _, role := range roles {
 		r := c.LimitsFor(role)
-		if r.Complexity < 0 || r.Depth < 0 || r.Burst < 0 || !(r.Rate >= 0) || math.IsInf(r.Rate, 0) {
+		if r.Complexity < 0 || r.Depth < 0 || r.RootFields < 0 || r.Burst < 0 || !(r.Rate >= 0) || math.IsInf(r.Rate, 0) {
 			return fmt.Errorf("config: limits of %s must be >= 0 (0: no limit)", role)
 		}
 		if r.Rate > 0 && r.Burst < 1 {

@@ -85,6 +85,8 @@ func TestLoadRejectsBadValues(t *testing.T) {
 		"negative rate":           {"MEMBRANE_RATE_LIMIT": "-1"},
 		"rate without burst":      {"MEMBRANE_RATE_BURST": "0"},
 		"negative admin depth":    {"MEMBRANE_ADMIN_MAX_DEPTH": "-3"},
+		"negative root fields":    {"MEMBRANE_MAX_ROOT_FIELDS": "-1"},
+		"admin root fields text":  {"MEMBRANE_ADMIN_MAX_ROOT_FIELDS": "many"},
 		"admin rate not a number": {"MEMBRANE_ADMIN_RATE_LIMIT": "fast"},
 		"negative cache":          {"MEMBRANE_PERSISTED_QUERIES_CACHE_SIZE": "-1"},
 		"complexity not a number": {"MEMBRANE_MAX_COMPLEXITY": "lots"},
