@@ -233,6 +233,10 @@ func run(args []string) error {
 		Addr:              cfg.Listen,
 		Handler:           graph.Observe(graph.NewHandler(resolver, db, keys, log, opts), obs),
 		ReadHeaderTimeout: 10 * time.Second,
+		// Not ReadTimeout, which would also cut the reads of SSE streams
+		// and WebSockets: the handler bounds reading each body instead
+		// (read_timeout).
+		IdleTimeout: cfg.IdleTimeout,
 	}
 	// Shutdown calls this once its listeners are closed; draining tells
 	// shutdown it ran, so that the steps are logged in order.
@@ -363,7 +367,7 @@ func handlerOptions(cfg config.Config) (graph.HandlerOptions, error) {
 		GraphiQL: cfg.GraphiQLOn(), Introspection: cfg.IntrospectionOn(),
 		Limits: map[membrane.Role]graph.QueryLimits{}, RateLimits: map[membrane.Role]graph.RateLimit{},
 		ParserTokenLimit: cfg.Limits.Tokens, RateLimitActors: cfg.Limits.RateLimitActors,
-		RequestTimeout: cfg.RequestTimeout, MaxBodyBytes: cfg.MaxBodyBytes, APQCacheSize: cfg.PersistedQueries.CacheSize,
+		RequestTimeout: cfg.RequestTimeout, ReadTimeout: cfg.ReadTimeout, MaxBodyBytes: cfg.MaxBodyBytes, APQCacheSize: cfg.PersistedQueries.CacheSize,
 		CORS: graph.CORSOptions{AllowedOrigins: cfg.CORS.AllowedOrigins, AllowedMethods: cfg.CORS.AllowedMethods,
 			AllowedHeaders: cfg.CORS.AllowedHeaders, AllowCredentials: cfg.CORS.AllowCredentials, MaxAge: cfg.CORS.MaxAge},
 	}

@@ -32,6 +32,10 @@ type HandlerOptions struct {
 	RequestTimeout time.Duration
 	// MaxBodyBytes bounds a request body (0: MaxBodyBytes).
 	MaxBodyBytes int64
+	// ReadTimeout bounds the reading of a request's body, from when its
+	// headers are read (0: none). A client trickling its body is answered
+	// 408 and its connection closed.
+	ReadTimeout time.Duration
 	// APQCacheSize is how many automatic persisted queries are remembered
 	// (0: automatic persisted queries off).
 	APQCacheSize int
@@ -68,6 +72,7 @@ const (
 	DefaultRateLimitActors    = 10_000
 	DefaultAPQCacheSize       = 1000
 	DefaultRequestTimeout     = 30 * time.Second
+	DefaultReadTimeout        = 30 * time.Second
 )
 
 // DefaultQueryLimits are the limits of a role that has none configured.
@@ -86,6 +91,7 @@ func DefaultHandlerOptions() HandlerOptions {
 		ParserTokenLimit: DefaultParserTokenLimit,
 		RequestTimeout:   DefaultRequestTimeout,
 		MaxBodyBytes:     MaxBodyBytes,
+		ReadTimeout:      DefaultReadTimeout,
 		APQCacheSize:     DefaultAPQCacheSize,
 	}
 }

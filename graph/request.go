@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -15,10 +16,16 @@ import (
 )
 
 // limitBody refuses a request body over n bytes with 413
-// PAYLOAD_TOO_LARGE. The body is read here, whole, so the refusal is a
-// coded error whether or not the client announced the length; a GraphQL
+// PAYLOAD_TOO_LARGE, and one not received within readTimeout (0: no
+// limit) with 408 TIMEOUT. The body is read here, whole, so the refusal is
+// a coded error whether or not the client announced the length; a GraphQL
 // transport reading past a limit itself would only see a broken body.
-func limitBody(n int64, next http.Handler) http.Handler {
+//
+// The read deadline is the connection's, set for the body alone and
+// cleared once it is read: http.Server.ReadTimeout would also cut the
+// reads of long-lived connections (an SSE stream's close detection, a
+// WebSocket after its upgrade, which has no body and gets no deadline).
+func limitBody(n int64, readTimeout time.Duration, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		tooLarge := func() {
 			writeError(w, http.StatusRequestEntityTooLarge, membrane.ETOOLARGE,
@@ -29,15 +36,29 @@ func limitBody(n int64, next http.Handler) http.Handler {
 			return
 		}
 		if r.Body != nil && r.Body != http.NoBody {
+			rc := http.NewResponseController(w)
+			// A writer that cannot take a deadline (a test recorder) reads
+			// without one.
+			timed := readTimeout > 0 && rc.SetReadDeadline(time.Now().Add(readTimeout)) == nil
 			b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, n))
 			if err != nil {
 				var mbe *http.MaxBytesError
-				if errors.As(err, &mbe) {
+				switch {
+				case errors.As(err, &mbe):
 					tooLarge()
-					return
+				case timed && errors.Is(err, os.ErrDeadlineExceeded):
+					// The connection's reads are done for: close it after
+					// the answer, which a client still sending may read.
+					w.Header().Set("Connection", "close")
+					writeError(w, http.StatusRequestTimeout, membrane.ETIMEOUT,
+						fmt.Sprintf("the request body was not received within %v", readTimeout))
+				default:
+					writeError(w, http.StatusBadRequest, membrane.EINVALID, "could not read the request body")
 				}
-				writeError(w, http.StatusBadRequest, membrane.EINVALID, "could not read the request body")
 				return
+			}
+			if timed {
+				_ = rc.SetReadDeadline(time.Time{})
 			}
 			r.Body = io.NopCloser(bytes.NewReader(b))
 		}
@@ -74,5 +95,5 @@ func requestLimits(o HandlerOptions, pl *principalLimits, next http.Handler) htt
 	if body <= 0 {
 		body = MaxBodyBytes
 	}
-	return rateLimit(pl, limitBody(body, next))
+	return rateLimit(pl, limitBody(body, o.ReadTimeout, next))
 }

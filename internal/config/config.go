@@ -85,6 +85,12 @@ type Config struct {
 	RequestTimeout time.Duration `yaml:"request_timeout"`
 	// MaxBodyBytes bounds a request body.
 	MaxBodyBytes int64 `yaml:"max_body_bytes"`
+	// ReadTimeout bounds the reading of a request's body (0: none); it
+	// does not cut long-lived SSE or WebSocket connections.
+	ReadTimeout time.Duration `yaml:"read_timeout"`
+	// IdleTimeout closes a kept-alive connection idle between requests
+	// for this long (0: never).
+	IdleTimeout time.Duration `yaml:"idle_timeout"`
 	// TLSCertFile and TLSKeyFile, both set, serve HTTPS instead of HTTP.
 	TLSCertFile string `yaml:"tls_cert_file"`
 	TLSKeyFile  string `yaml:"tls_key_file"`
@@ -324,6 +330,8 @@ func Default() Config {
 
 		Mode:             ModeDev,
 		RequestTimeout:   30 * time.Second,
+		ReadTimeout:      30 * time.Second,
+		IdleTimeout:      120 * time.Second,
 		MaxBodyBytes:     membrane.MaxPayloadBytes + 1<<20,
 		PersistedQueries: PersistedQueries{CacheSize: 1000},
 		Limits: Limits{Complexity: 50_000, Depth: 15, RootFields: 20, Tokens: 20_000, Rate: 50, Burst: 100, RateLimitActors: 10_000,
@@ -436,6 +444,14 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 		{"MEMBRANE_INTROSPECTION", func(v string) error { return setBool(&c.Introspection, v) }},
 		{"MEMBRANE_REQUEST_TIMEOUT", func(v string) (err error) {
 			c.RequestTimeout, err = time.ParseDuration(v)
+			return err
+		}},
+		{"MEMBRANE_READ_TIMEOUT", func(v string) (err error) {
+			c.ReadTimeout, err = time.ParseDuration(v)
+			return err
+		}},
+		{"MEMBRANE_IDLE_TIMEOUT", func(v string) (err error) {
+			c.IdleTimeout, err = time.ParseDuration(v)
 			return err
 		}},
 		{"MEMBRANE_MAX_BODY_BYTES", func(v string) (err error) {
@@ -573,8 +589,8 @@ func (c Config) checkHTTP() error {
 	switch {
 	case c.Mode != ModeDev && c.Mode != ModeProduction:
 		return fmt.Errorf("config: mode must be dev or production, got %q", c.Mode)
-	case c.RequestTimeout < 0:
-		return fmt.Errorf("config: request_timeout must be >= 0")
+	case c.RequestTimeout < 0 || c.ReadTimeout < 0 || c.IdleTimeout < 0:
+		return fmt.Errorf("config: request_timeout, read_timeout and idle_timeout must be >= 0")
 	case c.MaxBodyBytes < 1:
 		return fmt.Errorf("config: max_body_bytes must be > 0")
 	case (c.TLSCertFile == "") != (c.TLSKeyFile == ""):

@@ -77,6 +77,8 @@ func TestLoadRejectsBadValues(t *testing.T) {
 		"mode":                    {"MEMBRANE_MODE": "staging"},
 		"graphiql not a bool":     {"MEMBRANE_GRAPHIQL": "maybe"},
 		"negative timeout":        {"MEMBRANE_REQUEST_TIMEOUT": "-1s"},
+		"negative read timeout":   {"MEMBRANE_READ_TIMEOUT": "-1s"},
+		"idle timeout not a time": {"MEMBRANE_IDLE_TIMEOUT": "long"},
 		"zero body":               {"MEMBRANE_MAX_BODY_BYTES": "0"},
 		"cert without key":        {"MEMBRANE_TLS_CERT_FILE": "c.pem"},
 		"wildcard with cookies":   {"MEMBRANE_CORS_ALLOWED_ORIGINS": "*", "MEMBRANE_CORS_ALLOW_CREDENTIALS": "true"},
