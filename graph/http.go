@@ -92,7 +92,7 @@ func NewHandler(r *Resolver, db Pinger, keys *membrane.Keyring, log *slog.Logger
 		}
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ready", "neo4j": "ok"})
 	})
-	return cors(o.CORS, mux)
+	return bodyDeadline(o.ReadTimeout, cors(o.CORS, mux))
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -35,16 +35,25 @@ func TestSlowBodyIsCut(t *testing.T) {
 	observed := httptest.NewServer(graph.Observe(graph.NewHandler(r, c.db, membrane.NewKeyring(c.ring), log, opts), graph.Observability{Log: log}))
 	t.Cleanup(observed.Close)
 	body := `{"query": "{ __typename }"}` + strings.Repeat(" ", 40)
+	length := fmt.Sprintf("Content-Length: %d\r\n", len(body))
+	oneByte := func(b byte) string { return string(b) }
 	tests := []struct {
-		name, url string
-		headers   string
+		name, url, key string
+		headers        string
 		// chunk frames one byte of the body as the transfer encoding
 		// wants it.
 		chunk func(b byte) string
+		// status and code answer the request.
+		status int
+		code   string
 	}{
-		{"announced length", c.url, fmt.Sprintf("Content-Length: %d\r\n", len(body)), func(b byte) string { return string(b) }},
-		{"chunked", c.url, "Transfer-Encoding: chunked\r\n", func(b byte) string { return fmt.Sprintf("1\r\n%c\r\n", b) }},
-		{"observed", observed.URL, fmt.Sprintf("Content-Length: %d\r\n", len(body)), func(b byte) string { return string(b) }},
+		{"announced length", c.url, c.key, length, oneByte, http.StatusRequestTimeout, membrane.ETIMEOUT},
+		{"chunked", c.url, c.key, "Transfer-Encoding: chunked\r\n", func(b byte) string { return fmt.Sprintf("1\r\n%c\r\n", b) },
+			http.StatusRequestTimeout, membrane.ETIMEOUT},
+		{"observed", observed.URL, c.key, length, oneByte, http.StatusRequestTimeout, membrane.ETIMEOUT},
+		// Answered before its body is read, the rest of which net/http
+		// would read afterwards, to reuse the connection.
+		{"refused before the body is read", c.url, "wrong", length, oneByte, http.StatusUnauthorized, membrane.EUNAUTHORIZED},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -57,7 +66,7 @@ func TestSlowBodyIsCut(t *testing.T) {
 			// send the whole body.
 			_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
 			if _, err := fmt.Fprintf(conn, "POST /graphql HTTP/1.1\r\nHost: membrane\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\n%s\r\n",
-				c.key, tt.headers); err != nil {
+				tt.key, tt.headers); err != nil {
 				t.Fatal(err)
 			}
 			answered := make(chan struct{})
@@ -83,25 +92,27 @@ func TestSlowBodyIsCut(t *testing.T) {
 			}()
 			br := bufio.NewReader(conn)
 			resp, err := http.ReadResponse(br, nil)
-			close(answered)
 			if err != nil {
+				close(answered)
 				t.Fatalf("no response: %v", err)
 			}
 			raw, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
-			if n := <-sent; n >= len(body) {
-				t.Fatalf("the whole body (%d bytes) was read before the answer %d %s", n, resp.StatusCode, raw)
-			}
 			var out gqlResponse
-			if err := json.Unmarshal(raw, &out); err != nil || resp.StatusCode != http.StatusRequestTimeout ||
-				len(out.Errors) == 0 || out.Errors[0].Extensions["code"] != membrane.ETIMEOUT {
-				t.Fatalf("status %d body %s, want 408 %s", resp.StatusCode, raw, membrane.ETIMEOUT)
+			if err := json.Unmarshal(raw, &out); err != nil || resp.StatusCode != tt.status ||
+				len(out.Errors) == 0 || out.Errors[0].Extensions["code"] != tt.code {
+				t.Fatalf("status %d body %s, want %d %s", resp.StatusCode, raw, tt.status, tt.code)
 			}
-			// The server closes the connection after its answer (EOF, or a
-			// reset when the client's next byte met the closed socket).
+			// The server closes the connection (EOF, or a reset when the
+			// client's next byte met the closed socket) before the client
+			// has sent its whole body.
 			var ne net.Error
 			if _, err := br.ReadByte(); err == nil || (errors.As(err, &ne) && ne.Timeout()) {
 				t.Fatalf("connection still open after the answer: %v", err)
+			}
+			close(answered)
+			if n := <-sent; n >= len(body) {
+				t.Fatalf("the whole body (%d bytes) was read before the connection closed", n)
 			}
 		})
 	}

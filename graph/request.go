@@ -21,10 +21,8 @@ import (
 // a coded error whether or not the client announced the length; a GraphQL
 // transport reading past a limit itself would only see a broken body.
 //
-// The read deadline is the connection's, set for the body alone and
-// cleared once it is read: http.Server.ReadTimeout would also cut the
-// reads of long-lived connections (an SSE stream's close detection, a
-// WebSocket after its upgrade, which has no body and gets no deadline).
+// The read deadline (set by bodyDeadline) is cleared once the body is read,
+// so it never cuts a long-lived request such as an SSE stream.
 func limitBody(n int64, readTimeout time.Duration, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		tooLarge := func() {
@@ -36,17 +34,13 @@ func limitBody(n int64, readTimeout time.Duration, next http.Handler) http.Handl
 			return
 		}
 		if r.Body != nil && r.Body != http.NoBody {
-			rc := http.NewResponseController(w)
-			// A writer that cannot take a deadline (a test recorder) reads
-			// without one.
-			timed := readTimeout > 0 && rc.SetReadDeadline(time.Now().Add(readTimeout)) == nil
 			b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, n))
 			if err != nil {
 				var mbe *http.MaxBytesError
 				switch {
 				case errors.As(err, &mbe):
 					tooLarge()
-				case timed && errors.Is(err, os.ErrDeadlineExceeded):
+				case readTimeout > 0 && errors.Is(err, os.ErrDeadlineExceeded):
 					// The connection's reads are done for: close it after
 					// the answer, which a client still sending may read.
 					w.Header().Set("Connection", "close")
@@ -57,10 +51,34 @@ func limitBody(n int64, readTimeout time.Duration, next http.Handler) http.Handl
 				}
 				return
 			}
-			if timed {
-				_ = rc.SetReadDeadline(time.Time{})
+			if readTimeout > 0 {
+				_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 			}
 			r.Body = io.NopCloser(bytes.NewReader(b))
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// bodyDeadline gives reading a request's body d from now (0: no limit), as
+// a read deadline on its connection. It runs first, so that the body of a
+// request refused before it is read (401, 429) is bounded too: net/http
+// reads what is left of it after the answer, to reuse the connection, and
+// a client trickling it would hold the connection for as long as it
+// liked. limitBody clears the deadline once it has read the body; a
+// request without a body (a WebSocket upgrade, a GET) gets none, since
+// after a hijack the deadline would stay on the socket.
+// http.Server.ReadTimeout is not used: it would also cut the reads of
+// long-lived connections.
+func bodyDeadline(d time.Duration, next http.Handler) http.Handler {
+	if d <= 0 {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body != nil && r.Body != http.NoBody {
+			// A writer that cannot take a deadline (a test recorder)
+			// reads without one.
+			_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(d))
 		}
 		next.ServeHTTP(w, r)
 	})
