@@ -259,6 +259,9 @@ func TestBadInputIsCodedAndWritesNothing(t *testing.T) {
 		{"wrong payload for type", create, sem(func(in map[string]any) { in["type"] = "ENTITY" }), membrane.EINVALID},
 		{"unknown enum", create, sem(func(in map[string]any) { in["sensitivity"] = "SECRET" }), membrane.EINVALID},
 		{"wrong variable type", create, sem(func(in map[string]any) { in["confidence"] = "high" }), membrane.EINVALID},
+		// JSON cannot carry NaN or infinity; a number past float64 is the
+		// nearest a client gets.
+		{"salience past float64", create, sem(func(in map[string]any) { in["salience"] = json.Number("1e400") }), membrane.EINVALID},
 		{"syntax error", `mutation { createRecord(`, nil, "GRAPHQL_PARSE_FAILED"},
 		{"unknown field", `{ record(id: "x") { nope } }`, nil, "GRAPHQL_VALIDATION_FAILED"},
 		{"missing record", `{ record(id: "does-not-exist") { id } }`, nil, membrane.ENOTFOUND},
