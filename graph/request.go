@@ -52,6 +52,9 @@ func limitBody(n int64, readTimeout time.Duration, next http.Handler) http.Handl
 				return
 			}
 			if readTimeout > 0 {
+				// net/http clears it too, over HTTP/1, when it starts
+				// watching for the client going away after the body; not
+				// relied upon, since a stream must outlive it.
 				_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 			}
 			r.Body = io.NopCloser(bytes.NewReader(b))
