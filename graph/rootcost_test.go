@@ -183,6 +183,7 @@ func TestDocumentedQueriesFitReaderLimits(t *testing.T) {
 			if c == nil || c["cost"].(float64) > c["limit"].(float64) {
 				t.Fatalf("extensions.complexity = %v", c)
 			}
+			t.Logf("cost %v", c["cost"])
 		})
 	}
 }
