@@ -234,6 +234,10 @@ func run(args []string) error {
 		Addr:              cfg.Listen,
 		Handler:           graph.Observe(graph.NewHandler(resolver, db, keys, log, opts), obs),
 		ReadHeaderTimeout: 10 * time.Second,
+		// Not ReadTimeout, which would also cut the reads of SSE streams
+		// and WebSockets: the handler bounds reading each body instead
+		// (read_timeout).
+		IdleTimeout: cfg.IdleTimeout,
 	}
 	// Shutdown calls this once its listeners are closed; draining tells
 	// shutdown it ran, so that the steps are logged in order.
@@ -364,13 +368,13 @@ func handlerOptions(cfg config.Config) (graph.HandlerOptions, error) {
 		GraphiQL: cfg.GraphiQLOn(), Introspection: cfg.IntrospectionOn(),
 		Limits: map[membrane.Role]graph.QueryLimits{}, RateLimits: map[membrane.Role]graph.RateLimit{},
 		ParserTokenLimit: cfg.Limits.Tokens, RateLimitActors: cfg.Limits.RateLimitActors,
-		RequestTimeout: cfg.RequestTimeout, MaxBodyBytes: cfg.MaxBodyBytes, APQCacheSize: cfg.PersistedQueries.CacheSize,
+		RequestTimeout: cfg.RequestTimeout, ReadTimeout: cfg.ReadTimeout, MaxBodyBytes: cfg.MaxBodyBytes, APQCacheSize: cfg.PersistedQueries.CacheSize,
 		CORS: graph.CORSOptions{AllowedOrigins: cfg.CORS.AllowedOrigins, AllowedMethods: cfg.CORS.AllowedMethods,
 			AllowedHeaders: cfg.CORS.AllowedHeaders, AllowCredentials: cfg.CORS.AllowCredentials, MaxAge: cfg.CORS.MaxAge},
 	}
 	for _, role := range []membrane.Role{membrane.RoleReader, membrane.RoleWriter, membrane.RoleAdmin} {
 		l := cfg.LimitsFor(role)
-		o.Limits[role] = graph.QueryLimits{Complexity: l.Complexity, Depth: l.Depth}
+		o.Limits[role] = graph.QueryLimits{Complexity: l.Complexity, Depth: l.Depth, RootFields: l.RootFields}
 		o.RateLimits[role] = graph.RateLimit{Rate: l.Rate, Burst: l.Burst}
 	}
 	if path := cfg.PersistedQueries.AllowList; path != "" {

@@ -43,12 +43,12 @@ func trustOf(keys *membrane.Keyring, c credentials) (membrane.Trust, *authError)
 	if keys.Open() {
 		p = membrane.DevPrincipal()
 	} else {
-		key, ok := strings.CutPrefix(c.authorization, "Bearer ")
+		key, ok := bearerKey(c.authorization)
 		if !ok {
 			return membrane.Trust{}, &authError{http.StatusUnauthorized,
 				membrane.Errorf(membrane.EUNAUTHORIZED, "missing API key: send Authorization: Bearer <key>")}
 		}
-		if p, ok = keys.Authenticate(strings.TrimSpace(key)); !ok {
+		if p, ok = keys.Authenticate(key); !ok {
 			return membrane.Trust{}, &authError{http.StatusUnauthorized, membrane.Errorf(membrane.EUNAUTHORIZED, "invalid API key")}
 		}
 	}
@@ -66,6 +66,17 @@ func trustOf(keys *membrane.Keyring, c credentials) (membrane.Trust, *authError)
 		return t, &authError{status, &membrane.Error{Code: membrane.ErrorCode(err), Message: membrane.ErrorMessage(err)}}
 	}
 	return t, nil
+}
+
+// bearerKey returns the key of an Authorization value of the Bearer scheme.
+// Clients spell the scheme in any case (RFC 7235 §2.1 makes it
+// case-insensitive) and may put more than one space before the key.
+func bearerKey(authorization string) (string, bool) {
+	scheme, key, ok := strings.Cut(authorization, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	return strings.TrimSpace(key), true
 }
 
 // splitScopes reads a comma-separated scope list.

@@ -1,13 +1,69 @@
 package graph
 
 import (
+	"context"
 	"math"
+	"strings"
 	"time"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/membrane/membrane/internal/membrane"
+	"github.com/vektah/gqlparser/v2/ast"
 )
 
-// A field costs 1 plus what it selects (gqlgen's default). The fields set
+// Base costs of root fields. Every root field runs at least one Neo4j
+// transaction of its own, however little it selects, so one costs this
+// instead of 1: 6,000 aliases of a scalar root field are 6,000
+// transactions, not 6,000 units of a 50,000 budget. A mutation writes (its
+// records, audit entries, the change feed's numbering), so it costs more.
+const (
+	QueryRootCost    = 100
+	MutationRootCost = 500
+	// MetricsCost is metrics' own cost (before its base): it scans
+	// everything the caller sees, so a reader's cost limit allows about ten
+	// in one operation.
+	MetricsCost = 5000
+)
+
+// rootCosted is the executable schema with the base cost of root fields
+// added to what the field would cost anywhere else.
+type rootCosted struct {
+	graphql.ExecutableSchema
+	base map[string]int // by root type name
+}
+
+// costRoots returns es with root fields costed by their base cost (see
+// QueryRootCost). Subscriptions read the feed in transactions of their own
+// for as long as they run: they cost what a query does.
+func costRoots(es graphql.ExecutableSchema) rootCosted {
+	s := es.Schema()
+	base := map[string]int{}
+	for def, cost := range map[*ast.Definition]int{s.Query: QueryRootCost, s.Mutation: MutationRootCost, s.Subscription: QueryRootCost} {
+		if def != nil {
+			base[def.Name] = cost
+		}
+	}
+	return rootCosted{ExecutableSchema: es, base: base}
+}
+
+// Complexity implements graphql.ExecutableSchema: a root field's cost is
+// its base cost in place of the 1 every field costs, plus what it selects
+// (times what it returns, as set by setComplexity). __typename and the
+// introspection fields run no Cypher and keep their cost.
+func (s rootCosted) Complexity(ctx context.Context, typeName, field string, child int, args map[string]any) (int, bool) {
+	cost, ok := s.ExecutableSchema.Complexity(ctx, typeName, field, child, args)
+	base, root := s.base[typeName]
+	if !root || strings.HasPrefix(field, "__") {
+		return cost, ok
+	}
+	if !ok || cost < 1 {
+		cost = add(1, child) // gqlgen's default
+	}
+	return add(cost, base-1), true
+}
+
+// A field costs 1 plus what it selects (gqlgen's default); a root field
+// costs its base cost instead of 1 (costRoots). The fields set
 // here return many objects, so what they select is paid once per object
 // they may return: the page size (first), the limit, or a batch's length,
 // each clamped to its maximum so that an out-of-range argument fails with
@@ -43,6 +99,9 @@ func setComplexity(c *ComplexityRoot) {
 		hops := count(in.MaxHops, membrane.DefaultMaxHops, membrane.MaxHops)
 		return add(listCost(child, n), mul(hops, n))
 	}
+	// metrics aggregates every record the caller may see, however few
+	// fields it selects: it costs as much as reading MetricsCost records.
+	c.Query.Metrics = func(child int, _ []string) int { return add(MetricsCost, child) }
 	c.Mutation.IngestBatch = func(child int, inputs []*membrane.RecordInput, _ *string, _ *string) int {
 		return listCost(child, min(len(inputs), membrane.MaxBatch))
 	}

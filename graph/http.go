@@ -41,7 +41,8 @@ func NewHandler(r *Resolver, db Pinger, keys *membrane.Keyring, log *slog.Logger
 	limits := newPrincipalLimits(o)
 	cfg := Config{Resolvers: r}
 	setComplexity(&cfg.Complexity)
-	srv := handler.New(NewExecutableSchema(cfg))
+	es := costRoots(NewExecutableSchema(cfg))
+	srv := handler.New(es)
 	srv.AddTransport(transport.Options{})
 	// Subscriptions: WebSocket (graphql-transport-ws and graphql-ws) and
 	// SSE, which must come before POST, since an SSE request is a POST
@@ -65,7 +66,7 @@ func NewHandler(r *Resolver, db Pinger, keys *membrane.Keyring, log *slog.Logger
 	if o.Introspection {
 		srv.Use(extension.Introspection{})
 	}
-	useQueryLimits(srv, o)
+	useQueryLimits(srv, es.Schema(), o)
 	srv.SetErrorPresenter(presentError(log))
 	srv.SetRecoverFunc(func(ctx context.Context, p any) error {
 		log.ErrorContext(ctx, "panic in resolver", "panic", p, "path", graphql.GetPath(ctx).String())
@@ -91,7 +92,7 @@ func NewHandler(r *Resolver, db Pinger, keys *membrane.Keyring, log *slog.Logger
 		}
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ready", "neo4j": "ok"})
 	})
-	return cors(o.CORS, mux)
+	return bodyDeadline(o.ReadTimeout, cors(o.CORS, mux))
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

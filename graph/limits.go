@@ -27,10 +27,11 @@ func init() {
 }
 
 // useQueryLimits holds every operation to o's limits before it runs: the
-// parser's token limit, then the depth and size of the operation, then its
-// cost, the last two by the role of the request's principal; and while it
-// runs, to the request timeout.
-func useQueryLimits(srv *handler.Server, o HandlerOptions) {
+// parser's token limit, then the depth, size and root fields of the
+// operation, then its cost, the last two by the role of the request's
+// principal; and while it runs, to the request timeout. schema names the
+// root types.
+func useQueryLimits(srv *handler.Server, schema *ast.Schema, o HandlerOptions) {
 	srv.SetParserTokenLimit(o.ParserTokenLimit)
 	limits := func(ctx context.Context) QueryLimits {
 		return o.limitsFor(membrane.TrustFromContext(ctx).Principal.Role)
@@ -38,7 +39,7 @@ func useQueryLimits(srv *handler.Server, o HandlerOptions) {
 	// The shape check comes first: gqlgen's cost walk follows every
 	// fragment spread without memory, so it must only ever see operations
 	// whose expanded size is known to be bounded.
-	srv.Use(shapeLimit{limits: limits, introspection: o.Introspection})
+	srv.Use(shapeLimit{limits: limits, introspection: o.Introspection, roots: rootTypes(schema)})
 	srv.Use(&extension.ComplexityLimit{Func: func(ctx context.Context, _ *graphql.OperationContext) int {
 		if c := limits(ctx).Complexity; c > 0 {
 			return c
@@ -71,12 +72,15 @@ const MaxExpandedFields = 1_000_000
 
 // shapeLimit refuses operations nested deeper than the depth limit,
 // operations whose fragments, once expanded, select more fields than the
-// complexity limit allows (each field costs at least 1), and, when
-// introspection is off, introspection (FORBIDDEN: gqlgen alone would fail
-// it as an internal error).
+// complexity limit allows (each field costs at least 1), operations of
+// more root fields than the root-field limit, and, when introspection is
+// off, introspection (FORBIDDEN: gqlgen alone would fail it as an internal
+// error).
 type shapeLimit struct {
 	limits        func(context.Context) QueryLimits
 	introspection bool
+	// roots names the root type of each kind of operation.
+	roots map[ast.Operation]string
 }
 
 var _ interface {
@@ -102,6 +106,9 @@ func (s shapeLimit) MutateOperationContext(ctx context.Context, opCtx *graphql.O
 	}
 	if l.Depth > 0 && m.depth > l.Depth {
 		return limitError("operation is nested %d fields deep, which exceeds the limit of %d", m.depth, l.Depth)
+	}
+	if n := rootFields(opCtx.Operation.SelectionSet, s.roots[opCtx.Operation.Operation]); l.RootFields > 0 && n > l.RootFields {
+		return limitError("operation selects %d root fields (aliases and fragments included), which exceeds the limit of %d root fields", n, l.RootFields)
 	}
 	// Without a cost limit the expansion is still capped: gqlgen walks it
 	// whatever the limit.
@@ -155,6 +162,52 @@ func shapeOf(set ast.SelectionSet, memo map[string]shape) shape {
 		out.depth = max(out.depth, s.depth)
 		out.fields = add(out.fields, s.fields)
 		out.introspects = out.introspects || s.introspects
+	}
+	return out
+}
+
+// rootFields counts the root fields an operation runs: the fields of its
+// selection set after collecting its fragments and inline fragments, one
+// per response key (an alias, or the field's name), as gqlgen executes
+// them. Fields named __typename, __schema or __type do no Neo4j work and
+// are not counted. @skip and @include are not evaluated: a field that
+// might run counts, as it does for the cost. Linear in the document
+// (gqlgen's own collection is quadratic in the number of aliases).
+func rootFields(set ast.SelectionSet, root string) int {
+	keys := map[string]bool{}
+	visited := map[string]bool{}
+	var walk func(ast.SelectionSet)
+	walk = func(set ast.SelectionSet) {
+		for _, sel := range set {
+			switch sel := sel.(type) {
+			case *ast.Field:
+				if !strings.HasPrefix(sel.Name, "__") {
+					keys[cmp.Or(sel.Alias, sel.Name)] = true
+				}
+			case *ast.InlineFragment:
+				if sel.TypeCondition == "" || sel.TypeCondition == root {
+					walk(sel.SelectionSet)
+				}
+			case *ast.FragmentSpread:
+				if d := sel.Definition; !visited[sel.Name] && d != nil && d.TypeCondition == root {
+					visited[sel.Name] = true
+					walk(d.SelectionSet)
+				}
+			}
+		}
+	}
+	walk(set)
+	return len(keys)
+}
+
+// rootTypes names the root type of each kind of operation in schema.
+func rootTypes(schema *ast.Schema) map[ast.Operation]string {
+	out := map[ast.Operation]string{}
+	for op, def := range map[ast.Operation]*ast.Definition{
+		ast.Query: schema.Query, ast.Mutation: schema.Mutation, ast.Subscription: schema.Subscription} {
+		if def != nil {
+			out[op] = def.Name
+		}
 	}
 	return out
 }

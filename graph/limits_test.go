@@ -110,19 +110,19 @@ func TestQueryLimits(t *testing.T) {
 		wantCode string // "" for no limit error
 		wantCost int    // the reported cost, when not 0
 	}{
-		{"default page size", rd, `{ records { nodes { id } } }`, nil, "", 1 + 20*2},
-		{"first multiplies", rd, `{ records(first: 100) { nodes { id type scope } } }`, nil, "", 1 + 100*4},
-		{"first from a variable", rd, `query($n: Int) { records(first: $n) { nodes { id type scope } } }`, map[string]any{"n": 300}, membrane.ECOMPLEXITY, 1 + 300*4},
-		{"nested connections multiply", rd, `{ records(first: 10) { nodes { relations(first: 50) { edges { cursor } } } } }`, nil, membrane.ECOMPLEXITY, 1 + 10*(1+1+50*2)},
-		{"lists without an argument count what the store may return", rd, `{ records(first: 5) { nodes { supersedes { id } } } }`, nil, "", 1 + 5*(1+1+membrane.MaxNeighbors*1)},
-		{"history counts a whole chain", rd, `{ records(first: 1) { nodes { history { id } } } }`, nil, membrane.ECOMPLEXITY, 1 + 1*(1+1+membrane.MaxChain*1)},
-		{"lineage by limit and depth", rd, `query($id: ID!) { lineage(id: $id, limit: 200, maxDepth: 10) { nodes { depth } } }`, map[string]any{"id": "x"}, membrane.ECOMPLEXITY, 1 + 200*2 + 10*200},
-		{"small lineage", rd, `query($id: ID!) { lineage(id: $id, limit: 10, maxDepth: 2) { nodes { depth } } }`, map[string]any{"id": "x"}, membrane.ENOTFOUND, 1 + 10*2 + 2*10},
-		{"retrieveGraph by node limit and hops", rd, `{ retrieveGraph(input: {nodeLimit: 200, maxHops: 5}) { nodes { hop } } }`, nil, membrane.ECOMPLEXITY, 1 + 200*2 + 5*200},
+		{"default page size", rd, `{ records { nodes { id } } }`, nil, "", graph.QueryRootCost + 20*2},
+		{"first multiplies", rd, `{ records(first: 100) { nodes { id type scope } } }`, nil, "", graph.QueryRootCost + 100*4},
+		{"first from a variable", rd, `query($n: Int) { records(first: $n) { nodes { id type scope } } }`, map[string]any{"n": 300}, membrane.ECOMPLEXITY, graph.QueryRootCost + 300*4},
+		{"nested connections multiply", rd, `{ records(first: 10) { nodes { relations(first: 50) { edges { cursor } } } } }`, nil, membrane.ECOMPLEXITY, graph.QueryRootCost + 10*(1+1+50*2)},
+		{"lists without an argument count what the store may return", rd, `{ records(first: 5) { nodes { supersedes { id } } } }`, nil, "", graph.QueryRootCost + 5*(1+1+membrane.MaxNeighbors*1)},
+		{"history counts a whole chain", rd, `{ records(first: 1) { nodes { history { id } } } }`, nil, membrane.ECOMPLEXITY, graph.QueryRootCost + 1*(1+1+membrane.MaxChain*1)},
+		{"lineage by limit and depth", rd, `query($id: ID!) { lineage(id: $id, limit: 200, maxDepth: 10) { nodes { depth } } }`, map[string]any{"id": "x"}, membrane.ECOMPLEXITY, graph.QueryRootCost + 200*2 + 10*200},
+		{"small lineage", rd, `query($id: ID!) { lineage(id: $id, limit: 10, maxDepth: 2) { nodes { depth } } }`, map[string]any{"id": "x"}, membrane.ENOTFOUND, graph.QueryRootCost + 10*2 + 2*10},
+		{"retrieveGraph by node limit and hops", rd, `{ retrieveGraph(input: {nodeLimit: 200, maxHops: 5}) { nodes { hop } } }`, nil, membrane.ECOMPLEXITY, graph.QueryRootCost + 200*2 + 5*200},
 		// In a scope of its own: an admin reading every scope would meet
 		// other tests' records, some sealed with keys of their own.
 		{"admins have their own limit", admin, `query($n: Int, $s: [String!]) { records(first: $n, filter: {scopes: $s}) { nodes { id type scope } } }`,
-			map[string]any{"n": 300, "s": []string{neo4jtest.Scope(t)}}, "", 1 + 300*4},
+			map[string]any{"n": 300, "s": []string{neo4jtest.Scope(t)}}, "", graph.QueryRootCost + 300*4},
 		{"too deep", rd, `{ records { nodes { relations { edges { node { id } } } } } }`, nil, membrane.ECOMPLEXITY, 0},
 		{"too deep through fragments", rd, `{ records { nodes { ...R } } } fragment R on Record { relations { ...E } } fragment E on RelationConnection { edges { node { id } } }`, nil, membrane.ECOMPLEXITY, 0},
 		{"admins may nest deeper", admin, `query($s: [String!]) { records(first: 1, filter: {scopes: $s}) { nodes { relations(first: 1) { edges { node { id } } } } } }`,

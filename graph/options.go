@@ -32,6 +32,10 @@ type HandlerOptions struct {
 	RequestTimeout time.Duration
 	// MaxBodyBytes bounds a request body (0: MaxBodyBytes).
 	MaxBodyBytes int64
+	// ReadTimeout bounds the reading of a request's body, from when its
+	// headers are read (0: none). A client trickling its body is answered
+	// 408 and its connection closed.
+	ReadTimeout time.Duration
 	// APQCacheSize is how many automatic persisted queries are remembered
 	// (0: automatic persisted queries off).
 	APQCacheSize int
@@ -50,6 +54,10 @@ type QueryLimits struct {
 	Complexity int
 	// Depth is the deepest nesting of fields.
 	Depth int
+	// RootFields is the most root fields (aliases included, fragments
+	// expanded) one operation may select: each runs Neo4j transactions of
+	// its own, whatever it selects.
+	RootFields int
 }
 
 // Defaults of the limits.
@@ -58,14 +66,17 @@ const (
 	DefaultMaxDepth           = 15
 	DefaultAdminMaxComplexity = 1_000_000
 	DefaultAdminMaxDepth      = 30
+	DefaultMaxRootFields      = 20
+	DefaultAdminMaxRootFields = 100
 	DefaultParserTokenLimit   = 20_000
 	DefaultRateLimitActors    = 10_000
 	DefaultAPQCacheSize       = 1000
 	DefaultRequestTimeout     = 30 * time.Second
+	DefaultReadTimeout        = 30 * time.Second
 )
 
 // DefaultQueryLimits are the limits of a role that has none configured.
-var DefaultQueryLimits = QueryLimits{Complexity: DefaultMaxComplexity, Depth: DefaultMaxDepth}
+var DefaultQueryLimits = QueryLimits{Complexity: DefaultMaxComplexity, Depth: DefaultMaxDepth, RootFields: DefaultMaxRootFields}
 
 // DefaultHandlerOptions is the development setup: GraphiQL and
 // introspection on, the default query limits (admins' higher), automatic
@@ -75,11 +86,12 @@ func DefaultHandlerOptions() HandlerOptions {
 		GraphiQL:      true,
 		Introspection: true,
 		Limits: map[membrane.Role]QueryLimits{
-			membrane.RoleAdmin: {Complexity: DefaultAdminMaxComplexity, Depth: DefaultAdminMaxDepth},
+			membrane.RoleAdmin: {Complexity: DefaultAdminMaxComplexity, Depth: DefaultAdminMaxDepth, RootFields: DefaultAdminMaxRootFields},
 		},
 		ParserTokenLimit: DefaultParserTokenLimit,
 		RequestTimeout:   DefaultRequestTimeout,
 		MaxBodyBytes:     MaxBodyBytes,
+		ReadTimeout:      DefaultReadTimeout,
 		APQCacheSize:     DefaultAPQCacheSize,
 	}
 }

@@ -3,11 +3,13 @@ package graph_test
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/membrane/membrane/graph"
+	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/membrane/membrane/graph"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4jtest"
 )
@@ -258,6 +260,9 @@ func TestBadInputIsCodedAndWritesNothing(t *testing.T) {
 		{"wrong payload for type", create, sem(func(in map[string]any) { in["type"] = "ENTITY" }), membrane.EINVALID},
 		{"unknown enum", create, sem(func(in map[string]any) { in["sensitivity"] = "SECRET" }), membrane.EINVALID},
 		{"wrong variable type", create, sem(func(in map[string]any) { in["confidence"] = "high" }), membrane.EINVALID},
+		// JSON cannot carry NaN or infinity; a number past float64 is the
+		// nearest a client gets.
+		{"salience past float64", create, sem(func(in map[string]any) { in["salience"] = json.Number("1e400") }), membrane.EINVALID},
 		{"syntax error", `mutation { createRecord(`, nil, "GRAPHQL_PARSE_FAILED"},
 		{"unknown field", `{ record(id: "x") { nope } }`, nil, "GRAPHQL_VALIDATION_FAILED"},
 		{"missing record", `{ record(id: "does-not-exist") { id } }`, nil, membrane.ENOTFOUND},
@@ -423,5 +428,50 @@ func TestOutcomeUnknown(t *testing.T) {
 	}
 	if n := c.count(scope); n != 1 {
 		t.Fatalf("%d records after the retry, want 1", n)
+	}
+}
+
+// Values out of their documented bounds are refused naming the field, and
+// nothing is written (issue 15: a salience of the largest float topped
+// every ordering; dependsOn [""] was stored).
+func TestOutOfBoundInputNamesTheField(t *testing.T) {
+	c := newClient(t)
+	scope := neo4jtest.Scope(t)
+	semantic := func(salience float64) map[string]any {
+		return map[string]any{"type": "SEMANTIC", "scope": scope, "salience": salience,
+			"payload": map[string]any{"semantic": map[string]any{"subject": "s", "predicate": "p"}}}
+	}
+	tests := []struct {
+		name, query string
+		vars        map[string]any
+		field       string
+	}{
+		{"createRecord salience of the largest float", `mutation($in: RecordInput!) { createRecord(input: $in) { id } }`,
+			map[string]any{"in": semantic(math.MaxFloat64)}, "salience"},
+		{"createRecord salience above the maximum", `mutation($in: RecordInput!) { createRecord(input: $in) { id } }`,
+			map[string]any{"in": semantic(membrane.MaxSalience + 1)}, "salience"},
+		{"ingestBatch salience of the largest float", `mutation($in: [RecordInput!]!) { ingestBatch(inputs: $in) { id } }`,
+			map[string]any{"in": []any{semantic(1), semantic(math.MaxFloat64)}}, "inputs[1].salience"},
+		{"ingestToolOutput dependsOn empty", `mutation($in: IngestToolOutputInput!) { ingestToolOutput(input: $in) { id } }`,
+			map[string]any{"in": map[string]any{"source": "agent", "toolName": "bash", "scope": scope, "dependsOn": []any{""}}}, "dependsOn[0]"},
+		{"createRecord toolGraph dependsOn blank", `mutation($in: RecordInput!) { createRecord(input: $in) { id } }`,
+			map[string]any{"in": map[string]any{"type": "EPISODIC", "scope": scope, "payload": map[string]any{"episodic": map[string]any{
+				"toolGraph": []any{map[string]any{"id": "1", "tool": "bash", "dependsOn": []any{" "}}}}}}}, "payload.toolGraph[0].dependsOn[0]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			errs := c.fail(membrane.EINVALID, tt.query, tt.vars)
+			fields, _ := errs[0].Extensions["fields"].([]any)
+			var named []any
+			for _, f := range fields {
+				named = append(named, f.(map[string]any)["field"])
+			}
+			if !slices.Contains(named, any(tt.field)) {
+				t.Fatalf("fields = %v, want %s", named, tt.field)
+			}
+		})
+	}
+	if n := c.count(scope); n != 0 {
+		t.Fatalf("out-of-bound input wrote %d records", n)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -15,10 +16,14 @@ import (
 )
 
 // limitBody refuses a request body over n bytes with 413
-// PAYLOAD_TOO_LARGE. The body is read here, whole, so the refusal is a
-// coded error whether or not the client announced the length; a GraphQL
+// PAYLOAD_TOO_LARGE, and one not received within readTimeout (0: no
+// limit) with 408 TIMEOUT. The body is read here, whole, so the refusal is
+// a coded error whether or not the client announced the length; a GraphQL
 // transport reading past a limit itself would only see a broken body.
-func limitBody(n int64, next http.Handler) http.Handler {
+//
+// The read deadline (set by bodyDeadline) is cleared once the body is read,
+// so it never cuts a long-lived request such as an SSE stream.
+func limitBody(n int64, readTimeout time.Duration, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		tooLarge := func() {
 			writeError(w, http.StatusRequestEntityTooLarge, membrane.ETOOLARGE,
@@ -32,14 +37,51 @@ func limitBody(n int64, next http.Handler) http.Handler {
 			b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, n))
 			if err != nil {
 				var mbe *http.MaxBytesError
-				if errors.As(err, &mbe) {
+				switch {
+				case errors.As(err, &mbe):
 					tooLarge()
-					return
+				case readTimeout > 0 && errors.Is(err, os.ErrDeadlineExceeded):
+					// The connection's reads are done for: close it after
+					// the answer, which a client still sending may read.
+					w.Header().Set("Connection", "close")
+					writeError(w, http.StatusRequestTimeout, membrane.ETIMEOUT,
+						fmt.Sprintf("the request body was not received within %v", readTimeout))
+				default:
+					writeError(w, http.StatusBadRequest, membrane.EINVALID, "could not read the request body")
 				}
-				writeError(w, http.StatusBadRequest, membrane.EINVALID, "could not read the request body")
 				return
 			}
+			if readTimeout > 0 {
+				// net/http clears it too, over HTTP/1, when it starts
+				// watching for the client going away after the body; not
+				// relied upon, since a stream must outlive it.
+				_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
+			}
 			r.Body = io.NopCloser(bytes.NewReader(b))
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// bodyDeadline gives reading a request's body d from now (0: no limit), as
+// a read deadline on its connection. It runs first, so that the body of a
+// request refused before it is read (401, 429) is bounded too: net/http
+// reads what is left of it after the answer, to reuse the connection, and
+// a client trickling it would hold the connection for as long as it
+// liked. limitBody clears the deadline once it has read the body; a
+// request without a body (a WebSocket upgrade, a GET) gets none, since
+// after a hijack the deadline would stay on the socket.
+// http.Server.ReadTimeout is not used: it would also cut the reads of
+// long-lived connections.
+func bodyDeadline(d time.Duration, next http.Handler) http.Handler {
+	if d <= 0 {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body != nil && r.Body != http.NoBody {
+			// A writer that cannot take a deadline (a test recorder)
+			// reads without one.
+			_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(d))
 		}
 		next.ServeHTTP(w, r)
 	})
@@ -74,5 +116,5 @@ func requestLimits(o HandlerOptions, pl *principalLimits, next http.Handler) htt
 	if body <= 0 {
 		body = MaxBodyBytes
 	}
-	return rateLimit(pl, limitBody(body, next))
+	return rateLimit(pl, limitBody(body, o.ReadTimeout, next))
 }

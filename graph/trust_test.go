@@ -392,6 +392,12 @@ func TestAPIKeys(t *testing.T) {
 		{"wrong key", "Bearer nope", nil, 401, membrane.EUNAUTHORIZED, false},
 		{"not a bearer", "Basic " + r.key, nil, 401, membrane.EUNAUTHORIZED, false},
 		{"the reader's key", "Bearer " + r.key, nil, 200, "", false},
+		// The scheme is case-insensitive (RFC 7235 §2.1), and it may be
+		// followed by more than one space.
+		{"lower-case scheme", "bearer " + r.key, nil, 200, "", false},
+		{"upper-case scheme", "BEARER  " + r.key, nil, 200, "", false},
+		{"scheme without a key", "bearer", nil, 401, membrane.EUNAUTHORIZED, false},
+		{"scheme glued to the key", "Bearer" + r.key, nil, 401, membrane.EUNAUTHORIZED, false},
 		{"narrowed ceiling redacts more", "Bearer " + r.key, map[string]string{"X-Membrane-Max-Sensitivity": "low"}, 200, "", true},
 		{"widened ceiling", "Bearer " + r.key, map[string]string{"X-Membrane-Max-Sensitivity": "hyper"}, 403, membrane.EFORBIDDEN, false},
 		{"unknown ceiling", "Bearer " + r.key, map[string]string{"X-Membrane-Max-Sensitivity": "secret"}, 400, membrane.EINVALID, false},

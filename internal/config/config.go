@@ -85,6 +85,12 @@ type Config struct {
 	RequestTimeout time.Duration `yaml:"request_timeout"`
 	// MaxBodyBytes bounds a request body.
 	MaxBodyBytes int64 `yaml:"max_body_bytes"`
+	// ReadTimeout bounds the reading of a request's body (0: none); it
+	// does not cut long-lived SSE or WebSocket connections.
+	ReadTimeout time.Duration `yaml:"read_timeout"`
+	// IdleTimeout closes a kept-alive connection idle between requests
+	// for this long (0: never).
+	IdleTimeout time.Duration `yaml:"idle_timeout"`
 	// TLSCertFile and TLSKeyFile, both set, serve HTTPS instead of HTTP.
 	TLSCertFile string `yaml:"tls_cert_file"`
 	TLSKeyFile  string `yaml:"tls_key_file"`
@@ -120,6 +126,9 @@ type CORS struct {
 type Limits struct {
 	Complexity int `yaml:"complexity"`
 	Depth      int `yaml:"depth"`
+	// RootFields bounds the root fields of one operation, aliases and
+	// fragments included: each runs Neo4j transactions of its own.
+	RootFields int `yaml:"root_fields"`
 	// Tokens bounds a query document's tokens, for every role.
 	Tokens int `yaml:"tokens"`
 	// Rate is requests per second per principal, with bursts of Burst.
@@ -141,6 +150,7 @@ type Limits struct {
 type RoleLimits struct {
 	Complexity *int     `yaml:"complexity"`
 	Depth      *int     `yaml:"depth"`
+	RootFields *int     `yaml:"root_fields"`
 	Rate       *float64 `yaml:"rate"`
 	Burst      *int     `yaml:"burst"`
 	// Subscriptions overrides limits.subscriptions_per_principal.
@@ -158,16 +168,16 @@ type PersistedQueries struct {
 
 // RoleLimit is the limits in force for one role.
 type RoleLimit struct {
-	Complexity, Depth int
-	Rate              float64
-	Burst             int
+	Complexity, Depth, RootFields int
+	Rate                          float64
+	Burst                         int
 }
 
 // LimitsFor returns the limits of role: its own where it has them, the
 // general ones elsewhere.
 func (c Config) LimitsFor(role membrane.Role) RoleLimit {
 	l := c.Limits
-	out := RoleLimit{Complexity: l.Complexity, Depth: l.Depth, Rate: l.Rate, Burst: l.Burst}
+	out := RoleLimit{Complexity: l.Complexity, Depth: l.Depth, RootFields: l.RootFields, Rate: l.Rate, Burst: l.Burst}
 	r, ok := l.Roles[string(role)]
 	if !ok {
 		return out
@@ -177,6 +187,9 @@ func (c Config) LimitsFor(role membrane.Role) RoleLimit {
 	}
 	if r.Depth != nil {
 		out.Depth = *r.Depth
+	}
+	if r.RootFields != nil {
+		out.RootFields = *r.RootFields
 	}
 	if r.Rate != nil {
 		out.Rate = *r.Rate
@@ -333,12 +346,14 @@ func Default() Config {
 
 		Mode:             ModeDev,
 		RequestTimeout:   30 * time.Second,
+		ReadTimeout:      30 * time.Second,
+		IdleTimeout:      120 * time.Second,
 		MaxBodyBytes:     membrane.MaxPayloadBytes + 1<<20,
 		PersistedQueries: PersistedQueries{CacheSize: 1000},
-		Limits: Limits{Complexity: 50_000, Depth: 15, Tokens: 20_000, Rate: 50, Burst: 100, RateLimitActors: 10_000,
+		Limits: Limits{Complexity: 50_000, Depth: 15, RootFields: 20, Tokens: 20_000, Rate: 50, Burst: 100, RateLimitActors: 10_000,
 			SubscriptionsPerPrincipal: 100, Subscriptions: 10_000,
 			Roles: map[string]RoleLimits{string(membrane.RoleAdmin): {
-				Complexity: ptr(1_000_000), Depth: ptr(30), Rate: ptr(500.0), Burst: ptr(1000), Subscriptions: ptr(1000)}}},
+				Complexity: ptr(1_000_000), Depth: ptr(30), RootFields: ptr(100), Rate: ptr(500.0), Burst: ptr(1000), Subscriptions: ptr(1000)}}},
 	}
 }
 
@@ -448,6 +463,14 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 			c.RequestTimeout, err = time.ParseDuration(v)
 			return err
 		}},
+		{"MEMBRANE_READ_TIMEOUT", func(v string) (err error) {
+			c.ReadTimeout, err = time.ParseDuration(v)
+			return err
+		}},
+		{"MEMBRANE_IDLE_TIMEOUT", func(v string) (err error) {
+			c.IdleTimeout, err = time.ParseDuration(v)
+			return err
+		}},
 		{"MEMBRANE_MAX_BODY_BYTES", func(v string) (err error) {
 			c.MaxBodyBytes, err = strconv.ParseInt(v, 10, 64)
 			return err
@@ -461,6 +484,7 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 		}},
 		{"MEMBRANE_MAX_COMPLEXITY", intVar(&c.Limits.Complexity)},
 		{"MEMBRANE_MAX_DEPTH", intVar(&c.Limits.Depth)},
+		{"MEMBRANE_MAX_ROOT_FIELDS", intVar(&c.Limits.RootFields)},
 		{"MEMBRANE_MAX_TOKENS", intVar(&c.Limits.Tokens)},
 		{"MEMBRANE_RATE_LIMIT", func(v string) (err error) {
 			c.Limits.Rate, err = strconv.ParseFloat(v, 64)
@@ -469,6 +493,7 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 		{"MEMBRANE_RATE_BURST", intVar(&c.Limits.Burst)},
 		{"MEMBRANE_ADMIN_MAX_COMPLEXITY", adminLimit(&c, func(r *RoleLimits) any { return &r.Complexity })},
 		{"MEMBRANE_ADMIN_MAX_DEPTH", adminLimit(&c, func(r *RoleLimits) any { return &r.Depth })},
+		{"MEMBRANE_ADMIN_MAX_ROOT_FIELDS", adminLimit(&c, func(r *RoleLimits) any { return &r.RootFields })},
 		{"MEMBRANE_ADMIN_RATE_LIMIT", adminLimit(&c, func(r *RoleLimits) any { return &r.Rate })},
 		{"MEMBRANE_ADMIN_RATE_BURST", adminLimit(&c, func(r *RoleLimits) any { return &r.Burst })},
 		{"MEMBRANE_MAX_SUBSCRIPTIONS_PER_PRINCIPAL", intVar(&c.Limits.SubscriptionsPerPrincipal)},
@@ -584,8 +609,8 @@ func (c Config) checkHTTP() error {
 	switch {
 	case c.Mode != ModeDev && c.Mode != ModeProduction:
 		return fmt.Errorf("config: mode must be dev or production, got %q", c.Mode)
-	case c.RequestTimeout < 0:
-		return fmt.Errorf("config: request_timeout must be >= 0")
+	case c.RequestTimeout < 0 || c.ReadTimeout < 0 || c.IdleTimeout < 0:
+		return fmt.Errorf("config: request_timeout, read_timeout and idle_timeout must be >= 0")
 	case c.MaxBodyBytes < 1:
 		return fmt.Errorf("config: max_body_bytes must be > 0")
 	case (c.TLSCertFile == "") != (c.TLSKeyFile == ""):
@@ -607,7 +632,7 @@ func (c Config) checkHTTP() error {
 	}
 	for _, role := range roles {
 		r := c.LimitsFor(role)
-		if r.Complexity < 0 || r.Depth < 0 || r.Burst < 0 || !(r.Rate >= 0) || math.IsInf(r.Rate, 0) {
+		if r.Complexity < 0 || r.Depth < 0 || r.RootFields < 0 || r.Burst < 0 || !(r.Rate >= 0) || math.IsInf(r.Rate, 0) {
 			return fmt.Errorf("config: limits of %s must be >= 0 (0: no limit)", role)
 		}
 		if r.Rate > 0 && r.Burst < 1 {

@@ -514,6 +514,9 @@ func MergedFact(sources []*Record, now time.Time) RecordInput {
 			fp.Evidence = append(fp.Evidence, EvidenceRef{SourceType: string(TypeSemantic), SourceID: s.ID})
 		}
 	}
+	// A source stored before salience was bounded must not carry its value
+	// into the fact (which would then fail validation and stop the job).
+	sal = min(sal, MaxSalience)
 	in.Sensitivity, in.Confidence, in.Salience, in.Tags = &sens, &conf, &sal, tags
 	in.Payload = PayloadInput{Semantic: &fp}
 	return in

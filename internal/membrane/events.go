@@ -36,6 +36,11 @@ func (f ChangeFilter) Validate() error {
 			fields = append(fields, FieldError{Field: "filter." + name, Message: "at most " + strconv.Itoa(MaxFilterValues) + " values"})
 		}
 	}
+	for i, id := range f.RecordIDs {
+		if strings.TrimSpace(id) == "" {
+			fields = append(fields, FieldError{Field: "filter.ids[" + strconv.Itoa(i) + "]", Message: "must not be blank"})
+		}
+	}
 	for _, t := range f.Types {
 		if !t.Valid() {
 			fields = append(fields, FieldError{Field: "filter.types", Message: "unknown memory type " + strconv.Quote(string(t))})

@@ -69,6 +69,7 @@ func (p Policy) BuildEvent(in IngestEvent, now time.Time) (*Ingested, error) {
 func (p Policy) BuildToolOutput(in IngestToolOutput, now time.Time) (*Ingested, error) {
 	v := &validator{}
 	v.str("toolName", in.ToolName, true)
+	v.ids("dependsOn", in.DependsOn)
 	ts := now.UTC()
 	if in.Timestamp != nil {
 		ts = in.Timestamp.UTC()

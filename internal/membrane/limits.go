@@ -18,3 +18,9 @@ const (
 	// MaxMergeIDs is the most records one merge takes.
 	MaxMergeIDs = 100
 )
+
+// MaxSalience bounds a record's salience, which is in [0, MaxSalience]: a
+// client may create a record above 1 (reinforce never raises one past 1,
+// and retrieval counts salience up to 1), but not at any float, where it
+// would top every ordering and swamp every average.
+const MaxSalience = 10.0

@@ -154,8 +154,11 @@ func why(meta RevisionMeta, what string) string {
 
 // setSalience sets r's salience to v as of now and re-anchors decay there:
 // the stored salience, the base and the anchor always change together, so
-// a later decay starts from v at now and never applies twice.
+// a later decay starts from v at now and never applies twice. v is held to
+// [0, MaxSalience]: a record stored before the bound existed comes back
+// within it on its next change.
 func setSalience(r *Record, v float64, now time.Time) {
+	v = min(max(v, 0), MaxSalience)
 	r.Salience = v
 	r.Lifecycle.BaseSalience = v
 	r.Lifecycle.LastReinforcedAt = now.UTC()
@@ -253,6 +256,7 @@ func ValidateMergeIDs(ids []string) error {
 	if len(ids) > MaxMergeIDs {
 		v.add("ids", "merge takes at most %d records", MaxMergeIDs)
 	}
+	v.ids("ids", ids)
 	seen := map[string]bool{}
 	for i, id := range ids {
 		if seen[id] {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 )
 
 // validator collects field errors so that one response names every problem.
@@ -109,6 +110,19 @@ func (v *validator) walk(field string, val any, depth int) {
 	}
 }
 
+// ids checks a list of record or node ids: each is required (not blank:
+// an id of spaces names nothing) and bounded like any string.
+func (v *validator) ids(field string, ids []string) {
+	for i, id := range ids {
+		f := field + "[" + strconv.Itoa(i) + "]"
+		if strings.TrimSpace(id) == "" {
+			v.add(f, "must not be blank")
+			continue
+		}
+		v.str(f, id, false)
+	}
+}
+
 func (v *validator) strs(field string, ss []string) {
 	for i, s := range ss {
 		v.str(field+"["+strconv.Itoa(i)+"]", s, false)
@@ -128,8 +142,8 @@ func validateRecord(r *Record, v *validator) {
 		v.add("sensitivity", "must be one of: public, low, medium, high, hyper")
 	}
 	v.unit("confidence", r.Confidence)
-	if math.IsNaN(r.Salience) || math.IsInf(r.Salience, 0) || r.Salience < 0 {
-		v.add("salience", "must be a finite number >= 0")
+	if !(r.Salience >= 0 && r.Salience <= MaxSalience) { // NaN fails both
+		v.add("salience", "must be between 0 and %s", ftoa(MaxSalience))
 	}
 	v.str("scope", r.Scope, false)
 	v.tags("tags", r.Tags)
@@ -192,7 +206,7 @@ func validatePayload(p Payload, v *validator) {
 			ids[n.ID] = true
 			v.json(f+"args", n.Args)
 			v.json(f+"result", n.Result)
-			v.strs(f+"dependsOn", n.DependsOn)
+			v.ids(f+"dependsOn", n.DependsOn)
 		}
 		if p.Outcome != nil && !p.Outcome.Valid() {
 			v.add("payload.outcome", "must be one of: success, failure, partial")

@@ -1,0 +1,189 @@
+package graph_test
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/membrane/membrane/graph"
+	"github.com/membrane/membrane/internal/membrane"
+	"github.com/membrane/membrane/internal/neo4jtest"
+)
+
+// aliases is an operation selecting field n times under distinct aliases.
+func aliases(n int, field string) string {
+	var b strings.Builder
+	b.WriteString("{")
+	for i := range n {
+		fmt.Fprintf(&b, " a%d: %s", i, field)
+	}
+	b.WriteString(" }")
+	return b.String()
+}
+
+// TestRootFieldsAreCosted (issue 15): every root field runs Neo4j
+// transactions of its own, so aliasing a cheap root field thousands of times
+// must not pass as cheap. An operation with more root fields than the
+// limit, or whose root fields' base costs exceed the cost limit, is refused
+// with COMPLEXITY_LIMIT_EXCEEDED (HTTP 422) before any Cypher runs.
+func TestRootFieldsAreCosted(t *testing.T) {
+	reader := membrane.Principal{Actor: "reader-" + membrane.NewID(), Role: membrane.RoleReader,
+		MaxSensitivity: membrane.SensitivityLow, Scopes: []string{neo4jtest.Scope(t)}}
+	writer := membrane.Principal{Actor: "writer-" + membrane.NewID(), Role: membrane.RoleWriter,
+		MaxSensitivity: membrane.SensitivityLow, Scopes: []string{neo4jtest.Scope(t)}}
+	opts := graph.DefaultHandlerOptions()
+	// Readers get the defaults; writers have no root-field limit, so that
+	// the cost alone is seen to refuse.
+	opts.Limits[membrane.RoleWriter] = graph.QueryLimits{Complexity: graph.DefaultMaxComplexity, Depth: graph.DefaultMaxDepth}
+	admin := newClientOpts(t, opts, reader, writer)
+	// A store of the test's own, so that no other test's transactions are
+	// counted.
+	admin.db = neo4jtest.Open(t)
+	admin.url = admin.serve(func(r *graph.Resolver) { r.MetricsService = admin.db })
+	rd, wr := admin.as(reader.Actor), admin.as(writer.Actor)
+	// A cheap root field that runs (this server has no change feed, which
+	// changeCursor needs) in a scope of the test's own.
+	page := fmt.Sprintf("records(first: 1, filter: {scopes: [%q]}) { nodes { id } }", reader.Scopes[0])
+	pageCost := graph.QueryRootCost + 1*(1+1)
+
+	var fragments strings.Builder // 21 root fields through a fragment and an inline fragment
+	fragments.WriteString("{ ...F ... on Query {")
+	for i := range 11 {
+		fmt.Fprintf(&fragments, " i%d: changeCursor", i)
+	}
+	fragments.WriteString(" } } fragment F on Query {")
+	for i := range 10 {
+		fmt.Fprintf(&fragments, " f%d: changeCursor", i)
+	}
+	fragments.WriteString(" }")
+
+	tests := []struct {
+		name    string
+		c       *client
+		query   string
+		refused string // a part of the refusal's message; "" when the operation runs
+		cost    int    // the reported cost, when not 0
+	}{
+		{"6,000 changeCursor aliases", rd, aliases(6000, "changeCursor"), "6000 root fields", 0},
+		{"3,000 metrics aliases", rd, aliases(3000, "metrics { totalRecords }"), "3000 root fields", 0},
+		{"21 root fields", rd, aliases(21, "changeCursor"), "exceeds the limit of 20 root fields", 0},
+		{"fragments and inline fragments on the root count", rd, fragments.String(), "21 root fields", 0},
+		{"without a root-field limit, 6,000 changeCursor aliases cost 600,000", wr, aliases(6000, "changeCursor"), "complexity", 0},
+		{"without a root-field limit, 3,000 metrics aliases cost 300,000+", wr, aliases(3000, "metrics { totalRecords }"), "complexity", 0},
+		{"20 root fields run", rd, aliases(20, page), "", 20 * pageCost},
+		// gqlgen runs one field per response key, but its cost walk counts
+		// each repetition.
+		{"one alias repeated is one root field", rd, "{" + strings.Repeat(" a: "+page, 30) + " }", "", 30 * pageCost},
+		{"__typename is no root field", rd, aliases(30, "__typename"), "", 30},
+		{"a normal query", rd, `{ metrics { totalRecords } records(first: 10) { nodes { id type } totalCount } }`, "", graph.QueryRootCost + graph.MetricsCost + graph.QueryRootCost + 10*(3+1)},
+		{"nine metrics fit a reader's cost limit", rd, aliases(9, "metrics { totalRecords }"), "", 9 * (graph.QueryRootCost + graph.MetricsCost)},
+		{"ten metrics do not", rd, aliases(10, "metrics { totalRecords }"), "complexity", 0},
+		{"admins have a higher limit", admin, aliases(21, page), "", 21 * pageCost},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := admin.db.TxCount()
+			r := tt.c.post(map[string]any{"query": tt.query})
+			if tt.refused == "" {
+				if r.code() != "" || r.status != http.StatusOK {
+					t.Fatalf("status %d: %.300s", r.status, r.body)
+				}
+				if tt.cost != 0 {
+					if got := r.gql.Extensions["complexity"].(map[string]any)["cost"]; got != float64(tt.cost) {
+						t.Fatalf("cost = %v, want %d", got, tt.cost)
+					}
+				}
+				return
+			}
+			if r.status != http.StatusUnprocessableEntity || r.code() != membrane.ECOMPLEXITY {
+				t.Fatalf("status %d code %q, want 422 %s: %.300s", r.status, r.code(), membrane.ECOMPLEXITY, r.body)
+			}
+			if msg := r.gql.Errors[0].Message; !strings.Contains(msg, tt.refused) {
+				t.Fatalf("message %q does not say %q", msg, tt.refused)
+			}
+			if n := admin.db.TxCount() - before; n != 0 {
+				t.Fatalf("%d transactions ran for a refused operation", n)
+			}
+		})
+	}
+}
+
+// TestMutationRootCost: a mutation's root field costs MutationRootCost in
+// place of 1, a batch still pays per input.
+func TestMutationRootCost(t *testing.T) {
+	c := newClient(t)
+	scope := neo4jtest.Scope(t)
+	in := map[string]any{"type": "ENTITY", "scope": scope, "payload": map[string]any{"entity": map[string]any{"canonicalName": "x"}}}
+	tests := []struct {
+		name  string
+		query string
+		vars  map[string]any
+		cost  int
+	}{
+		{"createRecord", `mutation($in: RecordInput!) { createRecord(input: $in) { id } }`, map[string]any{"in": in}, graph.MutationRootCost + 1},
+		{"ingestBatch pays per input", `mutation($in: [RecordInput!]!) { ingestBatch(inputs: $in) { id } }`,
+			map[string]any{"in": []any{in, in, in}}, graph.MutationRootCost + 3*1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := c.post(map[string]any{"query": tt.query, "variables": tt.vars})
+			if r.code() != "" {
+				t.Fatalf("%s", r.body)
+			}
+			if got := r.gql.Extensions["complexity"].(map[string]any)["cost"]; got != float64(tt.cost) {
+				t.Fatalf("cost = %v, want %d", got, tt.cost)
+			}
+		})
+	}
+}
+
+// TestDocumentedQueriesFitReaderLimits: the README's and
+// docs/operations.md's example operations stay within a reader's default
+// limits (they may fail for other reasons: a reader cannot write, the
+// scopes are not the reader's).
+func TestDocumentedQueriesFitReaderLimits(t *testing.T) {
+	reader := membrane.Principal{Actor: "reader-" + membrane.NewID(), Role: membrane.RoleReader,
+		MaxSensitivity: membrane.SensitivityLow, Scopes: []string{neo4jtest.Scope(t)}}
+	rd := newClient(t, reader).as(reader.Actor)
+	for _, q := range []string{
+		`mutation {
+  ingestObservation(input: {source: "agent-1", subject: "auth-service", predicate: "uses", object: "PostgreSQL", scope: "project:alpha"}) {
+    id type confidence lifecycle { halfLifeSeconds }
+  }
+}`,
+		`query {
+  records(filter: {types: [SEMANTIC], scopes: ["project:alpha"], tags: ["infra"], minSalience: 0.2}, orderBy: {field: SALIENCE, direction: DESC}, first: 20) {
+    nodes { id salience payload { ... on SemanticPayload { subject predicate object } } auditLog { nodes { action actor timestamp } } }
+    pageInfo { hasNextPage endCursor }
+    totalCount
+  }
+}`,
+		`query {
+  retrieve(input: {query: "postgres connection pool", scopes: ["project:alpha"], limit: 5}) {
+    hits { score parts { relevance salience recency confidence } record { id type } }
+    selection { selected { id } confidence needsMore }
+  }
+}`,
+		`mutation {
+  captureMemory(input: {source: "agent-1", sourceKind: "observation", scope: "project:alpha",
+    content: {subject: "auth-service", predicate: "uses_database", object: "PostgreSQL"}}) {
+    primary { id } created { id type } edges { predicate sourceId targetId }
+  }
+}`,
+		`query { changeCursor }`,
+		`{ records(first: 100) { nodes { id type scope } } }`,
+	} {
+		t.Run(strings.Fields(q)[0]+" "+strings.Fields(q)[2], func(t *testing.T) {
+			r := rd.post(map[string]any{"query": q})
+			if r.status == http.StatusUnprocessableEntity || r.code() == membrane.ECOMPLEXITY {
+				t.Fatalf("refused: %.300s", r.body)
+			}
+			c, _ := r.gql.Extensions["complexity"].(map[string]any)
+			if c == nil || c["cost"].(float64) > c["limit"].(float64) {
+				t.Fatalf("extensions.complexity = %v", c)
+			}
+			t.Logf("cost %v", c["cost"])
+		})
+	}
+}
