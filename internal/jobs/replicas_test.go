@@ -299,3 +299,35 @@ func slotRuns(t *testing.T, r *jobs.Runner, scope string, slot time.Time) []*mem
 		after = p.PageInfo.EndCursor
 	}
 }
+
+// A process that was taken for dead (its lease expired and another replica
+// marked its run abandoned) but was only slow records its end late: the
+// run stays abandoned, as its slot was handed on.
+func TestLateEndOfAnAbandonedRunKeepsItAbandoned(t *testing.T) {
+	db := neo4jtest.DB(t)
+	scope := neo4jtest.Scope(t)
+	c := &clock{t: t0}
+	store := &blocking{DB: db, started: make(chan struct{})}
+	a := runner(t, store, c, "slow-replica", []string{scope})
+	b := runner(t, db, c, "replica-b", []string{scope})
+	done := make(chan result, 1)
+	go func() {
+		run, err := a.RunJob(sysCtx(), membrane.JobDecay)
+		done <- result{run, err}
+	}()
+	await(t, store.started, "the slow run's start")
+	c.Set(t0.Add(time.Hour))
+	if _, err := b.JobRuns(sysCtx(), ptr(membrane.JobDecay), firstPage(t)); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Stop(sysCtx()); err != nil {
+		t.Fatal(err)
+	}
+	res := await(t, done, "the slow run")
+	if res.err != nil || res.run.Outcome != membrane.JobCanceled {
+		t.Fatalf("the slow run as it saw itself = %+v, %v", res.run, res.err)
+	}
+	if got := findRun(t, b, res.run.ID); got.Outcome != membrane.JobAbandoned || !got.FinishedAt.Equal(t0.Add(time.Hour)) {
+		t.Fatalf("recorded run = %+v; want it still abandoned", got)
+	}
+}
