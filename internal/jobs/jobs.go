@@ -180,12 +180,18 @@ func New(store Store, policy membrane.Policy, cfg Config, log *slog.Logger, now 
 // Holder is this runner's holder id.
 func (r *Runner) Holder() string { return r.cfg.Holder }
 
-// Start starts the schedules.
+// Start starts the schedules, and resumes the slot a dead process left
+// under way (see entry.resume).
 func (r *Runner) Start() {
 	now := r.now()
 	for _, e := range r.cron.Entries() {
 		if en, ok := e.Job.(*entry); ok {
 			en.start(now)
+			r.running.Add(1)
+			go func() {
+				defer r.running.Done()
+				en.resume(now)
+			}()
 		}
 	}
 	r.cron.Start()
@@ -221,7 +227,7 @@ func (r *Runner) RunJob(ctx context.Context, job membrane.JobName) (*membrane.Jo
 	if !job.Valid() {
 		return nil, membrane.Errorf(membrane.EINVALID, "unknown job %q", job)
 	}
-	return r.run(ctx, job, membrane.TriggerManual, nil)
+	return r.run(ctx, job, membrane.TriggerManual, nil, time.Time{})
 }
 
 // RunScheduled runs job for the schedule slot slot (the instant it was
@@ -232,7 +238,7 @@ func (r *Runner) RunJob(ctx context.Context, job membrane.JobName) (*membrane.Jo
 // that a slot is skipped only once a run of it (or of a later slot) ended.
 // The cron schedules call it; tests call it directly.
 func (r *Runner) RunScheduled(ctx context.Context, job membrane.JobName, slot time.Time) (*membrane.JobRun, error) {
-	return r.run(ctx, job, membrane.TriggerSchedule, &slot)
+	return r.run(ctx, job, membrane.TriggerSchedule, &slot, time.Time{})
 }
 
 // JobRuns lists recorded runs, newest first, after marking abandoned the
@@ -265,14 +271,15 @@ func (r *Runner) abandon(ctx context.Context) error {
 
 // acquire takes key's lease for the run id, for slot (nil: on demand). A
 // scheduled run that finds the lease held by a run under way waits for it
-// to end or its lease to expire, until ctx ends or the runner stops; a
-// manual run gets ECONFLICT at once, and so does a slot that already ran.
-func (r *Runner) acquire(ctx context.Context, key, id string, slot *time.Time) error {
+// to end or its lease to expire, until ctx ends, the runner stops or, by
+// the runner's clock, until comes (zero: no bound); a manual run gets
+// ECONFLICT at once, and so does a slot that already ran.
+func (r *Runner) acquire(ctx context.Context, key, id string, slot *time.Time, until time.Time) error {
 	for {
 		var wait bool
 		_, err := r.store.UpdateLease(ctx, key, func(l membrane.Lease) (membrane.Lease, error) {
 			now := r.now()
-			wait = slot != nil && l.Held(now) && !l.Ran(*slot)
+			wait = slot != nil && l.Held(now) && !l.Ran(*slot) && (until.IsZero() || now.Before(until))
 			return l.Acquire(r.cfg.Holder, id, slot, now, r.cfg.LeaseTTL)
 		})
 		if !wait || membrane.ErrorCode(err) != membrane.ECONFLICT {
@@ -291,11 +298,11 @@ func (r *Runner) acquire(ctx context.Context, key, id string, slot *time.Time) e
 	}
 }
 
-// run acquires the job's lease, records the run, executes it under the
-// run timeout while renewing the lease, and records how it ended. ctx only
-// bounds the wait of the caller: the run itself stops on its timeout, on
-// Stop, or when its lease is lost.
-func (r *Runner) run(ctx context.Context, job membrane.JobName, trigger membrane.JobTrigger, slot *time.Time) (run *membrane.JobRun, err error) {
+// run acquires the job's lease (see acquire for slot and until), records
+// the run, executes it under the run timeout while renewing the lease, and
+// records how it ended. ctx only bounds the wait of the caller: the run
+// itself stops on its timeout, on Stop, or when its lease is lost.
+func (r *Runner) run(ctx context.Context, job membrane.JobName, trigger membrane.JobTrigger, slot *time.Time, until time.Time) (run *membrane.JobRun, err error) {
 	r.mu.Lock()
 	if r.stopped {
 		r.mu.Unlock()
@@ -316,7 +323,7 @@ func (r *Runner) run(ctx context.Context, job membrane.JobName, trigger membrane
 	// until its end is: a recorded run that no lease names and that has no
 	// end was abandoned.
 	id := membrane.NewID()
-	if err := r.acquire(ctx, key, id, slot); err != nil {
+	if err := r.acquire(ctx, key, id, slot, until); err != nil {
 		return nil, err
 	}
 	// Taking over an expired lease abandoned the run it named: mark it so
@@ -529,14 +536,37 @@ func (e *entry) slot(fired time.Time) time.Time {
 	return slot
 }
 
-// Run implements cron.Job. A firing that finds the job running waits for
-// the run until the next slot is due; from then on that slot's firing
+// Run implements cron.Job.
+func (e *entry) Run() { e.fire(e.slot(e.r.now())) }
+
+// resume fires for the slot of a scheduled run that the job's lease still
+// names as under way at start, unless a later slot is due already. If its
+// process died, the run is abandoned once the lease expires and the slot
+// runs here; otherwise the slot ends on its own and this firing is
+// skipped. Without it, a slot whose every replica restarted would wait
+// for the next slot.
+func (e *entry) resume(now time.Time) {
+	key := membrane.LeaseKey(e.job, e.r.cfg.Scopes)
+	var slot *time.Time
+	if _, err := e.r.store.UpdateLease(e.r.base, key, func(l membrane.Lease) (membrane.Lease, error) {
+		if l.Holder != "" && l.Slot != nil && !l.Ran(*l.Slot) {
+			slot = l.Slot
+		}
+		return l, nil
+	}); err != nil {
+		e.r.log.Warn("job lease not read at start; an unfinished slot waits for the next one", "job", e.job, "err", err)
+		return
+	}
+	if slot != nil && e.sched.Next(*slot).After(now) {
+		e.fire(*slot)
+	}
+}
+
+// fire runs the job for slot. A firing that finds the job running waits
+// for the run until the next slot is due; from then on that slot's firing
 // stands for it.
-func (e *entry) Run() {
-	slot := e.slot(e.r.now())
-	ctx, cancel := context.WithDeadline(e.r.base, e.sched.Next(slot))
-	defer cancel()
-	run, err := e.r.RunScheduled(ctx, e.job, slot)
+func (e *entry) fire(slot time.Time) {
+	run, err := e.r.run(e.r.base, e.job, membrane.TriggerSchedule, &slot, e.sched.Next(slot))
 	switch {
 	case membrane.ErrorCode(err) == membrane.ECONFLICT:
 		e.r.log.Info("job skipped", "job", e.job, "slot", slot, "holder", e.r.cfg.Holder, "reason", membrane.ErrorMessage(err))

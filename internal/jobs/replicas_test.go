@@ -331,3 +331,48 @@ func TestLateEndOfAnAbandonedRunKeepsItAbandoned(t *testing.T) {
 		t.Fatalf("recorded run = %+v; want it still abandoned", got)
 	}
 }
+
+// ends is a job observer that reports every run's outcome on a channel.
+type ends chan string
+
+func (e ends) JobRun(ctx context.Context, _ string) (context.Context, func(string)) {
+	return ctx, func(outcome string) { e <- outcome }
+}
+
+// A replica that starts (every other one was restarted, say) after a dead
+// process left its slot's run under way reruns that slot once the lease
+// expires, without waiting for the next slot.
+func TestStartingReplicaRerunsAnAbandonedSlot(t *testing.T) {
+	db := neo4jtest.DB(t)
+	scope := neo4jtest.Scope(t)
+	facts(t, db, scope, 2, t0)
+	slot := t0.Add(time.Hour)
+	c := &clock{t: slot.Add(time.Millisecond)}
+	store := &dying{gated: newGated(db)}
+	a := runner(t, store, c, "replica-a", []string{scope}, retryFast)
+	fa := fire(a, slot)
+	await(t, store.started, "the doomed run's start")
+	store.kill()
+	await(t, fa, "the killed replica's run")
+
+	// Started while the dead lease lasts: it waits for the expiry.
+	c.Set(slot.Add(10 * time.Second))
+	seen := make(ends, 10)
+	r := runner(t, db, c, "replica-c", []string{scope}, retryFast, func(cfg *jobs.Config) {
+		cfg.Schedules = map[membrane.JobName]string{membrane.JobDecay: "@hourly"}
+		cfg.Observers = []jobs.Observer{seen}
+	})
+	r.Start()
+	c.Set(slot.Add(time.Minute))
+	if got := await(t, seen, "the rerun of the abandoned slot"); got != jobs.OutcomeSucceeded {
+		t.Fatalf("rerun outcome = %s", got)
+	}
+	runs := slotRuns(t, r, scope, slot)
+	var holders []string
+	for _, run := range runs {
+		holders = append(holders, run.Holder+":"+string(run.Outcome))
+	}
+	if len(runs) != 2 || runs[0].Holder != "replica-c" || runs[0].Outcome != membrane.JobSucceeded || runs[1].Outcome != membrane.JobAbandoned {
+		t.Fatalf("runs of the slot = %v; want the abandoned one and replica-c's rerun", holders)
+	}
+}
