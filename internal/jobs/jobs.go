@@ -285,7 +285,13 @@ func (r *Runner) acquire(ctx context.Context, key, id string, slot *time.Time, u
 		if !wait || membrane.ErrorCode(err) != membrane.ECONFLICT {
 			return err
 		}
-		t := time.NewTimer(r.cfg.RetryInterval)
+		// Look again no later than until, so that a firing hands over to
+		// the next slot's as that one fires.
+		d := r.cfg.RetryInterval
+		if !until.IsZero() {
+			d = min(d, max(until.Sub(r.now()), time.Millisecond))
+		}
+		t := time.NewTimer(d)
 		select {
 		case <-t.C:
 		case <-ctx.Done():
