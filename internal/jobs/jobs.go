@@ -227,7 +227,7 @@ func (r *Runner) RunJob(ctx context.Context, job membrane.JobName) (*membrane.Jo
 	if !job.Valid() {
 		return nil, membrane.Errorf(membrane.EINVALID, "unknown job %q", job)
 	}
-	return r.run(ctx, job, membrane.TriggerManual, nil, time.Time{})
+	return r.run(ctx, job, membrane.TriggerManual, nil, nil)
 }
 
 // RunScheduled runs job for the schedule slot slot (the instant it was
@@ -238,7 +238,7 @@ func (r *Runner) RunJob(ctx context.Context, job membrane.JobName) (*membrane.Jo
 // that a slot is skipped only once a run of it (or of a later slot) ended.
 // The cron schedules call it; tests call it directly.
 func (r *Runner) RunScheduled(ctx context.Context, job membrane.JobName, slot time.Time) (*membrane.JobRun, error) {
-	return r.run(ctx, job, membrane.TriggerSchedule, &slot, time.Time{})
+	return r.run(ctx, job, membrane.TriggerSchedule, &slot, &firing{})
 }
 
 // JobRuns lists recorded runs, newest first, after marking abandoned the
@@ -269,27 +269,42 @@ func (r *Runner) abandon(ctx context.Context) error {
 	return err
 }
 
-// acquire takes key's lease for the run id, for slot (nil: on demand). A
-// scheduled run that finds the lease held by a run under way waits for it
-// to end or its lease to expire, until ctx ends, the runner stops or, by
-// the runner's clock, until comes (zero: no bound); a manual run gets
-// ECONFLICT at once, and so does a slot that already ran.
-func (r *Runner) acquire(ctx context.Context, key, id string, slot *time.Time, until time.Time) error {
-	for {
+// firing says how a scheduled run waits for a lease held by a run under
+// way.
+type firing struct {
+	// until ends the wait, by the runner's clock (zero: only ctx does).
+	until time.Time
+	// waiting, when set, is called once as the wait begins, with the
+	// lease as found.
+	waiting func(membrane.Lease)
+}
+
+// acquire takes key's lease for the run id, for slot (nil: on demand, and
+// f nil). A scheduled run that finds the lease held by a run under way
+// waits for it to end or its lease to expire, until ctx ends, the runner
+// stops or f.until comes; a manual run gets ECONFLICT at once, and so does
+// a slot that already ran.
+func (r *Runner) acquire(ctx context.Context, key, id string, slot *time.Time, f *firing) error {
+	for waited := false; ; waited = true {
 		var wait bool
+		var found membrane.Lease
 		_, err := r.store.UpdateLease(ctx, key, func(l membrane.Lease) (membrane.Lease, error) {
 			now := r.now()
-			wait = slot != nil && l.Held(now) && !l.Ran(*slot) && (until.IsZero() || now.Before(until))
+			found = l
+			wait = slot != nil && l.Held(now) && !l.Ran(*slot) && (f.until.IsZero() || now.Before(f.until))
 			return l.Acquire(r.cfg.Holder, id, slot, now, r.cfg.LeaseTTL)
 		})
 		if !wait || membrane.ErrorCode(err) != membrane.ECONFLICT {
 			return err
 		}
+		if !waited && f.waiting != nil {
+			f.waiting(found)
+		}
 		// Look again no later than until, so that a firing hands over to
 		// the next slot's as that one fires.
 		d := r.cfg.RetryInterval
-		if !until.IsZero() {
-			d = min(d, max(until.Sub(r.now()), time.Millisecond))
+		if !f.until.IsZero() {
+			d = min(d, max(f.until.Sub(r.now()), time.Millisecond))
 		}
 		t := time.NewTimer(d)
 		select {
@@ -304,11 +319,11 @@ func (r *Runner) acquire(ctx context.Context, key, id string, slot *time.Time, u
 	}
 }
 
-// run acquires the job's lease (see acquire for slot and until), records
-// the run, executes it under the run timeout while renewing the lease, and
+// run acquires the job's lease (see acquire for slot and f), records the
+// run, executes it under the run timeout while renewing the lease, and
 // records how it ended. ctx only bounds the wait of the caller: the run
 // itself stops on its timeout, on Stop, or when its lease is lost.
-func (r *Runner) run(ctx context.Context, job membrane.JobName, trigger membrane.JobTrigger, slot *time.Time, until time.Time) (run *membrane.JobRun, err error) {
+func (r *Runner) run(ctx context.Context, job membrane.JobName, trigger membrane.JobTrigger, slot *time.Time, f *firing) (run *membrane.JobRun, err error) {
 	r.mu.Lock()
 	if r.stopped {
 		r.mu.Unlock()
@@ -329,7 +344,7 @@ func (r *Runner) run(ctx context.Context, job membrane.JobName, trigger membrane
 	// until its end is: a recorded run that no lease names and that has no
 	// end was abandoned.
 	id := membrane.NewID()
-	if err := r.acquire(ctx, key, id, slot, until); err != nil {
+	if err := r.acquire(ctx, key, id, slot, f); err != nil {
 		return nil, err
 	}
 	// Taking over an expired lease abandoned the run it named: mark it so
@@ -570,17 +585,31 @@ func (e *entry) resume(now time.Time) {
 
 // fire runs the job for slot. A firing that finds the job running waits
 // for the run until the next slot is due; from then on that slot's firing
-// stands for it.
+// stands for it. When the run under way is of this slot (or a later one),
+// on another process, the firing is logged as skipped at once and only
+// watches the lease in case that process dies, to take the slot over.
 func (e *entry) fire(slot time.Time) {
-	run, err := e.r.run(e.r.base, e.job, membrane.TriggerSchedule, &slot, e.sched.Next(slot))
+	log := e.r.log.With("job", e.job, "slot", slot, "holder", e.r.cfg.Holder)
+	announced := false
+	f := &firing{until: e.sched.Next(slot), waiting: func(l membrane.Lease) {
+		if l.Slot != nil && !l.Slot.Before(slot) {
+			announced = true
+			log.Info("job skipped", "reason", "the slot runs on "+l.Holder+"; watching its lease in case that process stops")
+			return
+		}
+		log.Info("job waiting", "reason", "a run on "+l.Holder+" holds the lease; the slot runs when it ends")
+	}}
+	run, err := e.r.run(e.r.base, e.job, membrane.TriggerSchedule, &slot, f)
 	switch {
+	case membrane.ErrorCode(err) == membrane.ECONFLICT && announced:
+		log.Debug("job slot ran elsewhere", "reason", membrane.ErrorMessage(err))
 	case membrane.ErrorCode(err) == membrane.ECONFLICT:
-		e.r.log.Info("job skipped", "job", e.job, "slot", slot, "holder", e.r.cfg.Holder, "reason", membrane.ErrorMessage(err))
+		log.Info("job skipped", "reason", membrane.ErrorMessage(err))
 	case err != nil:
-		e.r.log.Error("job not run", "job", e.job, "slot", slot, "holder", e.r.cfg.Holder, "err", err)
+		log.Error("job not run", "err", err)
 	default:
-		e.r.log.Info("job finished", "job", e.job, "slot", slot, "holder", e.r.cfg.Holder, "run", run.ID,
-			"scanned", run.Scanned, "changed", run.Changed, "error", run.Error, "took", run.FinishedAt.Sub(run.StartedAt))
+		log.Info("job finished", "run", run.ID, "scanned", run.Scanned, "changed", run.Changed, "error", run.Error,
+			"took", run.FinishedAt.Sub(run.StartedAt))
 	}
 }
 
