@@ -158,7 +158,7 @@ func New(store Store, policy membrane.Policy, cfg Config, log *slog.Logger, now 
 	r.base, r.cancelBase = context.WithCancelCause(membrane.NewContextWithTrust(context.Background(), membrane.SystemTrust(membrane.JobActor)))
 	cl := cronLogger{log}
 	// No SkipIfStillRunning: a firing that finds the job still running
-	// waits for it (see entry.Run) instead of dropping its slot, and the
+	// waits for it (see entry.fire) instead of dropping its slot, and the
 	// lease already keeps two runs of a job from overlapping.
 	r.cron = cron.New(cron.WithParser(parser), cron.WithLogger(cl), cron.WithChain(cron.Recover(cl)))
 	for _, job := range membrane.JobNames {
