@@ -376,3 +376,31 @@ func TestStartingReplicaRerunsAnAbandonedSlot(t *testing.T) {
 		t.Fatalf("runs of the slot = %v; want the abandoned one and replica-c's rerun", holders)
 	}
 }
+
+// Two replicas asked to run a job at once: one runs it, the other gets
+// CONFLICT at once (a manual run never waits).
+func TestConcurrentRunJobOneRunOneConflict(t *testing.T) {
+	db := neo4jtest.DB(t)
+	scope := neo4jtest.Scope(t)
+	c := &clock{t: t0}
+	gate := make(chan struct{})
+	sa, sb := newGated(db), newGated(db)
+	sa.gate, sb.gate = gate, gate
+	a := runner(t, sa, c, "replica-a", []string{scope}, retryFast)
+	b := runner(t, sb, c, "replica-b", []string{scope}, retryFast)
+	results := make(chan result, 2)
+	for _, r := range []*jobs.Runner{a, b} {
+		go func() {
+			run, err := r.RunJob(sysCtx(), membrane.JobDecay)
+			results <- result{run, err}
+		}()
+	}
+	first := await(t, results, "the first answer")
+	if membrane.ErrorCode(first.err) != membrane.ECONFLICT {
+		t.Fatalf("first answer = %+v, %v; want CONFLICT while the other run waits at the gate", first.run, first.err)
+	}
+	close(gate)
+	if second := await(t, results, "the run"); second.err != nil || second.run.Outcome != membrane.JobSucceeded {
+		t.Fatalf("the run = %+v, %v", second.run, second.err)
+	}
+}
