@@ -157,6 +157,7 @@ type ComplexityRoot struct {
 		Holder     func(childComplexity int) int
 		ID         func(childComplexity int) int
 		Job        func(childComplexity int) int
+		Outcome    func(childComplexity int) int
 		Scanned    func(childComplexity int) int
 		Scopes     func(childComplexity int) int
 		Slot       func(childComplexity int) int
@@ -508,6 +509,8 @@ type ComplexityRoot struct {
 // region    ************************** generated!.gotpl **************************
 
 type JobRunResolver interface {
+	Outcome(ctx context.Context, obj *membrane.JobRun) (*membrane.JobOutcome, error)
+
 	Error(ctx context.Context, obj *membrane.JobRun) (*string, error)
 }
 type MutationResolver interface {
@@ -1010,6 +1013,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.JobRun.Job(childComplexity), true
+	case "JobRun.outcome":
+		if e.ComplexityRoot.JobRun.Outcome == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JobRun.Outcome(childComplexity), true
 	case "JobRun.scanned":
 		if e.ComplexityRoot.JobRun.Scanned == nil {
 			break
@@ -2879,6 +2888,8 @@ func (ec *executionContext) childFields_JobRun(ctx context.Context, field graphq
 		return ec.fieldContext_JobRun_startedAt(ctx, field)
 	case "finishedAt":
 		return ec.fieldContext_JobRun_finishedAt(ctx, field)
+	case "outcome":
+		return ec.fieldContext_JobRun_outcome(ctx, field)
 	case "scanned":
 		return ec.fieldContext_JobRun_scanned(ctx, field)
 	case "changed":
@@ -6415,6 +6426,29 @@ func (ec *executionContext) _JobRun_finishedAt(ctx context.Context, field graphq
 }
 func (ec *executionContext) fieldContext_JobRun_finishedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("JobRun", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _JobRun_outcome(ctx context.Context, field graphql.CollectedField, obj *membrane.JobRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_JobRun_outcome(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.JobRun().Outcome(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *membrane.JobOutcome) graphql.Marshaler {
+			return ec.marshalOJobOutcome2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐJobOutcome(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_JobRun_outcome(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("JobRun", field, true, true, errors.New("field of type JobOutcome does not have child fields"))
 }
 
 func (ec *executionContext) _JobRun_scanned(ctx context.Context, field graphql.CollectedField, obj *membrane.JobRun) (ret graphql.Marshaler) {
@@ -17199,6 +17233,44 @@ func (ec *executionContext) _JobRun(ctx context.Context, sel ast.SelectionSet, o
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "outcome":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._JobRun_outcome(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "scanned":
 			out.Values[i] = ec._JobRun_scanned(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -22840,6 +22912,42 @@ var (
 		membrane.JobDecay:       "DECAY",
 		membrane.JobPrune:       "PRUNE",
 		membrane.JobConsolidate: "CONSOLIDATE",
+	}
+)
+
+func (ec *executionContext) unmarshalOJobOutcome2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐJobOutcome(ctx context.Context, v any) (*membrane.JobOutcome, error) {
+	if v == nil {
+		return nil, nil
+	}
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalOJobOutcome2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐJobOutcome[tmp]
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOJobOutcome2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐJobOutcome(ctx context.Context, sel ast.SelectionSet, v *membrane.JobOutcome) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalString(marshalOJobOutcome2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐJobOutcome[*v])
+	return res
+}
+
+var (
+	unmarshalOJobOutcome2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐJobOutcome = map[string]membrane.JobOutcome{
+		"SUCCEEDED": membrane.JobSucceeded,
+		"FAILED":    membrane.JobFailed,
+		"TIMEOUT":   membrane.JobTimedOut,
+		"CANCELED":  membrane.JobCanceled,
+		"ABANDONED": membrane.JobAbandoned,
+	}
+	marshalOJobOutcome2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐJobOutcome = map[membrane.JobOutcome]string{
+		membrane.JobSucceeded: "SUCCEEDED",
+		membrane.JobFailed:    "FAILED",
+		membrane.JobTimedOut:  "TIMEOUT",
+		membrane.JobCanceled:  "CANCELED",
+		membrane.JobAbandoned: "ABANDONED",
 	}
 )
 

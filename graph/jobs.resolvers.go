@@ -12,6 +12,14 @@ import (
 	"github.com/membrane/membrane/internal/membrane"
 )
 
+// Outcome is the resolver for the outcome field.
+func (r *jobRunResolver) Outcome(ctx context.Context, obj *membrane.JobRun) (*membrane.JobOutcome, error) {
+	if obj.Outcome == "" {
+		return nil, nil
+	}
+	return &obj.Outcome, nil
+}
+
 // Error is the resolver for the error field.
 func (r *jobRunResolver) Error(ctx context.Context, obj *membrane.JobRun) (*string, error) {
 	if obj.Error == "" {

@@ -95,6 +95,7 @@ type jobRun struct {
 	Scanned, Changed         int
 	Error                    *string
 	Details                  map[string]any
+	Outcome                  *string
 }
 
 const runSel = `id job trigger holder slot scopes startedAt finishedAt scanned changed error details`
@@ -310,5 +311,87 @@ func TestMetricsAreGatedByTrust(t *testing.T) {
 	jobsClient(t, nil, scope, c).do(q, both, &none)
 	if all.Metrics.TotalRecords != 8 || all.Metrics.RedactedRecords != 0 || none.Metrics.TotalRecords != 0 {
 		t.Fatalf("admin sees %d (%d redacted), anonymous %d", all.Metrics.TotalRecords, all.Metrics.RedactedRecords, none.Metrics.TotalRecords)
+	}
+}
+
+// jobRunByID pages through jobRuns(job: DECAY) for the run id.
+func jobRunByID(t *testing.T, cl *client, id string) jobRun {
+	t.Helper()
+	var runs struct {
+		JobRuns struct {
+			Nodes    []jobRun
+			PageInfo struct {
+				HasNextPage bool
+				EndCursor   string
+			}
+		}
+	}
+	q := `query($after: String) { jobRuns(job: DECAY, first: 500, after: $after) { nodes { ` + runSel + ` outcome } pageInfo { hasNextPage endCursor } } }`
+	var after any
+	for {
+		cl.do(q, map[string]any{"after": after}, &runs)
+		for _, n := range runs.JobRuns.Nodes {
+			if n.ID == id {
+				return n
+			}
+		}
+		if !runs.JobRuns.PageInfo.HasNextPage {
+			t.Fatalf("run %s not listed by jobRuns", id)
+		}
+		after = runs.JobRuns.PageInfo.EndCursor
+	}
+}
+
+// A server process killed in the middle of a scheduled run leaves the run
+// without an end and its lease unrenewed (the state is written here as the
+// dead process wrote it; internal/jobs kills a real runner). Once the lease
+// has expired, jobRuns shows the run ABANDONED, finished when it was found.
+func TestJobRunsShowAbandonedRuns(t *testing.T) {
+	scope := neo4jtest.Scope(t)
+	start := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+	c := &testClock{t: start}
+	cl := jobsClient(t, principal(membrane.RoleAdmin, membrane.SensitivityHyper, "*"), scope, c)
+	slot := start.Truncate(time.Hour)
+	dead := &membrane.JobRun{ID: membrane.NewID(), Job: membrane.JobDecay, Trigger: membrane.TriggerSchedule, Holder: "dead-process",
+		Slot: &slot, Scopes: []string{scope}, StartedAt: start}
+	if _, err := cl.db.UpdateLease(t.Context(), membrane.LeaseKey(membrane.JobDecay, []string{scope}), func(l membrane.Lease) (membrane.Lease, error) {
+		return l.Acquire(dead.Holder, dead.ID, &slot, start, time.Minute)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.db.CreateJobRun(t.Context(), dead); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		advance time.Duration
+		outcome string // "" while under way
+	}{
+		{"while its lease lasts: under way", 30 * time.Second, ""},
+		{"once its lease expired: abandoned", time.Minute, "ABANDONED"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c.Add(tt.advance)
+			got := jobRunByID(t, cl, dead.ID)
+			if tt.outcome == "" {
+				if got.Outcome != nil || got.FinishedAt != nil || got.Error != nil {
+					t.Fatalf("a run under way = %+v", got)
+				}
+				return
+			}
+			if got.Outcome == nil || *got.Outcome != tt.outcome || got.FinishedAt == nil || got.Error == nil {
+				t.Fatalf("dead process's run = %+v; want %s", got, tt.outcome)
+			}
+			if at, err := time.Parse(time.RFC3339Nano, *got.FinishedAt); err != nil || !at.Equal(c.Now()) {
+				t.Fatalf("finishedAt = %s, want when it was found (%v)", *got.FinishedAt, c.Now())
+			}
+		})
+	}
+	// The lease is free again: a run on demand is not refused, and says how it ended.
+	var out struct{ RunJob jobRun }
+	cl.do(`mutation { runJob(job: DECAY) { `+runSel+` outcome } }`, nil, &out)
+	if out.RunJob.Outcome == nil || *out.RunJob.Outcome != "SUCCEEDED" {
+		t.Fatalf("run after the abandoned one = %+v", out.RunJob)
 	}
 }

@@ -54,6 +54,11 @@ type Config struct {
 	// renews it every third of that, so a crashed process blocks the job
 	// for at most LeaseTTL.
 	LeaseTTL time.Duration
+	// RetryInterval is how often a scheduled run that found the lease held
+	// by a run under way (a manual run, another process's run of the slot,
+	// or a dead process's run until its lease expires) tries again, until
+	// the next slot is due; LeaseTTL/3 when zero.
+	RetryInterval time.Duration
 	// Holder identifies this process in leases and runs; DefaultHolder
 	// when empty.
 	Holder string
@@ -68,12 +73,13 @@ type Config struct {
 	Observers []Observer
 }
 
-// Outcomes of a run, as reported to observers.
+// Outcomes of a run, as reported to observers: those of recorded runs,
+// and skipped.
 const (
-	OutcomeSucceeded = "succeeded"
-	OutcomeFailed    = "failed"
-	OutcomeTimeout   = "timeout"
-	OutcomeCanceled  = "canceled"
+	OutcomeSucceeded = string(membrane.JobSucceeded)
+	OutcomeFailed    = string(membrane.JobFailed)
+	OutcomeTimeout   = string(membrane.JobTimedOut)
+	OutcomeCanceled  = string(membrane.JobCanceled)
 	// OutcomeSkipped: the job's lease was held elsewhere (another process
 	// runs it, or already ran this slot); nothing ran here.
 	OutcomeSkipped = "skipped"
@@ -140,6 +146,9 @@ func New(store Store, policy membrane.Policy, cfg Config, log *slog.Logger, now 
 	if cfg.LeaseTTL < 3*time.Millisecond {
 		return nil, fmt.Errorf("jobs: lease TTL must be >= 3ms")
 	}
+	if cfg.RetryInterval <= 0 {
+		cfg.RetryInterval = cfg.LeaseTTL / 3
+	}
 	if err := cfg.Consolidation.Validate(); err != nil {
 		return nil, fmt.Errorf("jobs: %w", err)
 	}
@@ -148,8 +157,10 @@ func New(store Store, policy membrane.Policy, cfg Config, log *slog.Logger, now 
 	// (every record, every scope), never a caller's.
 	r.base, r.cancelBase = context.WithCancelCause(membrane.NewContextWithTrust(context.Background(), membrane.SystemTrust(membrane.JobActor)))
 	cl := cronLogger{log}
-	r.cron = cron.New(cron.WithParser(parser), cron.WithLogger(cl),
-		cron.WithChain(cron.Recover(cl), cron.SkipIfStillRunning(cl)))
+	// No SkipIfStillRunning: a firing that finds the job still running
+	// waits for it (see entry.fire) instead of dropping its slot, and the
+	// lease already keeps two runs of a job from overlapping.
+	r.cron = cron.New(cron.WithParser(parser), cron.WithLogger(cl), cron.WithChain(cron.Recover(cl)))
 	for _, job := range membrane.JobNames {
 		spec, ok := cfg.Schedules[job]
 		if !ok {
@@ -169,12 +180,18 @@ func New(store Store, policy membrane.Policy, cfg Config, log *slog.Logger, now 
 // Holder is this runner's holder id.
 func (r *Runner) Holder() string { return r.cfg.Holder }
 
-// Start starts the schedules.
+// Start starts the schedules, and resumes the slot a dead process left
+// under way (see entry.resume).
 func (r *Runner) Start() {
 	now := r.now()
 	for _, e := range r.cron.Entries() {
 		if en, ok := e.Job.(*entry); ok {
 			en.start(now)
+			r.running.Add(1)
+			go func() {
+				defer r.running.Done()
+				en.resume(now)
+			}()
 		}
 	}
 	r.cron.Start()
@@ -210,26 +227,103 @@ func (r *Runner) RunJob(ctx context.Context, job membrane.JobName) (*membrane.Jo
 	if !job.Valid() {
 		return nil, membrane.Errorf(membrane.EINVALID, "unknown job %q", job)
 	}
-	return r.run(ctx, job, membrane.TriggerManual, nil)
+	return r.run(ctx, job, membrane.TriggerManual, nil, nil)
 }
 
 // RunScheduled runs job for the schedule slot slot (the instant it was
 // due): of every process firing for one slot, exactly one runs it, the
-// others get ECONFLICT. The cron schedules call it; tests call it directly.
+// others get ECONFLICT. While a run is under way (a manual run, another
+// process's run of this slot, a dead process's run until its lease
+// expires) it waits, looking again every RetryInterval until ctx ends, so
+// that a slot is skipped only once a run of it (or of a later slot) ended.
+// The cron schedules call it; tests call it directly.
 func (r *Runner) RunScheduled(ctx context.Context, job membrane.JobName, slot time.Time) (*membrane.JobRun, error) {
-	return r.run(ctx, job, membrane.TriggerSchedule, &slot)
+	return r.run(ctx, job, membrane.TriggerSchedule, &slot, &firing{})
 }
 
-// JobRuns lists recorded runs, newest first.
+// JobRuns lists recorded runs, newest first, after marking abandoned the
+// runs of this process's jobs whose holder died (see abandon).
 func (r *Runner) JobRuns(ctx context.Context, job *membrane.JobName, page membrane.Page) (*membrane.JobRunPage, error) {
+	if err := r.abandon(ctx); err != nil {
+		return nil, err
+	}
 	return r.store.FindJobRuns(ctx, job, page)
 }
 
-// run acquires the job's lease, records the run, executes it under the
-// run timeout while renewing the lease, and records how it ended. ctx only
-// bounds the wait of the caller: the run itself stops on its timeout, on
-// Stop, or when its lease is lost.
-func (r *Runner) run(ctx context.Context, job membrane.JobName, trigger membrane.JobTrigger, slot *time.Time) (run *membrane.JobRun, err error) {
+// abandon frees the leases of this process's jobs whose holder let them
+// expire (it died mid-run) and marks the runs they named abandoned, so
+// that jobRuns never shows a dead process's run as under way and its slot
+// can run again.
+func (r *Runner) abandon(ctx context.Context) error {
+	keys := make([]string, 0, len(membrane.JobNames))
+	for _, job := range membrane.JobNames {
+		key := membrane.LeaseKey(job, r.cfg.Scopes)
+		if _, err := r.store.UpdateLease(ctx, key, func(l membrane.Lease) (membrane.Lease, error) {
+			return l.Expire(r.now()), nil
+		}); err != nil {
+			return err
+		}
+		keys = append(keys, key)
+	}
+	_, err := r.store.AbandonJobRuns(ctx, keys, r.now())
+	return err
+}
+
+// firing says how a scheduled run waits for a lease held by a run under
+// way.
+type firing struct {
+	// until ends the wait, by the runner's clock (zero: only ctx does).
+	until time.Time
+	// waiting, when set, is called once as the wait begins, with the
+	// lease as found.
+	waiting func(membrane.Lease)
+}
+
+// acquire takes key's lease for the run id, for slot (nil: on demand, and
+// f nil). A scheduled run that finds the lease held by a run under way
+// waits for it to end or its lease to expire, until ctx ends, the runner
+// stops or f.until comes; a manual run gets ECONFLICT at once, and so does
+// a slot that already ran.
+func (r *Runner) acquire(ctx context.Context, key, id string, slot *time.Time, f *firing) error {
+	for waited := false; ; waited = true {
+		var wait bool
+		var found membrane.Lease
+		_, err := r.store.UpdateLease(ctx, key, func(l membrane.Lease) (membrane.Lease, error) {
+			now := r.now()
+			found = l
+			wait = slot != nil && l.Held(now) && !l.Ran(*slot) && (f.until.IsZero() || now.Before(f.until))
+			return l.Acquire(r.cfg.Holder, id, slot, now, r.cfg.LeaseTTL)
+		})
+		if !wait || membrane.ErrorCode(err) != membrane.ECONFLICT {
+			return err
+		}
+		if !waited && f.waiting != nil {
+			f.waiting(found)
+		}
+		// Look again no later than until, so that a firing hands over to
+		// the next slot's as that one fires.
+		d := r.cfg.RetryInterval
+		if !f.until.IsZero() {
+			d = min(d, max(f.until.Sub(r.now()), time.Millisecond))
+		}
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-r.base.Done():
+			t.Stop()
+			return err
+		}
+	}
+}
+
+// run acquires the job's lease (see acquire for slot and f), records the
+// run, executes it under the run timeout while renewing the lease, and
+// records how it ended. ctx only bounds the wait of the caller: the run
+// itself stops on its timeout, on Stop, or when its lease is lost.
+func (r *Runner) run(ctx context.Context, job membrane.JobName, trigger membrane.JobTrigger, slot *time.Time, f *firing) (run *membrane.JobRun, err error) {
 	r.mu.Lock()
 	if r.stopped {
 		r.mu.Unlock()
@@ -243,16 +337,20 @@ func (r *Runner) run(ctx context.Context, job membrane.JobName, trigger membrane
 	// what observers add to ctx (a span) is carried over to it below.
 	obsCtx, ended := r.observe(ctx, job)
 	ctx = obsCtx
-	// runErr is the run context's error as the run finished (nil when it
-	// never started), read before the deferred cancels below end it.
-	var runErr error
-	defer func() { ended(outcome(runErr, run, err)) }()
+	defer func() { ended(outcome(run, err)) }()
 
 	key := membrane.LeaseKey(job, r.cfg.Scopes)
-	if _, err := r.store.UpdateLease(ctx, key, func(l membrane.Lease) (membrane.Lease, error) {
-		return l.Acquire(r.cfg.Holder, slot, r.now(), r.cfg.LeaseTTL)
-	}); err != nil {
+	// The lease names the run (by its id) before the run is recorded, and
+	// until its end is: a recorded run that no lease names and that has no
+	// end was abandoned.
+	id := membrane.NewID()
+	if err := r.acquire(ctx, key, id, slot, f); err != nil {
 		return nil, err
+	}
+	// Taking over an expired lease abandoned the run it named: mark it so
+	// now, as the slot it was for runs again.
+	if _, err := r.store.AbandonJobRuns(ctx, []string{key}, r.now()); err != nil {
+		r.log.WarnContext(ctx, "abandoned job runs not marked; the next look marks them", "job", job, "err", err)
 	}
 	// Bookkeeping after the run must happen even when the run was
 	// canceled, so it gets a context of its own.
@@ -269,7 +367,7 @@ func (r *Runner) run(ctx context.Context, job membrane.JobName, trigger membrane
 		}
 	}()
 
-	run = &membrane.JobRun{ID: membrane.NewID(), Job: job, Trigger: trigger, Holder: r.cfg.Holder, Slot: slot,
+	run = &membrane.JobRun{ID: id, Job: job, Trigger: trigger, Holder: r.cfg.Holder, Slot: slot,
 		Scopes: r.cfg.Scopes, StartedAt: r.now().UTC()}
 	if err := r.store.CreateJobRun(ctx, run); err != nil {
 		return nil, err
@@ -282,11 +380,11 @@ func (r *Runner) run(ctx context.Context, job membrane.JobName, trigger membrane
 
 	res, details, err := r.execute(runCtx, job, membrane.SweepOptions{Now: run.StartedAt, Scopes: r.cfg.Scopes})
 	stopRenewing()
-	runErr = runCtx.Err()
 	finished := r.now().UTC()
 	run.FinishedAt, run.Scanned, run.Changed, run.Details = &finished, res.Scanned, res.Changed, details
+	run.Outcome = membrane.JobSucceeded
 	if err != nil {
-		run.Error = r.failure(runCtx, run, err)
+		run.Error, run.Outcome = r.failure(runCtx, run, err)
 	}
 	c, cancelAfter := after()
 	defer cancelAfter()
@@ -311,22 +409,16 @@ func (r *Runner) observe(ctx context.Context, job membrane.JobName) (context.Con
 	}
 }
 
-// outcome classifies how a run ended for observers: runErr is its
-// context's error as it finished, run its record, err what run returned.
-func outcome(runErr error, run *membrane.JobRun, err error) string {
+// outcome classifies how a run ended for observers: run is its record,
+// err what run returned.
+func outcome(run *membrane.JobRun, err error) string {
 	switch {
 	case membrane.ErrorCode(err) == membrane.ECONFLICT:
 		return OutcomeSkipped
-	case err != nil || run == nil:
+	case err != nil || run == nil || run.Outcome == "":
 		return OutcomeFailed
-	case run.Error == "":
-		return OutcomeSucceeded
-	case errors.Is(runErr, context.DeadlineExceeded):
-		return OutcomeTimeout
-	case runErr != nil:
-		return OutcomeCanceled
 	}
-	return OutcomeFailed
+	return string(run.Outcome)
 }
 
 // valuesOf is a context with the deadline and cancellation of one context
@@ -353,20 +445,22 @@ func withValuesOf(parent, values context.Context) context.Context {
 	return valuesOf{Context: parent, values: values}
 }
 
-// failure returns the caller-safe message of a failed run and logs the
-// full error: run errors are shown over the API, driver text is not.
-func (r *Runner) failure(runCtx context.Context, run *membrane.JobRun, err error) string {
-	msg := "internal error; see the server log for run " + run.ID
+// failure returns the caller-safe message and the outcome of a failed run
+// and logs the full error: run errors are shown over the API, driver text
+// is not. The run context's error, read before the run's deferred cancels
+// end it, tells a timeout or a cancellation from a failure.
+func (r *Runner) failure(runCtx context.Context, run *membrane.JobRun, err error) (string, membrane.JobOutcome) {
+	msg, o := "internal error; see the server log for run "+run.ID, membrane.JobFailed
 	switch {
 	case errors.Is(runCtx.Err(), context.DeadlineExceeded):
-		msg = "timed out after " + r.cfg.Timeout.String()
+		msg, o = "timed out after "+r.cfg.Timeout.String(), membrane.JobTimedOut
 	case runCtx.Err() != nil:
-		msg = "canceled: " + context.Cause(runCtx).Error()
+		msg, o = "canceled: "+context.Cause(runCtx).Error(), membrane.JobCanceled
 	case membrane.ErrorCode(err) != membrane.EINTERNAL:
 		msg = membrane.ErrorMessage(err)
 	}
 	r.log.ErrorContext(runCtx, "job failed", "job", run.Job, "run", run.ID, "err", err)
-	return msg
+	return msg, o
 }
 
 // renew renews the lease every third of its TTL until the returned stop is
@@ -464,17 +558,58 @@ func (e *entry) slot(fired time.Time) time.Time {
 }
 
 // Run implements cron.Job.
-func (e *entry) Run() {
-	slot := e.slot(e.r.now())
-	run, err := e.r.RunScheduled(e.r.base, e.job, slot)
+func (e *entry) Run() { e.fire(e.slot(e.r.now())) }
+
+// resume fires for the slot of a scheduled run that the job's lease still
+// names as under way at start, unless a later slot is due already. If its
+// process died, the run is abandoned once the lease expires and the slot
+// runs here; otherwise the slot ends on its own and this firing is
+// skipped. Without it, a slot whose every replica restarted would wait
+// for the next slot.
+func (e *entry) resume(now time.Time) {
+	key := membrane.LeaseKey(e.job, e.r.cfg.Scopes)
+	var slot *time.Time
+	if _, err := e.r.store.UpdateLease(e.r.base, key, func(l membrane.Lease) (membrane.Lease, error) {
+		if l.Holder != "" && l.Slot != nil && !l.Ran(*l.Slot) {
+			slot = l.Slot
+		}
+		return l, nil
+	}); err != nil {
+		e.r.log.Warn("job lease not read at start; an unfinished slot waits for the next one", "job", e.job, "err", err)
+		return
+	}
+	if slot != nil && e.sched.Next(*slot).After(now) {
+		e.fire(*slot)
+	}
+}
+
+// fire runs the job for slot. A firing that finds the job running waits
+// for the run until the next slot is due; from then on that slot's firing
+// stands for it. When the run under way is of this slot (or a later one),
+// on another process, the firing is logged as skipped at once and only
+// watches the lease in case that process dies, to take the slot over.
+func (e *entry) fire(slot time.Time) {
+	log := e.r.log.With("job", e.job, "slot", slot, "holder", e.r.cfg.Holder)
+	announced := false
+	f := &firing{until: e.sched.Next(slot), waiting: func(l membrane.Lease) {
+		if l.Slot != nil && !l.Slot.Before(slot) {
+			announced = true
+			log.Info("job skipped", "reason", "the slot runs on "+l.Holder+"; watching its lease in case that process stops")
+			return
+		}
+		log.Info("job waiting", "reason", "a run on "+l.Holder+" holds the lease; the slot runs when it ends")
+	}}
+	run, err := e.r.run(e.r.base, e.job, membrane.TriggerSchedule, &slot, f)
 	switch {
+	case membrane.ErrorCode(err) == membrane.ECONFLICT && announced:
+		log.Debug("job slot ran elsewhere", "reason", membrane.ErrorMessage(err))
 	case membrane.ErrorCode(err) == membrane.ECONFLICT:
-		e.r.log.Info("job skipped", "job", e.job, "slot", slot, "holder", e.r.cfg.Holder, "reason", membrane.ErrorMessage(err))
+		log.Info("job skipped", "reason", membrane.ErrorMessage(err))
 	case err != nil:
-		e.r.log.Error("job not run", "job", e.job, "slot", slot, "holder", e.r.cfg.Holder, "err", err)
+		log.Error("job not run", "err", err)
 	default:
-		e.r.log.Info("job finished", "job", e.job, "slot", slot, "holder", e.r.cfg.Holder, "run", run.ID,
-			"scanned", run.Scanned, "changed", run.Changed, "error", run.Error, "took", run.FinishedAt.Sub(run.StartedAt))
+		log.Info("job finished", "run", run.ID, "scanned", run.Scanned, "changed", run.Changed, "error", run.Error,
+			"took", run.FinishedAt.Sub(run.StartedAt))
 	}
 }
 

@@ -111,12 +111,12 @@ func TestRunJobRecordsTheRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if run.Error != "" || run.Scanned != 3 || run.Changed != 3 || run.Trigger != membrane.TriggerManual || run.Holder != "holder-a" ||
+	if run.Error != "" || run.Outcome != membrane.JobSucceeded || run.Scanned != 3 || run.Changed != 3 || run.Trigger != membrane.TriggerManual || run.Holder != "holder-a" ||
 		run.Slot != nil || !run.StartedAt.Equal(c.Now()) || run.FinishedAt == nil {
 		t.Fatalf("run = %+v", run)
 	}
 	got := findRun(t, r, run.ID)
-	if got.Scanned != 3 || got.Changed != 3 || got.FinishedAt == nil || len(got.Scopes) != 1 || got.Scopes[0] != scope {
+	if got.Scanned != 3 || got.Changed != 3 || got.FinishedAt == nil || got.Outcome != membrane.JobSucceeded || len(got.Scopes) != 1 || got.Scopes[0] != scope {
 		t.Fatalf("recorded run = %+v", got)
 	}
 	rec, err := db.FindRecordByID(sysCtx(), recs[0].ID)
@@ -135,8 +135,10 @@ func TestScheduledSlotRunsOnceAcrossRunners(t *testing.T) {
 	scope := neo4jtest.Scope(t)
 	facts(t, db, scope, 2, t0)
 	c := &clock{t: t0}
-	a := runner(t, db, c, "process-a", []string{scope})
-	b := runner(t, db, c, "process-b", []string{scope})
+	// The loser of a slot waits for the winner's run to end, then finds
+	// the slot ran.
+	a := runner(t, db, c, "process-a", []string{scope}, retryFast)
+	b := runner(t, db, c, "process-b", []string{scope}, retryFast)
 	ctx := sysCtx()
 	ran := map[time.Time]int{}
 	for i := 0; i < 8; i++ {
@@ -181,7 +183,7 @@ func TestLeaseHeldElsewhere(t *testing.T) {
 	key := membrane.LeaseKey(membrane.JobPrune, []string{scope})
 	// Another process holds the lease (and then crashes: it never renews).
 	if _, err := db.UpdateLease(ctx, key, func(l membrane.Lease) (membrane.Lease, error) {
-		return l.Acquire("crashed-process", nil, t0, time.Minute)
+		return l.Acquire("crashed-process", "crashed-run", nil, t0, time.Minute)
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +230,7 @@ func TestPanicIsRecordedAndRecovered(t *testing.T) {
 	if run.Error != "internal error; see the server log for run "+run.ID || run.FinishedAt == nil {
 		t.Fatalf("panicked run = %+v", run)
 	}
-	if got := findRun(t, r, run.ID); got.Error != run.Error {
+	if got := findRun(t, r, run.ID); got.Error != run.Error || got.Outcome != membrane.JobFailed {
 		t.Fatalf("recorded run = %+v", got)
 	}
 	// The lease was released: the next run is not refused.
@@ -246,7 +248,7 @@ func TestRunTimeout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if run.Error != "timed out after 50ms" || run.Scanned != 7 {
+	if run.Error != "timed out after 50ms" || run.Scanned != 7 || run.Outcome != membrane.JobTimedOut {
 		t.Fatalf("run = %+v", run)
 	}
 }
@@ -280,7 +282,7 @@ func TestStopWaitsForTheRunningJob(t *testing.T) {
 	if res.err != nil || res.run.Error != "canceled: the server is shutting down" {
 		t.Fatalf("run = %+v, %v", res.run, res.err)
 	}
-	if got := findRun(t, r, res.run.ID); got.FinishedAt == nil || got.Error != res.run.Error {
+	if got := findRun(t, r, res.run.ID); got.FinishedAt == nil || got.Error != res.run.Error || got.Outcome != membrane.JobCanceled {
 		t.Fatalf("recorded run = %+v", got)
 	}
 	l, err := db.UpdateLease(sysCtx(), membrane.LeaseKey(membrane.JobDecay, []string{scope}),

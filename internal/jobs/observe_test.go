@@ -92,7 +92,9 @@ func TestObserversSeeEveryOutcome(t *testing.T) {
 		{"timed out", "block", jobs.OutcomeTimeout, nil},
 		{"lease held elsewhere", "", jobs.OutcomeSkipped, func() {
 			if _, err := db.UpdateLease(sysCtx(), membrane.LeaseKey(membrane.JobDecay, []string{scope}),
-				func(l membrane.Lease) (membrane.Lease, error) { return l.Acquire("elsewhere", nil, t0, time.Minute) }); err != nil {
+				func(l membrane.Lease) (membrane.Lease, error) {
+					return l.Acquire("elsewhere", "elsewhere-run", nil, t0, time.Minute)
+				}); err != nil {
 				t.Fatal(err)
 			}
 		}},

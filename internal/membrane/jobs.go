@@ -34,6 +34,27 @@ const (
 	TriggerManual   JobTrigger = "manual"
 )
 
+// JobOutcome says how a run ended.
+type JobOutcome string
+
+// Outcomes of a recorded run.
+const (
+	JobSucceeded JobOutcome = "succeeded"
+	// JobFailed: the job returned an error (Error says which).
+	JobFailed JobOutcome = "failed"
+	// JobTimedOut: the run reached the jobs' timeout.
+	JobTimedOut JobOutcome = "timeout"
+	// JobCanceled: the server shut down or the run lost its lease.
+	JobCanceled JobOutcome = "canceled"
+	// JobAbandoned: the process running it stopped (was killed, lost the
+	// database) without recording its end; another process found its
+	// lease expired and marked it so. Its slot may run again.
+	JobAbandoned JobOutcome = "abandoned"
+)
+
+// AbandonedMessage is the Error of an abandoned run.
+const AbandonedMessage = "abandoned: the process running it stopped renewing its lease and never recorded the end"
+
 // SweepOptions times and bounds one maintenance pass over the records.
 type SweepOptions struct {
 	// Now is the instant the pass computes for (the injected clock).
@@ -60,12 +81,16 @@ type JobRun struct {
 	Holder string
 	// Slot is the scheduled instant a scheduled run is for; nil for manual
 	// runs. Two processes firing for one slot run it once.
-	Slot       *time.Time
-	Scopes     []string
-	StartedAt  time.Time
+	Slot      *time.Time
+	Scopes    []string
+	StartedAt time.Time
+	// FinishedAt is nil while the run is under way; for an abandoned run,
+	// the instant another process found its lease expired.
 	FinishedAt *time.Time
-	Scanned    int64
-	Changed    int64
+	// Outcome is "" while the run is under way.
+	Outcome JobOutcome
+	Scanned int64
+	Changed int64
 	// Error is the caller-safe message of a failed run, "" on success.
 	Error string
 	// Details holds per-stage counts (consolidation) as a JSON object.

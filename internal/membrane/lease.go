@@ -17,8 +17,16 @@ type Lease struct {
 	// Holder is the process holding it, "" when free.
 	Holder    string
 	ExpiresAt time.Time
-	// LastSlot is the latest schedule slot a run was granted for, so that
-	// processes firing for one slot run it once.
+	// Run is the id of the holder's run, "" when free. A run no lease
+	// names any more and that recorded no end was abandoned.
+	Run string
+	// Slot is the schedule slot the holder's run is for; nil when free or
+	// for a run on demand.
+	Slot *time.Time
+	// LastSlot is the latest schedule slot whose run ended (its holder
+	// released the lease), so that processes firing for one slot run it
+	// once. A manual run never moves it, and neither does a run whose
+	// holder died: that slot may run again.
 	LastSlot *time.Time
 }
 
@@ -35,23 +43,42 @@ func LeaseKey(job JobName, scopes []string) string {
 	return string(job) + "@" + hex.EncodeToString(h[:8])
 }
 
-// Acquire grants l to holder at now for ttl, for a run of slot (nil for a
-// run on demand). It is ECONFLICT while another holder's lease has not
-// expired, while holder itself holds it (a run is under way), or when slot
-// was already run (another process fired for it first).
-func (l Lease) Acquire(holder string, slot *time.Time, now time.Time, ttl time.Duration) (Lease, error) {
-	if l.Holder != "" && now.Before(l.ExpiresAt) {
+// Acquire grants l to holder's run at now for ttl, for a run of slot (nil
+// for a run on demand). It is ECONFLICT while another holder's lease has
+// not expired, while holder itself holds it (a run is under way), or when
+// slot already ran (Ran). Taking over an expired lease abandons the run it
+// named.
+func (l Lease) Acquire(holder, run string, slot *time.Time, now time.Time, ttl time.Duration) (Lease, error) {
+	if l.Held(now) {
 		return l, Errorf(ECONFLICT, "job %s is running on %s (lease until %s)", l.Key, l.Holder, l.ExpiresAt.UTC().Format(time.RFC3339))
 	}
-	if slot != nil && l.LastSlot != nil && !slot.After(*l.LastSlot) {
+	if slot != nil && l.Ran(*slot) {
 		return l, Errorf(ECONFLICT, "job %s already ran for the slot %s", l.Key, slot.UTC().Format(time.RFC3339))
 	}
-	n := Lease{Key: l.Key, Holder: holder, ExpiresAt: now.Add(ttl).UTC(), LastSlot: l.LastSlot}
+	n := Lease{Key: l.Key, Holder: holder, ExpiresAt: now.Add(ttl).UTC(), Run: run, LastSlot: l.LastSlot}
 	if slot != nil {
 		s := slot.UTC()
-		n.LastSlot = &s
+		n.Slot = &s
 	}
 	return n, nil
+}
+
+// Held reports whether a run holds l at now: a holder whose lease has not
+// expired.
+func (l Lease) Held(now time.Time) bool { return l.Holder != "" && now.Before(l.ExpiresAt) }
+
+// Ran reports whether a run of slot, or of a later slot, ended: firing for
+// slot has nothing left to do. A slot whose run was abandoned did not run.
+func (l Lease) Ran(slot time.Time) bool { return l.LastSlot != nil && !slot.After(*l.LastSlot) }
+
+// Expire frees l when its holder let it expire by now (the process died
+// without releasing it): its run, which no lease names any more, is then
+// abandoned and its slot may run again. A live lease is left alone.
+func (l Lease) Expire(now time.Time) Lease {
+	if l.Holder == "" || l.Held(now) {
+		return l
+	}
+	return Lease{Key: l.Key, LastSlot: l.LastSlot}
 }
 
 // Renew extends holder's lease to now+ttl. It is ECONFLICT when holder no
@@ -65,13 +92,18 @@ func (l Lease) Renew(holder string, now time.Time, ttl time.Duration) (Lease, er
 	return l, nil
 }
 
-// Release frees holder's lease; a lease held by someone else is left alone.
+// Release frees holder's lease as its run ended, which counts the run's
+// slot as run; a lease held by someone else (it expired and was taken
+// over, and this run was abandoned) is left alone.
 func (l Lease) Release(holder string) Lease {
-	if l.Holder == holder {
-		l.Holder = ""
-		l.ExpiresAt = time.Time{}
+	if l.Holder != holder {
+		return l
 	}
-	return l
+	n := Lease{Key: l.Key, LastSlot: l.LastSlot}
+	if l.Slot != nil && !l.Ran(*l.Slot) {
+		n.LastSlot = l.Slot
+	}
+	return n
 }
 
 // LeaseService keeps leases and job runs. Implemented by the neo4j package.
@@ -82,8 +114,13 @@ type LeaseService interface {
 	UpdateLease(ctx context.Context, key string, fn func(Lease) (Lease, error)) (Lease, error)
 	// CreateJobRun records a run as it starts.
 	CreateJobRun(ctx context.Context, run *JobRun) error
-	// FinishJobRun records how a run ended.
+	// FinishJobRun records how a run ended, unless it was marked
+	// abandoned meanwhile (its holder lost the lease): that stays.
 	FinishJobRun(ctx context.Context, run *JobRun) error
 	// FindJobRuns lists runs newest first; job nil means every job.
 	FindJobRuns(ctx context.Context, job *JobName, page Page) (*JobRunPage, error)
+	// AbandonJobRuns marks abandoned, finished at now, every run of the
+	// leases keys that recorded no end and that no lease names any more
+	// (see Lease.Expire); it returns how many it marked.
+	AbandonJobRuns(ctx context.Context, keys []string, now time.Time) (int64, error)
 }

@@ -16,6 +16,8 @@ func TestLeaseAcquire(t *testing.T) {
 	expired := membrane.Lease{Key: "decay", Holder: "b", ExpiresAt: now}
 	ran := membrane.Lease{Key: "decay", LastSlot: &slot}
 	ranBefore := membrane.Lease{Key: "decay", LastSlot: &earlier}
+	// The holder of a run of slot died: its lease expired, the slot did not run.
+	died := membrane.Lease{Key: "decay", Holder: "b", ExpiresAt: now, Run: "r1", Slot: &slot, LastSlot: &earlier}
 	tests := []struct {
 		name   string
 		l      membrane.Lease
@@ -32,10 +34,11 @@ func TestLeaseAcquire(t *testing.T) {
 		{"an earlier slot", ran, "a", &earlier, false},
 		{"a later slot", ranBefore, "a", &slot, true},
 		{"on demand after a slot ran", ran, "a", nil, true},
+		{"the slot of a dead holder's run", died, "a", &slot, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := tt.l.Acquire(tt.holder, tt.slot, now, ttl)
+			got, err := tt.l.Acquire(tt.holder, "run", tt.slot, now, ttl)
 			if (err == nil) != tt.ok {
 				t.Fatalf("Acquire = %+v, %v; want ok=%v", got, err, tt.ok)
 			}
@@ -45,13 +48,39 @@ func TestLeaseAcquire(t *testing.T) {
 				}
 				return
 			}
-			if got.Holder != tt.holder || !got.ExpiresAt.Equal(now.Add(ttl)) {
+			if got.Holder != tt.holder || got.Run != "run" || !got.ExpiresAt.Equal(now.Add(ttl)) || got.LastSlot != tt.l.LastSlot {
 				t.Fatalf("granted %+v", got)
 			}
-			if tt.slot != nil && !got.LastSlot.Equal(*tt.slot) || tt.slot == nil && got.LastSlot != tt.l.LastSlot {
-				t.Fatalf("granted lease slot %v for run slot %v", got.LastSlot, tt.slot)
+			if tt.slot != nil && !got.Slot.Equal(*tt.slot) || tt.slot == nil && got.Slot != nil {
+				t.Fatalf("granted lease slot %v for run slot %v", got.Slot, tt.slot)
+			}
+			// The slot counts as run once the run ends, not before.
+			if rel := got.Release(tt.holder); tt.slot != nil && !rel.Ran(*tt.slot) || tt.slot == nil && rel.LastSlot != tt.l.LastSlot ||
+				rel.Holder != "" || rel.Run != "" || rel.Slot != nil {
+				t.Fatalf("released %+v", rel)
 			}
 		})
+	}
+}
+
+func TestLeaseExpire(t *testing.T) {
+	slot := now.Truncate(time.Hour)
+	live := membrane.Lease{Key: "k", Holder: "a", ExpiresAt: now.Add(time.Second), Run: "r", Slot: &slot}
+	if got := live.Expire(now); got.Holder != "a" || got.Run != "r" {
+		t.Fatalf("Expire freed a live lease: %+v", got)
+	}
+	dead := live
+	dead.ExpiresAt = now
+	got := dead.Expire(now)
+	if got.Holder != "" || got.Run != "" || got.Slot != nil || got.Ran(slot) {
+		t.Fatalf("Expire of a dead holder's lease = %+v; want it free and the slot not run", got)
+	}
+	// The dead holder cannot renew or release it any more.
+	if _, err := got.Renew("a", now, time.Minute); membrane.ErrorCode(err) != membrane.ECONFLICT {
+		t.Fatalf("renew after expiry: %v", err)
+	}
+	if rel := got.Release("a"); rel.Ran(slot) {
+		t.Fatalf("release after expiry counted the slot: %+v", rel)
 	}
 }
 

@@ -26,18 +26,21 @@ func (db *DB) UpdateLease(ctx context.Context, key string, fn func(membrane.Leas
 			return membrane.Lease{}, fmt.Errorf("lease %s: MERGE returned no row", key)
 		}
 		p, _ := row.Values[0].(map[string]any)
-		cur := membrane.Lease{Key: key, Holder: str(p["holder"]), ExpiresAt: tm(p["expiresAt"])}
-		if s, ok := p["lastSlot"].(time.Time); ok {
-			s = s.UTC()
-			cur.LastSlot = &s
-		}
+		cur := membrane.Lease{Key: key, Holder: str(p["holder"]), ExpiresAt: tm(p["expiresAt"]), Run: str(p["run"]),
+			Slot: utcOrNil(p["slot"]), LastSlot: utcOrNil(p["lastSlot"])}
 		next, err := fn(cur)
 		if err != nil {
 			return cur, err
 		}
-		props := map[string]any{"holder": nil, "expiresAt": nil, "lastSlot": nil}
+		props := map[string]any{"holder": nil, "expiresAt": nil, "run": nil, "slot": nil, "lastSlot": nil}
 		if next.Holder != "" {
 			props["holder"], props["expiresAt"] = next.Holder, next.ExpiresAt.UTC()
+		}
+		if next.Run != "" {
+			props["run"] = next.Run
+		}
+		if next.Slot != nil {
+			props["slot"] = next.Slot.UTC()
 		}
 		if next.LastSlot != nil {
 			props["lastSlot"] = next.LastSlot.UTC()
@@ -47,11 +50,27 @@ func (db *DB) UpdateLease(ctx context.Context, key string, fn func(membrane.Leas
 	})
 }
 
+// utcOrNil is a stored instant in UTC, nil when absent.
+func utcOrNil(v any) *time.Time {
+	t, ok := v.(time.Time)
+	if !ok {
+		return nil
+	}
+	t = t.UTC()
+	return &t
+}
+
 func jobRunProps(r *membrane.JobRun) (map[string]any, error) {
+	// lease is the key of the lease the run is held under, by which
+	// AbandonJobRuns finds the runs of a process's jobs.
 	p := map[string]any{
 		"id": r.ID, "job": string(r.Job), "trigger": string(r.Trigger), "holder": r.Holder,
+		"lease": membrane.LeaseKey(r.Job, r.Scopes), "outcome": nil,
 		"startedAt": r.StartedAt.UTC(), "scanned": r.Scanned, "changed": r.Changed, "error": r.Error,
 		"slot": nil, "finishedAt": nil, "scopes": nil, "details": nil,
+	}
+	if r.Outcome != "" {
+		p["outcome"] = string(r.Outcome)
 	}
 	if r.Slot != nil {
 		p["slot"] = r.Slot.UTC()
@@ -76,15 +95,16 @@ func jobRunFromProps(p map[string]any) (*membrane.JobRun, error) {
 	r := &membrane.JobRun{
 		ID: str(p["id"]), Job: membrane.JobName(str(p["job"])), Trigger: membrane.JobTrigger(str(p["trigger"])),
 		Holder: str(p["holder"]), StartedAt: tm(p["startedAt"]), Scanned: integer(p["scanned"]),
-		Changed: integer(p["changed"]), Error: str(p["error"]),
+		Changed: integer(p["changed"]), Error: str(p["error"]), Outcome: membrane.JobOutcome(str(p["outcome"])),
+		Slot: utcOrNil(p["slot"]), FinishedAt: utcOrNil(p["finishedAt"]),
 	}
-	if t, ok := p["slot"].(time.Time); ok {
-		t = t.UTC()
-		r.Slot = &t
-	}
-	if t, ok := p["finishedAt"].(time.Time); ok {
-		t = t.UTC()
-		r.FinishedAt = &t
+	// Runs recorded before outcomes were stored tell success from failure
+	// by their error only.
+	if r.Outcome == "" && r.FinishedAt != nil {
+		r.Outcome = membrane.JobSucceeded
+		if r.Error != "" {
+			r.Outcome = membrane.JobFailed
+		}
 	}
 	if s, ok := p["scopes"]; ok {
 		r.Scopes = strs(s)
@@ -110,17 +130,37 @@ func (db *DB) CreateJobRun(ctx context.Context, r *membrane.JobRun) error {
 	return err
 }
 
-// FinishJobRun records how a run ended.
+// FinishJobRun records how a run ended, unless another process marked it
+// abandoned meanwhile.
 func (db *DB) FinishJobRun(ctx context.Context, r *membrane.JobRun) error {
 	props, err := jobRunProps(r)
 	if err != nil {
 		return err
 	}
 	_, err = write(ctx, db, func(tx neo4j.ManagedTransaction) (struct{}, error) {
-		_, err := single(ctx, tx, cypher.Must("job_run_finish"), map[string]any{"id": r.ID, "props": props})
+		_, err := single(ctx, tx, cypher.Must("job_run_finish"),
+			map[string]any{"id": r.ID, "props": props, "abandoned": string(membrane.JobAbandoned)})
 		return struct{}{}, err
 	})
 	return err
+}
+
+// AbandonJobRuns marks abandoned the runs of the leases keys that recorded
+// no end and that no lease names (their holder died and the lease was
+// taken over or expired), finished at now.
+func (db *DB) AbandonJobRuns(ctx context.Context, keys []string, now time.Time) (int64, error) {
+	n, err := write(ctx, db, func(tx neo4j.ManagedTransaction) (int64, error) {
+		row, err := single(ctx, tx, cypher.Must("job_runs_abandon"), map[string]any{"keys": keys, "now": now.UTC(),
+			"outcome": string(membrane.JobAbandoned), "error": membrane.AbandonedMessage})
+		if err != nil || row == nil {
+			return 0, err
+		}
+		return integer(row.Values[0]), nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("abandon job runs: %w", err)
+	}
+	return n, nil
 }
 
 func jobRunCursor(r *membrane.JobRun) string {
