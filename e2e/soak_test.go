@@ -67,6 +67,11 @@ const (
 	// soakSubsPerSocket subscriptions each.
 	soakMassSubscriptions = 200
 	soakSubsPerSocket     = 50
+	// soakFloodsAfter is when the floods (aliases, WebSocket operations)
+	// join the load: the first SSE hang-ups meet a server that is not
+	// flooded yet, later ones a flooded one (a flooded server is slow to
+	// fill a stream's socket, which the crash pattern needs).
+	soakFloodsAfter = 15 * time.Second
 	// soakMaxWrites bounds each writer's operations, so that a fast machine
 	// cannot write without limit.
 	soakMaxWrites = 2000
@@ -77,9 +82,8 @@ const (
 // keep-alive (not configurable), the pattern of issue 15's crash: the
 // keep-alive fires once the stream's write has been blocked on the full
 // socket for 15 s, and the hang-up ends the handler under it. The longer
-// hold leaves a loaded server, which fills the socket slowly (in a 90 s
-// run against the code of issue 15 the alias floods kept the 25 s holds
-// from crashing it), 45 s to get there.
+// hold leaves a loaded server, which fills the socket slowly, 45 s to get
+// there.
 var soakHangupHolds = [2]time.Duration{25 * time.Second, 60 * time.Second}
 
 // Writes that answer one of these codes (or a transport error, a 5xx or a
@@ -114,7 +118,7 @@ func TestSoak(t *testing.T) {
 	loadStart := readLoadavg()
 	neo := startLocalNeo4j(t)
 
-	r := &soakRun{t: t, stats: newSoakStats(), ledger: newLedger(), pool: &idPool{}}
+	r := &soakRun{stats: newSoakStats(), ledger: newLedger(), pool: &idPool{}}
 	r.sc = scope(t)
 	r.hostile = r.sc + ":hostile"
 	clients := soakClients(r)
@@ -136,7 +140,7 @@ func TestSoak(t *testing.T) {
 
 	// Idle latency of the well-behaved client, before any load.
 	politeKey := clients[0].key
-	idle := r.polite(context.Background(), politeKey, soakIdleSamples)
+	idle := r.polite(context.Background(), "polite record (idle)", politeKey, soakIdleSamples)
 	idleDs := durations(idle, nil)
 
 	load, stopLoad := context.WithTimeout(context.Background(), dur)
@@ -164,12 +168,13 @@ func TestSoak(t *testing.T) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		loaded = r.polite(load, politeKey, 0)
+		loaded = r.polite(load, "polite record", politeKey, 0)
 	}()
 	for _, c := range clients[1:] {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			pause(load, c.after)
 			c.run(load, c.key)
 		}()
 	}
@@ -269,7 +274,6 @@ func TestSoak(t *testing.T) {
 
 // soakRun is what the soak's clients share.
 type soakRun struct {
-	t   *testing.T
 	srv *server
 	// sc holds the well-behaved clients' records, hostile the others'.
 	sc, hostile string
@@ -292,7 +296,9 @@ type soakClient struct {
 	name string
 	role string
 	key  string
-	run  func(ctx context.Context, key string)
+	// after delays the client's start into the load.
+	after time.Duration
+	run   func(ctx context.Context, key string)
 }
 
 // soakClients returns the 32 clients; the first is the well-behaved client
@@ -300,6 +306,10 @@ type soakClient struct {
 func soakClients(r *soakRun) []*soakClient {
 	c := func(name, role string, run func(context.Context, string)) *soakClient {
 		return &soakClient{name: name, role: role, run: run}
+	}
+	flood := func(c *soakClient) *soakClient {
+		c.after = soakFloodsAfter
+		return c
 	}
 	return []*soakClient{
 		c("polite", "reader", nil),
@@ -316,10 +326,10 @@ func soakClients(r *soakRun) []*soakClient {
 		c("ws-sub", "reader", r.wsSubscriber), c("ws-sub", "reader", r.wsSubscriber), c("ws-sub", "reader", r.wsSubscriber),
 		c("sse-sub", "reader", r.sseSubscriber), c("sse-sub", "reader", r.sseSubscriber),
 		c("sse-hangup", "reader", r.sseHangup), c("sse-hangup", "reader", r.sseHangup), c("sse-hangup", "reader", r.sseHangup),
-		// Hostile (8).
-		c("alias-cursor", "reader", r.aliasCursor),
-		c("alias-metrics", "reader", r.aliasMetrics),
-		c("ws-flood", "reader", r.wsFlood),
+		// Hostile (8). The floods join soakFloodsAfter into the load.
+		flood(c("alias-cursor", "reader", r.aliasCursor)),
+		flood(c("alias-metrics", "reader", r.aliasMetrics)),
+		flood(c("ws-flood", "reader", r.wsFlood)),
 		c("slow-body", "reader", r.slowBody), c("slow-body", "reader", r.slowBody),
 		c("mass-subs", "reader", r.massSubscriptions),
 		c("protocol", "writer", r.protocolAbuse),
@@ -358,14 +368,14 @@ type soakSample struct {
 
 // polite sends a cheap query every soakPoliteInterval: n of them, or until
 // ctx ends when n is 0.
-func (r *soakRun) polite(ctx context.Context, key string, n int) []soakSample {
+func (r *soakRun) polite(ctx context.Context, kind, key string, n int) []soakSample {
 	id := r.pool.pick()
 	tick := time.NewTicker(soakPoliteInterval)
 	defer tick.Stop()
 	var out []soakSample
 	for i := 0; (n == 0 || i < n) && ctx.Err() == nil; i++ {
 		t0 := time.Now()
-		resp, err := r.post(context.Background(), "polite record", key, recordQ, map[string]any{"id": id})
+		resp, err := r.post(context.Background(), kind, key, recordQ, map[string]any{"id": id})
 		out = append(out, soakSample{start: t0, end: time.Now(), ok: err == nil && resp.Status == http.StatusOK && len(resp.Errors) == 0})
 		select {
 		case <-tick.C:
