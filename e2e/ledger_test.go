@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/membrane/membrane/internal/neo4j"
 	"github.com/membrane/membrane/internal/neo4jtest"
 )
 
@@ -63,14 +64,22 @@ func (l *ledger) size() int {
 	return len(l.want)
 }
 
-// verify checks, with the store, that every acknowledged record exists with
-// an allowed status (in bulk, one query per 5,000 ids), that the scope keeps
-// the structural invariants (neo4j.DB.CheckInvariants), and, through srv,
-// that a sample of acknowledged supersedes reads back as such.
+// verify checks, with the shared test store, that every acknowledged record
+// exists with an allowed status (in bulk, one query per 5,000 ids), that the
+// scope keeps the structural invariants (neo4j.DB.CheckInvariants), and,
+// through srv, that a sample of acknowledged supersedes reads back as such.
 func (l *ledger) verify(t *testing.T, srv *server, sc string) {
 	t.Helper()
+	l.verifyIn(t, neo4jtest.DB(t), srv, sc)
+}
+
+// verifyIn is verify against db, for tests that run a Neo4j of their own.
+// It returns how many acknowledged records are missing and how many have a
+// status no acknowledged change left them in. A nil srv skips the sample
+// read through the API (the server is gone).
+func (l *ledger) verifyIn(t *testing.T, db *neo4j.DB, srv *server, sc string) (lost, wrong int) {
+	t.Helper()
 	t0 := time.Now()
-	db := neo4jtest.DB(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	l.mu.Lock()
@@ -90,7 +99,6 @@ func (l *ledger) verify(t *testing.T, srv *server, sc string) {
 			got[id] = s
 		}
 	}
-	lost, wrong := 0, 0
 	for _, id := range ids {
 		s, ok := got[id]
 		switch {
@@ -122,6 +130,9 @@ func (l *ledger) verify(t *testing.T, srv *server, sc string) {
 		olds = append(olds, old)
 	}
 	sort.Strings(olds)
+	if srv == nil {
+		olds = nil
+	}
 	rand.Shuffle(len(olds), func(i, j int) { olds[i], olds[j] = olds[j], olds[i] })
 	for _, old := range olds[:min(len(olds), 10)] {
 		var out struct {
@@ -134,6 +145,7 @@ func (l *ledger) verify(t *testing.T, srv *server, sc string) {
 	}
 	t.Logf("verified %d acknowledged records (%d supersedes sampled %d) and the invariants of %s in %s",
 		len(ids), len(olds), min(len(olds), 10), sc, time.Since(t0).Round(time.Millisecond))
+	return lost, wrong
 }
 
 // cleanupScope deletes the scope's records when the test ends, unless it

@@ -95,6 +95,16 @@ type serverOptions struct {
 	encryptionKey string
 	// port to listen on; 0 picks a free one. Restarts reuse the old one.
 	port int
+	// principals are further API keys beside apiKey (which must then be
+	// set): tests that need several principals, each with its own rate
+	// limit and role.
+	principals []testPrincipal
+}
+
+// testPrincipal is one API key and the principal it authenticates.
+type testPrincipal struct {
+	key, actor, role string
+	scopes           []string
 }
 
 // server is one membrane process.
@@ -185,8 +195,13 @@ func (s *server) start() {
 		"MEMBRANE_ENCRYPTION_KEY="+s.opts.encryptionKey,
 	)
 	if s.opts.apiKey != "" {
-		keys, err := json.Marshal([]map[string]any{{"key_sha256": membrane.HashKey(s.opts.apiKey), "actor": "e2e-admin",
-			"role": "admin", "max_sensitivity": "hyper", "scopes": []string{"*"}}})
+		entries := []map[string]any{{"key_sha256": membrane.HashKey(s.opts.apiKey), "actor": "e2e-admin",
+			"role": "admin", "max_sensitivity": "hyper", "scopes": []string{"*"}}}
+		for _, p := range s.opts.principals {
+			entries = append(entries, map[string]any{"key_sha256": membrane.HashKey(p.key), "actor": p.actor,
+				"role": p.role, "max_sensitivity": "high", "scopes": p.scopes})
+		}
+		keys, err := json.Marshal(entries)
 		if err != nil {
 			t.Fatal(err)
 		}
