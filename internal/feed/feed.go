@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/membrane/membrane/internal/membrane"
+	"github.com/membrane/membrane/internal/safego"
 )
 
 // Config tunes a Hub.
@@ -130,10 +131,10 @@ func (h *Hub) Run(ctx context.Context) {
 func (h *Hub) Go() (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() {
+	safego.Go("change feed", func() {
 		defer close(done)
 		h.Run(ctx)
-	}()
+	})
 	return sync.OnceFunc(func() {
 		cancel()
 		<-done
@@ -234,7 +235,7 @@ func (h *Hub) Start(ctx context.Context, s Subscription) (<-chan *membrane.Event
 	h.mu.Unlock()
 	ctx, cancel := context.WithCancel(ctx)
 	stop := context.AfterFunc(h.life, cancel)
-	go func() {
+	safego.Go("change feed subscription", func() {
 		defer func() {
 			stop()
 			cancel()
@@ -244,7 +245,7 @@ func (h *Hub) Start(ctx context.Context, s Subscription) (<-chan *membrane.Event
 			close(out)
 		}()
 		h.follow(ctx, from, s, out)
-	}()
+	})
 	return out, nil
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/robfig/cron/v3"
 
 	"github.com/membrane/membrane/internal/membrane"
+	"github.com/membrane/membrane/internal/safego"
 )
 
 // Off is the schedule spec that disables a job.
@@ -192,10 +193,10 @@ func (r *Runner) Stop(ctx context.Context) error {
 	r.cron.Stop()
 	r.cancelBase(errShutdown)
 	done := make(chan struct{})
-	go func() {
+	safego.Go("jobs stop", func() {
 		r.running.Wait()
 		close(done)
-	}()
+	})
 	select {
 	case <-done:
 		return nil
@@ -375,7 +376,7 @@ func (r *Runner) renew(ctx context.Context, cancel context.CancelCauseFunc, key 
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
-	go func() {
+	safego.Go("job lease renewal", func() {
 		defer wg.Done()
 		t := time.NewTicker(r.cfg.LeaseTTL / 3)
 		defer t.Stop()
@@ -400,7 +401,7 @@ func (r *Runner) renew(ctx context.Context, cancel context.CancelCauseFunc, key 
 				}
 			}
 		}
-	}()
+	})
 	return func() {
 		close(done)
 		wg.Wait()
