@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,6 +17,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/playground"
 	coderws "github.com/coder/websocket"
 	"github.com/membrane/membrane/internal/membrane"
+	"github.com/membrane/membrane/internal/safego"
 	"github.com/vektah/gqlparser/v2/ast"
 )
 
@@ -39,6 +41,7 @@ func NewHandler(r *Resolver, db Pinger, keys *membrane.Keyring, log *slog.Logger
 	}
 	// One set of rate buckets for HTTP requests and WebSocket inits.
 	limits := newPrincipalLimits(o)
+	keepAlive := cmp.Or(o.KeepAliveInterval, DefaultKeepAliveInterval)
 	cfg := Config{Resolvers: r}
 	setComplexity(&cfg.Complexity)
 	srv := handler.New(NewExecutableSchema(cfg))
@@ -54,9 +57,9 @@ func NewHandler(r *Resolver, db Pinger, keys *membrane.Keyring, log *slog.Logger
 			OriginPatterns: o.CORS.AllowedOrigins}},
 		InitFunc:              authenticateInit(keys, limits),
 		InitTimeout:           10 * time.Second,
-		KeepAlivePingInterval: 15 * time.Second,
+		KeepAlivePingInterval: keepAlive,
 	})
-	srv.AddTransport(sseTransport{transport.SSE{KeepAlivePingInterval: 15 * time.Second}})
+	srv.AddTransport(sseTransport{keepAlive: keepAlive})
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
@@ -68,7 +71,7 @@ func NewHandler(r *Resolver, db Pinger, keys *membrane.Keyring, log *slog.Logger
 	useQueryLimits(srv, o)
 	srv.SetErrorPresenter(presentError(log))
 	srv.SetRecoverFunc(func(ctx context.Context, p any) error {
-		log.ErrorContext(ctx, "panic in resolver", "panic", p, "path", graphql.GetPath(ctx).String())
+		safego.Recovered("resolver", p, "path", graphql.GetPath(ctx).String())
 		return errors.New("panic") // presented as INTERNAL without detail
 	})
 
