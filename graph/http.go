@@ -64,6 +64,9 @@ func NewHandler(r *Resolver, db Pinger, keys *membrane.Keyring, log *slog.Logger
 	srv.AddTransport(transport.POST{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	srv.Use(OperationObserver{}) // metrics and spans per operation, when Observe wraps this handler
+	if limits != nil {
+		srv.Use(operationRateLimit{limits})
+	}
 	usePersistedQueries(srv, o)
 	if o.Introspection {
 		srv.Use(extension.Introspection{})

@@ -2,6 +2,7 @@ package graph_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -13,7 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
+	"github.com/coder/websocket/wsjson"
+
 	"github.com/membrane/membrane/graph"
+	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4jtest"
 )
 
@@ -167,4 +172,139 @@ func TestSSEClientHangsUpMidStream(t *testing.T) {
 	if n := guard.late.Load(); n > 0 {
 		t.Fatalf("%d writes or flushes reached a response after its handler returned", n)
 	}
+}
+
+// TestOperationRateLimit: every operation started over an open WebSocket
+// (each subscribe message) is charged to its principal's bucket, as every
+// SSE request is: over the burst the operation gets RATE_LIMITED with
+// retryAfter, and the socket stays open (issue 15: 2,000 queries over one
+// socket against 50/s).
+func TestOperationRateLimit(t *testing.T) {
+	const burst = 4
+	setup, _ := withFeed(t)
+	opts := graph.DefaultHandlerOptions()
+	opts.RateLimits = map[membrane.Role]graph.RateLimit{}
+	for _, role := range []membrane.Role{membrane.RoleReader, membrane.RoleWriter, membrane.RoleAdmin} {
+		opts.RateLimits[role] = graph.RateLimit{Rate: 0.001, Burst: burst}
+	}
+	t.Run("websocket", func(t *testing.T) {
+		for _, tc := range []struct {
+			name string
+			// header: the key comes with the upgrade request (charged as
+			// one request); else in connection_init (charged there).
+			header bool
+		}{{"key in connection_init", false}, {"key in the upgrade's header", true}} {
+			t.Run(tc.name, func(t *testing.T) {
+				c := newClientFull(t, setup, opts)
+				ws := dialWS(t, c, tc.header)
+				ws.send(map[string]any{"type": "connection_init", "payload": ws.initPayload()})
+				if m := ws.read(); m["type"] != "connection_ack" {
+					t.Fatalf("got %v, want connection_ack", m)
+				}
+				// The upgrade or the init took one token.
+				for i := range burst + 2 {
+					ws.send(map[string]any{"id": fmt.Sprint(i), "type": "subscribe", "payload": map[string]any{"query": `{ __typename }`}})
+					m := ws.read()
+					payload, _ := json.Marshal(m["payload"])
+					var r gqlResponse
+					_ = json.Unmarshal(payload, &r)
+					if i < burst-1 {
+						if m["type"] != "next" || len(r.Errors) > 0 {
+							t.Fatalf("operation %d: %v, want its data", i, m)
+						}
+					} else if m["type"] != "next" || len(r.Errors) != 1 || r.Errors[0].Extensions["code"] != membrane.ERATELIMITED ||
+						r.Errors[0].Extensions["retryAfter"] == nil {
+						t.Fatalf("operation %d: %v, want RATE_LIMITED with retryAfter", i, m)
+					}
+					if m := ws.read(); m["type"] != "complete" {
+						t.Fatalf("operation %d: %v, want complete", i, m)
+					}
+				}
+				// The socket is still open.
+				ws.send(map[string]any{"type": "ping"})
+				if m := ws.read(); m["type"] != "pong" {
+					t.Fatalf("got %v, want pong", m)
+				}
+			})
+		}
+	})
+	t.Run("sse", func(t *testing.T) {
+		c := newClientFull(t, setup, opts)
+		for i := range burst + 1 {
+			s := c.subscribeSSE(t, c.url, recordChangedQ, map[string]any{"after": nil})
+			if want := http.StatusOK; i == burst {
+				want = http.StatusTooManyRequests
+				if s.status != want {
+					t.Fatalf("stream %d: status %d, want %d", i, s.status, want)
+				}
+			} else if s.status != want {
+				t.Fatalf("stream %d: status %d, want %d", i, s.status, want)
+			}
+			s.cancel()
+		}
+	})
+}
+
+// wsClient is one graphql-transport-ws socket of a test.
+type wsClient struct {
+	t    *testing.T
+	conn *websocket.Conn
+	key  string
+}
+
+// dialWS opens a graphql-transport-ws socket to c's server; with header
+// the key goes in the upgrade request's Authorization header.
+func dialWS(t *testing.T, c *client, header bool) *wsClient {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	o := &websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}}
+	if header {
+		o.HTTPHeader = http.Header{"Authorization": {"Bearer " + c.key}}
+	}
+	conn, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(c.url, "http")+"/graphql", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.CloseNow() })
+	ws := &wsClient{t: t, conn: conn}
+	if !header {
+		ws.key = c.key
+	}
+	return ws
+}
+
+func (ws *wsClient) initPayload() map[string]any {
+	if ws.key == "" {
+		return map[string]any{}
+	}
+	return map[string]any{"Authorization": "Bearer " + ws.key}
+}
+
+func (ws *wsClient) send(m map[string]any) {
+	ws.t.Helper()
+	ctx, cancel := context.WithTimeout(ws.t.Context(), 10*time.Second)
+	defer cancel()
+	if err := wsjson.Write(ctx, ws.conn, m); err != nil {
+		ws.t.Fatal(err)
+	}
+}
+
+// read returns the next message, failing the test when the socket closes.
+func (ws *wsClient) read() map[string]any {
+	ws.t.Helper()
+	m, err := ws.next()
+	if err != nil {
+		ws.t.Fatal(err)
+	}
+	return m
+}
+
+// next returns the next message or the error that ended the socket.
+func (ws *wsClient) next() (map[string]any, error) {
+	ctx, cancel := context.WithTimeout(ws.t.Context(), 10*time.Second)
+	defer cancel()
+	var m map[string]any
+	err := wsjson.Read(ctx, ws.conn, &m)
+	return m, err
 }
