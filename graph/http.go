@@ -49,7 +49,7 @@ func NewHandler(r *Resolver, db Pinger, keys *membrane.Keyring, log *slog.Logger
 	// Subscriptions: WebSocket (graphql-transport-ws and graphql-ws) and
 	// SSE, which must come before POST, since an SSE request is a POST
 	// that accepts text/event-stream.
-	srv.AddTransport(transport.Websocket{
+	srv.AddTransport(newWebsocketTransport(transport.Websocket{
 		// Browsers send Origin on WebSocket upgrades but do not apply CORS
 		// to them: the same origins as CORS (scheme://host[:port], or "*")
 		// may connect, besides the server's own; others are refused.
@@ -58,7 +58,7 @@ func NewHandler(r *Resolver, db Pinger, keys *membrane.Keyring, log *slog.Logger
 		InitFunc:              authenticateInit(keys, limits),
 		InitTimeout:           10 * time.Second,
 		KeepAlivePingInterval: keepAlive,
-	})
+	}))
 	srv.AddTransport(sseTransport{keepAlive: keepAlive})
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})

@@ -308,3 +308,111 @@ func (ws *wsClient) next() (map[string]any, error) {
 	err := wsjson.Read(ctx, ws.conn, &m)
 	return m, err
 }
+
+// TestWebSocketProtocol: graphql-transport-ws's close codes for a client
+// that breaks the protocol (gqlgen closed both with 1002), and the
+// sequence it allows.
+func TestWebSocketProtocol(t *testing.T) {
+	setup, _ := withFeed(t)
+	c := newClientWith(t, setup)
+	subscribe := map[string]any{"id": "1", "type": "subscribe", "payload": map[string]any{"query": `{ __typename }`}}
+	for _, tc := range []struct {
+		name string
+		send []map[string]any
+		// want: the types of the messages expected, then the close code
+		// ("" when the socket must stay open).
+		want  []string
+		close int
+	}{
+		{"second connection_init", []map[string]any{{"type": "connection_init"}, {"type": "connection_init"}},
+			[]string{"connection_ack"}, 4429},
+		{"subscribe before connection_init", []map[string]any{subscribe}, nil, 4401},
+		{"subscribe right after connection_init", []map[string]any{{"type": "connection_init"}, subscribe},
+			[]string{"connection_ack", "next", "complete"}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ws := dialWS(t, c, false)
+			for _, m := range tc.send {
+				if m["type"] == "connection_init" {
+					m = map[string]any{"type": "connection_init", "payload": ws.initPayload()}
+				}
+				ws.send(m)
+			}
+			for _, want := range tc.want {
+				for {
+					m := ws.read()
+					if m["type"] == "ping" || m["type"] == "pong" || m["type"] == "ka" {
+						continue
+					}
+					if m["type"] != want {
+						t.Fatalf("got %v, want %s", m, want)
+					}
+					break
+				}
+			}
+			if tc.close == 0 {
+				ws.send(map[string]any{"type": "ping"})
+				if m := ws.read(); m["type"] != "pong" {
+					t.Fatalf("got %v, want pong on an open socket", m)
+				}
+				return
+			}
+			for {
+				m, err := ws.next()
+				if err != nil {
+					if got := int(websocket.CloseStatus(err)); got != tc.close {
+						t.Fatalf("closed with %v, want %d", err, tc.close)
+					}
+					return
+				}
+				if m["type"] == "next" || m["type"] == "connection_ack" {
+					t.Fatalf("got %v, want the socket closed with %d", m, tc.close)
+				}
+			}
+		})
+	}
+}
+
+// TestWebSocketUpgradeFailure: a request that cannot be upgraded gets a
+// GraphQL error with extensions.code and a 4xx status (gqlgen answered
+// the WebSocket library's text followed by "unable to upgrade" without a
+// code).
+func TestWebSocketUpgradeFailure(t *testing.T) {
+	setup, _ := withFeed(t)
+	opts := graph.DefaultHandlerOptions()
+	opts.CORS.AllowedOrigins = []string{"https://console.example.com"}
+	c := newClientFull(t, setup, opts)
+	for _, tc := range []struct {
+		name   string
+		header map[string]string
+		status int
+		code   string
+	}{
+		// The WebSocket library says 426 Upgrade Required: kept.
+		{"no handshake headers", map[string]string{"Upgrade": "websocket"}, http.StatusUpgradeRequired, membrane.EINVALID},
+		{"wrong version", map[string]string{"Upgrade": "websocket", "Connection": "Upgrade", "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==",
+			"Sec-WebSocket-Version": "8"}, http.StatusBadRequest, membrane.EINVALID},
+		{"origin not allowed", map[string]string{"Upgrade": "websocket", "Connection": "Upgrade", "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==",
+			"Sec-WebSocket-Version": "13", "Origin": "https://evil.example.com"}, http.StatusForbidden, membrane.EFORBIDDEN},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req, _ := http.NewRequest(http.MethodGet, c.url+"/graphql", nil)
+			for k, v := range tc.header {
+				req.Header.Set(k, v)
+			}
+			req.Header.Set("Authorization", "Bearer "+c.key)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var out gqlResponse
+			if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+				t.Fatalf("body is not JSON: %v", err)
+			}
+			if resp.StatusCode != tc.status || len(out.Errors) != 1 || out.Errors[0].Extensions["code"] != tc.code {
+				t.Fatalf("status %d errors %+v, want %d with one %s", resp.StatusCode, out.Errors, tc.status, tc.code)
+			}
+		})
+	}
+}
