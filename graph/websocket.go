@@ -50,7 +50,9 @@ func (t websocketTransport) Do(w http.ResponseWriter, r *http.Request, exec grap
 
 // wsImplementation accepts sockets with the inner implementation and holds
 // them to the protocol (protocolConn).
-type wsImplementation struct{ inner transport.WebsocketImplementation }
+type wsImplementation struct {
+	inner transport.WebsocketImplementation
+}
 
 // Accept upgrades the request. When it cannot, the WebSocket library's
 // plain-text answer is replaced by a coded GraphQL error of the same 4xx
