@@ -14,10 +14,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/coder/websocket"
 	"github.com/coder/websocket/wsjson"
 
 	"github.com/membrane/membrane/graph"
+	"github.com/membrane/membrane/internal/feed"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4jtest"
 )
@@ -412,6 +414,93 @@ func TestWebSocketUpgradeFailure(t *testing.T) {
 			}
 			if resp.StatusCode != tc.status || len(out.Errors) != 1 || out.Errors[0].Extensions["code"] != tc.code {
 				t.Fatalf("status %d errors %+v, want %d with one %s", resp.StatusCode, out.Errors, tc.status, tc.code)
+			}
+		})
+	}
+}
+
+// heldHead is the change feed's store with reads of the head made for a
+// GraphQL operation held until the operation's context ends; entered says
+// when one is held. Its reads then reach Neo4j with a canceled context, as
+// a subscription's do when its client hangs up mid-read.
+type heldHead struct {
+	membrane.EventService
+	entered chan struct{}
+}
+
+func (h heldHead) FeedHead(ctx context.Context) (membrane.FeedHead, error) {
+	if graphql.HasOperationContext(ctx) {
+		h.entered <- struct{}{}
+		<-ctx.Done()
+	}
+	return h.EventService.FeedHead(ctx)
+}
+
+// TestClientHangsUpMidSubscription: a client that hangs up while its
+// subscription starts (reading the feed's head in Neo4j) is no server
+// error: nothing is logged at ERROR, and the failure is counted as
+// CANCELED, not INTERNAL or UNAVAILABLE.
+func TestClientHangsUpMidSubscription(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// open starts the subscription and returns the hang-up.
+		open func(t *testing.T, o *observed) (hangUp func())
+	}{
+		{"sse", func(t *testing.T, o *observed) func() {
+			s := o.subscribeSSE(t, o.url, recordChangedQ, nil)
+			return s.cancel
+		}},
+		{"websocket", func(t *testing.T, o *observed) func() {
+			ws := dialWS(t, o.client, false)
+			ws.send(map[string]any{"type": "connection_init", "payload": ws.initPayload()})
+			if m := ws.read(); m["type"] != "connection_ack" {
+				t.Fatalf("got %v, want connection_ack", m)
+			}
+			ws.send(map[string]any{"id": "1", "type": "subscribe", "payload": map[string]any{"query": recordChangedQ}})
+			return func() { ws.conn.CloseNow() }
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			entered := make(chan struct{}, 1)
+			o := newObserved(t, false, func(r *graph.Resolver) {
+				hub := feed.NewHub(heldHead{r.Store.(membrane.EventService), entered},
+					feed.Config{Interval: 20 * time.Millisecond, Holder: t.Name()}, nil)
+				r.Events, r.Feed = r.Store.(membrane.EventService), hub
+				stop := hub.Go()
+				t.Cleanup(func() {
+					hub.Close()
+					stop()
+				})
+			})
+			hangUp := tc.open(t, o)
+			select {
+			case <-entered:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the subscription did not start")
+			}
+			hangUp()
+			// The failed start is counted once presented (and logged).
+			deadline := time.Now().Add(10 * time.Second)
+			var errs map[string]float64
+			for {
+				errs = map[string]float64{}
+				for series, v := range o.scrape() {
+					if code, ok := strings.CutPrefix(series, `membrane_graphql_errors_total{code="`); ok {
+						errs[strings.TrimSuffix(code, `"}`)] = v
+					}
+				}
+				if len(errs) > 0 || time.Now().After(deadline) {
+					break
+				}
+				<-time.After(10 * time.Millisecond) // polling a condition, with a deadline
+			}
+			if len(errs) != 1 || errs["CANCELED"] != 1 {
+				t.Fatalf("errors counted %v, want one CANCELED", errs)
+			}
+			for _, line := range o.logs.lines(t) {
+				if line["level"] == "ERROR" {
+					t.Fatalf("logged at ERROR: %v", line)
+				}
 			}
 		})
 	}
