@@ -5,8 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"sync"
@@ -22,6 +25,7 @@ import (
 	"github.com/membrane/membrane/internal/feed"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4jtest"
+	"github.com/membrane/membrane/internal/safego"
 )
 
 // afterReturn watches a handler's ResponseWriters: it counts the writes
@@ -503,5 +507,47 @@ func TestClientHangsUpMidSubscription(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// panicPinger panics where /readyz asks whether Neo4j answers: a panic in
+// the HTTP handler path, outside any resolver.
+type panicPinger struct{}
+
+func (panicPinger) Ping(context.Context) error { panic("ping exploded") }
+
+// TestHandlerPanic: a panic in a handler outside a resolver is answered
+// with a coded 500 (net/http would only drop the connection), logged at
+// ERROR with its stack and counted.
+func TestHandlerPanic(t *testing.T) {
+	logs := &logBuffer{}
+	counted := make(chan string, 1)
+	safego.Report(slog.New(slog.NewJSONHandler(logs, nil)), func(where string) { counted <- where })
+	t.Cleanup(func() { safego.Report(nil, nil) })
+	srv := httptest.NewServer(graph.NewHandler(&graph.Resolver{}, panicPinger{}, membrane.NewKeyring(nil),
+		slog.New(slog.NewTextHandler(io.Discard, nil))))
+	t.Cleanup(srv.Close)
+
+	resp, err := http.Get(srv.URL + "/readyz")
+	if err != nil {
+		t.Fatalf("the connection was dropped: %v", err)
+	}
+	defer resp.Body.Close()
+	var out gqlResponse
+	_ = json.NewDecoder(resp.Body).Decode(&out)
+	if resp.StatusCode != http.StatusInternalServerError || len(out.Errors) != 1 || out.Errors[0].Extensions["code"] != membrane.EINTERNAL ||
+		strings.Contains(out.Errors[0].Message, "exploded") {
+		t.Fatalf("status %d errors %+v, want 500 with one INTERNAL error that says nothing of the panic", resp.StatusCode, out.Errors)
+	}
+	select {
+	case where := <-counted:
+		if where != "http handler" {
+			t.Fatalf("counted in %q", where)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the panic was not counted")
+	}
+	if l := logs.String(); !strings.Contains(l, `"level":"ERROR"`) || !strings.Contains(l, "ping exploded") || !strings.Contains(l, "panicPinger") {
+		t.Fatalf("logged %s, want an ERROR with the panic and its stack", l)
 	}
 }
