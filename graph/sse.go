@@ -193,8 +193,14 @@ func (s *sseStream) keepAlive(every time.Duration) (stop func()) {
 }
 
 // end ends the stream: nothing is written to the ResponseWriter after it.
+// It lifts the last write's deadline, which would otherwise cut the next
+// response on a reused connection (net/http sets one per request only when
+// the server has a WriteTimeout).
 func (s *sseStream) end() {
 	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.dead {
+		_ = s.rc.SetWriteDeadline(time.Time{})
+	}
 	s.dead = true
-	s.mu.Unlock()
 }
