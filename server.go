@@ -34,6 +34,7 @@ import (
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/metrics"
 	"github.com/membrane/membrane/internal/neo4j"
+	"github.com/membrane/membrane/internal/safego"
 	"github.com/membrane/membrane/internal/tracing"
 )
 
@@ -127,6 +128,7 @@ func run(args []string) error {
 		return err
 	}
 	log := logging.New(os.Stderr, cfg.LogFormat, level)
+	safego.Report(log, nil)
 	policy, err := cfg.Policy()
 	if err != nil {
 		return err
@@ -157,6 +159,7 @@ func run(args []string) error {
 	var m *metrics.Metrics
 	if cfg.MetricsEnabled {
 		m = metrics.New()
+		safego.Report(log, m.PanicRecovered)
 		storeObs = append(storeObs, m)
 		jobsCfg.Observers = append(jobsCfg.Observers, m)
 	}
@@ -267,15 +270,15 @@ func run(args []string) error {
 			ln.Close()
 			return err
 		}
-		go func() { errc <- metricsSrv.Serve(mln) }()
+		safego.Go("metrics server", func() { errc <- metricsSrv.Serve(mln) })
 		log.Info("metrics listening", "metrics", "http://"+cfg.MetricsListen+"/metrics")
 	}
 	scheme := "http"
 	if cfg.TLSCertFile != "" {
 		scheme = "https"
-		go func() { errc <- srv.ServeTLS(ln, cfg.TLSCertFile, cfg.TLSKeyFile) }()
+		safego.Go("server", func() { errc <- srv.ServeTLS(ln, cfg.TLSCertFile, cfg.TLSKeyFile) })
 	} else {
-		go func() { errc <- srv.Serve(ln) }()
+		safego.Go("server", func() { errc <- srv.Serve(ln) })
 	}
 	runner.Start()
 	// The feed stops before the driver closes (at the end of shutdown, or
@@ -306,7 +309,7 @@ func shutdown(log *slog.Logger, timeout time.Duration, srv *http.Server, drainin
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	drained := make(chan error, 1)
-	go func() { drained <- srv.Shutdown(ctx) }()
+	safego.Go("shutdown", func() { drained <- srv.Shutdown(ctx) })
 	// Shutdown closes its listeners, then runs the hook that closes
 	// draining (and logs so) in a goroutine of its own: wait for it, so
 	// that the steps are logged in order.

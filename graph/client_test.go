@@ -27,6 +27,8 @@ type client struct {
 	keys  map[string]string // actor -> key of every principal of the server
 	ring  []membrane.APIKey
 	opts  graph.HandlerOptions
+	// wrap, when set, wraps the handler of the servers serve starts.
+	wrap func(http.Handler) http.Handler
 }
 
 type gqlError struct {
@@ -90,7 +92,11 @@ func (c *client) serve(setup func(*graph.Resolver)) string {
 	if setup != nil {
 		setup(r)
 	}
-	srv := httptest.NewServer(graph.NewHandler(r, c.db, membrane.NewKeyring(c.ring), slog.New(slog.NewTextHandler(io.Discard, nil)), c.opts))
+	var h http.Handler = graph.NewHandler(r, c.db, membrane.NewKeyring(c.ring), slog.New(slog.NewTextHandler(io.Discard, nil)), c.opts)
+	if c.wrap != nil {
+		h = c.wrap(h)
+	}
+	srv := httptest.NewServer(h)
 	c.t.Cleanup(srv.Close)
 	return srv.URL
 }

@@ -12,6 +12,10 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
 
+// codeCanceled is the code of an error whose request its client canceled;
+// only metrics and debug logs see it.
+const codeCanceled = "CANCELED"
+
 // presentError maps every resolver error to a GraphQL error with
 // extensions.code. Membrane errors show their own message; anything else is
 // logged in full and shown as a generic internal error, so no Cypher, driver
@@ -54,6 +58,15 @@ func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 				Extensions: map[string]any{"code": membrane.EINVALID}}
 		}
 		code := membrane.ErrorCode(err)
+		if (code == membrane.EINTERNAL || code == membrane.EUNAVAILABLE || code == membrane.EUNKNOWN) && errors.Is(ctx.Err(), context.Canceled) {
+			// The client went away (hung up, closed its socket, stopped
+			// the subscription) and the work failed of the cancellation:
+			// no server error, and nobody reads this answer. It is
+			// counted as CANCELED, and logged only for debugging.
+			log.DebugContext(ctx, "request canceled by its client", "err", err, "path", graphql.GetPath(ctx).String())
+			return &gqlerror.Error{Message: "the request was canceled", Path: graphql.GetPath(ctx),
+				Extensions: map[string]any{"code": codeCanceled}}
+		}
 		if code == membrane.EINTERNAL || code == membrane.EUNAVAILABLE || code == membrane.EUNKNOWN {
 			log.ErrorContext(ctx, "request failed", "code", code, "err", err,
 				"path", graphql.GetPath(ctx).String())

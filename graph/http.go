@@ -1,10 +1,13 @@
 package graph
 
 import (
+	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"net"
 	"net/http"
 	"time"
 
@@ -16,6 +19,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/playground"
 	coderws "github.com/coder/websocket"
 	"github.com/membrane/membrane/internal/membrane"
+	"github.com/membrane/membrane/internal/safego"
 	"github.com/vektah/gqlparser/v2/ast"
 )
 
@@ -39,6 +43,7 @@ func NewHandler(r *Resolver, db Pinger, keys *membrane.Keyring, log *slog.Logger
 	}
 	// One set of rate buckets for HTTP requests and WebSocket inits.
 	limits := newPrincipalLimits(o)
+	keepAlive := cmp.Or(o.KeepAliveInterval, DefaultKeepAliveInterval)
 	cfg := Config{Resolvers: r}
 	setComplexity(&cfg.Complexity)
 	es := costRoots(NewExecutableSchema(cfg))
@@ -47,7 +52,7 @@ func NewHandler(r *Resolver, db Pinger, keys *membrane.Keyring, log *slog.Logger
 	// Subscriptions: WebSocket (graphql-transport-ws and graphql-ws) and
 	// SSE, which must come before POST, since an SSE request is a POST
 	// that accepts text/event-stream.
-	srv.AddTransport(transport.Websocket{
+	srv.AddTransport(newWebsocketTransport(transport.Websocket{
 		// Browsers send Origin on WebSocket upgrades but do not apply CORS
 		// to them: the same origins as CORS (scheme://host[:port], or "*")
 		// may connect, besides the server's own; others are refused.
@@ -55,13 +60,16 @@ func NewHandler(r *Resolver, db Pinger, keys *membrane.Keyring, log *slog.Logger
 			OriginPatterns: o.CORS.AllowedOrigins}},
 		InitFunc:              authenticateInit(keys, limits),
 		InitTimeout:           10 * time.Second,
-		KeepAlivePingInterval: 15 * time.Second,
-	})
-	srv.AddTransport(sseTransport{transport.SSE{KeepAlivePingInterval: 15 * time.Second}})
+		KeepAlivePingInterval: keepAlive,
+	}))
+	srv.AddTransport(sseTransport{keepAlive: keepAlive})
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	srv.Use(OperationObserver{}) // metrics and spans per operation, when Observe wraps this handler
+	if limits != nil {
+		srv.Use(operationRateLimit{limits})
+	}
 	usePersistedQueries(srv, o)
 	if o.Introspection {
 		srv.Use(extension.Introspection{})
@@ -69,7 +77,7 @@ func NewHandler(r *Resolver, db Pinger, keys *membrane.Keyring, log *slog.Logger
 	useQueryLimits(srv, es.Schema(), o)
 	srv.SetErrorPresenter(presentError(log))
 	srv.SetRecoverFunc(func(ctx context.Context, p any) error {
-		log.ErrorContext(ctx, "panic in resolver", "panic", p, "path", graphql.GetPath(ctx).String())
+		safego.Recovered("resolver", p, "path", graphql.GetPath(ctx).String())
 		return errors.New("panic") // presented as INTERNAL without detail
 	})
 
@@ -92,8 +100,66 @@ func NewHandler(r *Resolver, db Pinger, keys *membrane.Keyring, log *slog.Logger
 		}
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ready", "neo4j": "ok"})
 	})
-	return bodyDeadline(o.ReadTimeout, cors(o.CORS, mux))
+	return recoverPanics(bodyDeadline(o.ReadTimeout, cors(o.CORS, mux)))
 }
+
+// recoverPanics answers a request whose handler panicked outside a
+// resolver (gqlgen recovers those) with a coded 500, when nothing was
+// written yet, and reports the panic as every other (safego): logged at
+// ERROR with its stack, counted. net/http would recover it too, but only
+// to drop the connection, with a line on the standard logger and no count.
+// http.ErrAbortHandler, a deliberate abort, goes on up.
+func recoverPanics(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tw := &touchWriter{ResponseWriter: w}
+		defer func() {
+			p := recover()
+			if p == nil {
+				return
+			}
+			if p == http.ErrAbortHandler {
+				panic(p)
+			}
+			safego.Recovered("http handler", p, "path", r.URL.Path)
+			if !tw.touched {
+				writeError(w, http.StatusInternalServerError, membrane.EINTERNAL, "Internal error.")
+			}
+		}()
+		next.ServeHTTP(tw, r)
+	})
+}
+
+// touchWriter remembers whether anything was written (or the connection
+// hijacked).
+type touchWriter struct {
+	http.ResponseWriter
+	touched bool
+}
+
+func (t *touchWriter) WriteHeader(status int) {
+	t.touched = true
+	t.ResponseWriter.WriteHeader(status)
+}
+
+func (t *touchWriter) Write(b []byte) (int, error) {
+	t.touched = true
+	return t.ResponseWriter.Write(b)
+}
+
+// Flush passes streaming responses through.
+func (t *touchWriter) Flush() {
+	t.touched = true
+	_ = http.NewResponseController(t.ResponseWriter).Flush()
+}
+
+// Hijack hands the connection to a WebSocket.
+func (t *touchWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	t.touched = true
+	return http.NewResponseController(t.ResponseWriter).Hijack()
+}
+
+// Unwrap gives http.ResponseController the underlying writer.
+func (t *touchWriter) Unwrap() http.ResponseWriter { return t.ResponseWriter }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")

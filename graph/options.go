@@ -44,6 +44,9 @@ type HandlerOptions struct {
 	AllowList map[string]string
 	// CORS answers cross-origin requests from the allowed origins.
 	CORS CORSOptions
+	// KeepAliveInterval is how often idle subscription streams, SSE and
+	// WebSocket, get a keep-alive (0: DefaultKeepAliveInterval).
+	KeepAliveInterval time.Duration
 	// Now is the rate limiter's clock (nil: time.Now).
 	Now func() time.Time
 }

@@ -1,10 +1,15 @@
 package graph
 
 import (
+	"context"
+	"fmt"
 	"math"
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/ratelimit"
@@ -57,6 +62,11 @@ func rateLimit(pl *principalLimits, next http.Handler) http.Handler {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if isWebsocketUpgrade(r) {
+			// One request, many operations: each is charged as it starts
+			// (operationRateLimit).
+			r = r.WithContext(context.WithValue(r.Context(), perOperationKey{}, true))
+		}
 		if deferred, _ := r.Context().Value(deferredAuthKey{}).(bool); deferred {
 			next.ServeHTTP(w, r)
 			return
@@ -68,6 +78,41 @@ func rateLimit(pl *principalLimits, next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// perOperationKey marks, in a WebSocket's context, that its operations are
+// charged one by one.
+type perOperationKey struct{}
+
+// operationRateLimit charges every operation started over a WebSocket (each
+// subscribe message) to its principal's bucket, as an HTTP request is
+// charged, before it is even parsed: a socket is otherwise a way around the
+// rate limit (issue 15: 2,000 queries over one socket against 50/s). Over
+// the limit the operation gets a RATE_LIMITED error, with retryAfter in its
+// extensions, and the socket stays open. An SSE stream is one HTTP request,
+// charged by rateLimit.
+type operationRateLimit struct{ limits *principalLimits }
+
+var _ graphql.OperationParameterMutator = operationRateLimit{}
+
+// ExtensionName implements graphql.HandlerExtension.
+func (operationRateLimit) ExtensionName() string { return "OperationRateLimit" }
+
+// Validate implements graphql.HandlerExtension.
+func (operationRateLimit) Validate(graphql.ExecutableSchema) error { return nil }
+
+// MutateOperationParameters charges the operation when it came over a
+// WebSocket.
+func (o operationRateLimit) MutateOperationParameters(ctx context.Context, _ *graphql.RawParams) *gqlerror.Error {
+	if on, _ := ctx.Value(perOperationKey{}).(bool); !on {
+		return nil
+	}
+	ok, wait := o.limits.allow(membrane.TrustFromContext(ctx).Principal)
+	if ok {
+		return nil
+	}
+	return &gqlerror.Error{Message: fmt.Sprintf("too many requests: retry after %d s", wait),
+		Extensions: map[string]any{"code": membrane.ERATELIMITED, "retryAfter": wait}}
 }
 
 // retryAfterSeconds rounds a wait up to whole seconds, at least 1, as

@@ -5,6 +5,7 @@ import (
 
 	"github.com/membrane/membrane/internal/feed"
 	"github.com/membrane/membrane/internal/membrane"
+	"github.com/membrane/membrane/internal/safego"
 )
 
 var errNoFeed = membrane.Errorf(membrane.ENOTIMPLEMENTED, "live updates are not enabled on this server")
@@ -32,7 +33,7 @@ func (r *subscriptionResolver) follow(ctx context.Context, f *ChangeFilter, afte
 // ends (the subscriber left or the server is shutting down).
 func relay[T any](ctx context.Context, events <-chan *membrane.Event, conv func(*membrane.Event) T) <-chan T {
 	out := make(chan T)
-	go func() {
+	safego.Go("subscription relay", func() {
 		defer close(out)
 		for e := range events {
 			select {
@@ -44,6 +45,6 @@ func relay[T any](ctx context.Context, events <-chan *membrane.Event, conv func(
 				return
 			}
 		}
-	}()
+	})
 	return out
 }

@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"math"
-	"runtime/debug"
 	"sync"
 	"time"
 
 	"github.com/membrane/membrane/internal/membrane"
+	"github.com/membrane/membrane/internal/safego"
 )
 
 // Subscription is what a subscriber asks for.
@@ -85,13 +85,11 @@ func (h *Hub) Start(ctx context.Context, s Subscription) (<-chan *membrane.Event
 	ctx, cancel := context.WithCancel(ctx)
 	stop := context.AfterFunc(h.life, cancel)
 	f := &follower{trust: trust, sub: s, wake: make(chan struct{}, 1)}
-	go func() {
+	// A subscription is started by a request: whatever goes wrong in it
+	// ends the subscription, never the process (safego recovers, logs and
+	// counts a panic).
+	safego.Go("change feed subscription", func() {
 		defer func() {
-			// A subscription is started by a request: whatever goes wrong
-			// in it ends the subscription, never the process.
-			if v := recover(); v != nil {
-				h.log.ErrorContext(ctx, "change feed: subscription failed", "panic", v, "stack", string(debug.Stack()))
-			}
 			h.leave(f)
 			stop()
 			cancel()
@@ -99,7 +97,7 @@ func (h *Hub) Start(ctx context.Context, s Subscription) (<-chan *membrane.Event
 			close(out)
 		}()
 		h.follow(ctx, f, from, out)
-	}()
+	})
 	return out, nil
 }
 
@@ -255,8 +253,7 @@ func (h *Hub) share(ctx context.Context) {
 func (h *Hub) shareUntilPanic(ctx context.Context) {
 	defer func() {
 		if v := recover(); v != nil {
-			h.log.ErrorContext(ctx, "change feed: shared reader failed; its subscriptions read on their own", "panic", v,
-				"stack", string(debug.Stack()))
+			safego.Recovered("change feed shared reader", v)
 			h.mu.Lock()
 			defer h.mu.Unlock()
 			for f := range h.followers {

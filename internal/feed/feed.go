@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/membrane/membrane/internal/membrane"
+	"github.com/membrane/membrane/internal/safego"
 )
 
 // Config tunes a Hub.
@@ -164,10 +165,10 @@ func (h *Hub) Run(ctx context.Context) {
 func (h *Hub) Go() (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() {
+	safego.Go("change feed", func() {
 		defer close(done)
 		h.Run(ctx)
-	}()
+	})
 	return sync.OnceFunc(func() {
 		cancel()
 		<-done

@@ -17,6 +17,7 @@ import (
 	"github.com/robfig/cron/v3"
 
 	"github.com/membrane/membrane/internal/membrane"
+	"github.com/membrane/membrane/internal/safego"
 )
 
 // Off is the schedule spec that disables a job.
@@ -188,10 +189,10 @@ func (r *Runner) Start() {
 		if en, ok := e.Job.(*entry); ok {
 			en.start(now)
 			r.running.Add(1)
-			go func() {
+			safego.Go("jobs resume", func() {
 				defer r.running.Done()
 				en.resume(now)
-			}()
+			})
 		}
 	}
 	r.cron.Start()
@@ -209,10 +210,10 @@ func (r *Runner) Stop(ctx context.Context) error {
 	r.cron.Stop()
 	r.cancelBase(errShutdown)
 	done := make(chan struct{})
-	go func() {
+	safego.Go("jobs stop", func() {
 		r.running.Wait()
 		close(done)
-	}()
+	})
 	select {
 	case <-done:
 		return nil
@@ -469,7 +470,7 @@ func (r *Runner) renew(ctx context.Context, cancel context.CancelCauseFunc, key 
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
-	go func() {
+	safego.Go("job lease renewal", func() {
 		defer wg.Done()
 		t := time.NewTicker(r.cfg.LeaseTTL / 3)
 		defer t.Stop()
@@ -494,7 +495,7 @@ func (r *Runner) renew(ctx context.Context, cancel context.CancelCauseFunc, key 
 				}
 			}
 		}
-	}()
+	})
 	return func() {
 		close(done)
 		wg.Wait()

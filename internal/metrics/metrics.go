@@ -48,6 +48,7 @@ type Metrics struct {
 	txErrors       *prometheus.CounterVec
 	jobRuns        *prometheus.CounterVec
 	jobRunDuration *prometheus.HistogramVec
+	panics         *prometheus.CounterVec
 
 	mu    sync.Mutex
 	names map[string]struct{}
@@ -102,8 +103,12 @@ func New() *Metrics {
 			Help:    "Duration of maintenance job runs, by job and outcome.",
 			Buckets: prometheus.ExponentialBuckets(0.01, 4, 12), // 10ms to about 12 days
 		}, []string{"job", "outcome"}),
+		panics: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "membrane_panics_recovered_total",
+			Help: "Panics recovered (the process went on), by where: a goroutine's name, or resolver.",
+		}, []string{"where"}),
 	}
-	m.reg.MustRegister(m.operations, m.operationTime, m.graphqlErrors, m.subscriptions, m.httpResponses,
+	m.reg.MustRegister(m.panics, m.operations, m.operationTime, m.graphqlErrors, m.subscriptions, m.httpResponses,
 		m.txTime, m.txRetries, m.txErrors, m.jobRuns, m.jobRunDuration,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -170,6 +175,15 @@ func (m *Metrics) GraphQLError(code string) {
 		return
 	}
 	m.graphqlErrors.WithLabelValues(code).Inc()
+}
+
+// PanicRecovered counts one recovered panic; where is a fixed name (a
+// goroutine's, or "resolver"), never request data.
+func (m *Metrics) PanicRecovered(where string) {
+	if m == nil {
+		return
+	}
+	m.panics.WithLabelValues(where).Inc()
 }
 
 // SubscriptionStarted counts one open subscription of kind and returns the
