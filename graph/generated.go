@@ -131,6 +131,7 @@ type ComplexityRoot struct {
 		Artifacts    func(childComplexity int) int
 		Environment  func(childComplexity int) int
 		Outcome      func(childComplexity int) int
+		SessionID    func(childComplexity int) int
 		Timeline     func(childComplexity int) int
 		ToolGraph    func(childComplexity int) int
 		ToolGraphRef func(childComplexity int) int
@@ -908,6 +909,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.EpisodicPayload.Outcome(childComplexity), true
+	case "EpisodicPayload.sessionId":
+		if e.ComplexityRoot.EpisodicPayload.SessionID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EpisodicPayload.SessionID(childComplexity), true
 	case "EpisodicPayload.timeline":
 		if e.ComplexityRoot.EpisodicPayload.Timeline == nil {
 			break
@@ -6062,6 +6069,29 @@ func (ec *executionContext) _EpisodicPayload_toolGraphRef(ctx context.Context, f
 	)
 }
 func (ec *executionContext) fieldContext_EpisodicPayload_toolGraphRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EpisodicPayload", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _EpisodicPayload_sessionId(ctx context.Context, field graphql.CollectedField, obj *membrane.EpisodicPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EpisodicPayload_sessionId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SessionID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_EpisodicPayload_sessionId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("EpisodicPayload", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
@@ -14541,7 +14571,7 @@ func (ec *executionContext) unmarshalInputEpisodicPayloadInput(ctx context.Conte
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"timeline", "toolGraph", "environment", "outcome", "artifacts", "toolGraphRef"}
+	fieldsInOrder := [...]string{"timeline", "toolGraph", "environment", "outcome", "artifacts", "toolGraphRef", "sessionId"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -14590,6 +14620,13 @@ func (ec *executionContext) unmarshalInputEpisodicPayloadInput(ctx context.Conte
 				return it, err
 			}
 			it.ToolGraphRef = data
+		case "sessionId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sessionId"))
+			data, err := ec.unmarshalOString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SessionID = data
 		}
 	}
 	return it, nil
@@ -14650,7 +14687,7 @@ func (ec *executionContext) unmarshalInputIngestEventInput(ctx context.Context, 
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"source", "eventKind", "ref", "summary", "timestamp", "tags", "scope", "sensitivity"}
+	fieldsInOrder := [...]string{"source", "eventKind", "ref", "summary", "sessionId", "timestamp", "tags", "scope", "sensitivity"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -14685,6 +14722,13 @@ func (ec *executionContext) unmarshalInputIngestEventInput(ctx context.Context, 
 				return it, err
 			}
 			it.Summary = data
+		case "sessionId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sessionId"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SessionID = data
 		case "timestamp":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("timestamp"))
 			data, err := ec.unmarshalODateTime2ᚖtimeᚐTime(ctx, v)
@@ -17056,6 +17100,11 @@ func (ec *executionContext) _EpisodicPayload(ctx context.Context, sel ast.Select
 			}
 		case "toolGraphRef":
 			out.Values[i] = ec._EpisodicPayload_toolGraphRef(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "sessionId":
+			out.Values[i] = ec._EpisodicPayload_sessionId(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}

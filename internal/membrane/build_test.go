@@ -219,7 +219,7 @@ func TestIngestBuilders(t *testing.T) {
 	ts := now.Add(-time.Minute)
 	meta := membrane.IngestMeta{Source: "agent-7", Timestamp: &ts, Tags: []string{"x"}}
 	t.Run("event", func(t *testing.T) {
-		got, err := p.BuildEvent(membrane.IngestEvent{IngestMeta: meta, EventKind: "user_input", Ref: "msg-1", Summary: ptr("hello")}, now)
+		got, err := p.BuildEvent(membrane.IngestEvent{IngestMeta: meta, EventKind: "user_input", Ref: "msg-1", Summary: ptr("hello"), SessionID: ptr("conv-3")}, now)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -230,6 +230,9 @@ func TestIngestBuilders(t *testing.T) {
 		}
 		if len(ep.Timeline) != 1 || ep.Timeline[0].Ref != "msg-1" || !ep.Timeline[0].T.Equal(ts) || ep.Timeline[0].Summary != "hello" {
 			t.Fatalf("timeline = %+v", ep.Timeline)
+		}
+		if ep.SessionID != "conv-3" {
+			t.Fatalf("session = %q, want conv-3", ep.SessionID)
 		}
 		src := r.Provenance.Sources[0]
 		if src.Kind != membrane.ProvenanceEvent || src.Ref != "msg-1" || src.CreatedBy != "agent-7" || r.Provenance.CreatedBy != membrane.IngestActor {

@@ -61,7 +61,11 @@ func (p Policy) BuildEvent(in IngestEvent, now time.Time) (*Ingested, error) {
 	if in.Summary != nil {
 		ev.Summary = *in.Summary
 	}
-	payload := PayloadInput{Episodic: &EpisodicPayload{Timeline: []TimelineEvent{ev}}}
+	ep := &EpisodicPayload{Timeline: []TimelineEvent{ev}}
+	if in.SessionID != nil {
+		ep.SessionID = *in.SessionID
+	}
+	payload := PayloadInput{Episodic: ep}
 	return p.ingest(in.IngestMeta, SourceEvent, TypeEpisodic, ProvenanceEvent, in.Ref, payload, v, now)
 }
 

@@ -88,6 +88,8 @@ type IngestEvent struct {
 	EventKind string
 	Ref       string
 	Summary   *string
+	// SessionID: see EpisodicPayload.SessionID.
+	SessionID *string
 }
 
 // IngestToolOutput records a tool call and its result as an episodic record.

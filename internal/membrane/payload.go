@@ -85,6 +85,11 @@ type EpisodicPayload struct {
 	Outcome      *OutcomeStatus       `json:"outcome,omitempty"`
 	Artifacts    []string             `json:"artifacts,omitempty"`
 	ToolGraphRef string               `json:"tool_graph_ref,omitempty"`
+	// SessionID names the session (conversation, thread, run) the episode
+	// belongs to: episodes of one session and scope are ordered by time
+	// and linked into a chain, so retrieval finds a record through the
+	// events next to it.
+	SessionID string `json:"session_id,omitempty"`
 }
 
 // Kind implements Payload.

@@ -220,6 +220,7 @@ func validatePayload(p Payload, v *validator) {
 		}
 		v.strs("payload.artifacts", p.Artifacts)
 		v.str("payload.toolGraphRef", p.ToolGraphRef, false)
+		v.str("payload.sessionId", p.SessionID, false)
 	case *WorkingPayload:
 		v.str("payload.threadId", p.ThreadID, true)
 		if !p.State.Valid() {
