@@ -52,7 +52,13 @@ func NewHandler(r *Resolver, db Pinger, keys *membrane.Keyring, log *slog.Logger
 	// Subscriptions: WebSocket (graphql-transport-ws and graphql-ws) and
 	// SSE, which must come before POST, since an SSE request is a POST
 	// that accepts text/event-stream.
+	// A WebSocket message may be as large as a request body.
+	wsReadLimit := o.MaxBodyBytes
+	if wsReadLimit <= 0 {
+		wsReadLimit = MaxBodyBytes
+	}
 	srv.AddTransport(newWebsocketTransport(transport.Websocket{
+		PayloadReadLimit: &wsReadLimit,
 		// Browsers send Origin on WebSocket upgrades but do not apply CORS
 		// to them: the same origins as CORS (scheme://host[:port], or "*")
 		// may connect, besides the server's own; others are refused.

@@ -6,6 +6,7 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -65,7 +66,7 @@ func rateLimit(pl *principalLimits, next http.Handler) http.Handler {
 		if isWebsocketUpgrade(r) {
 			// One request, many operations: each is charged as it starts
 			// (operationRateLimit).
-			r = r.WithContext(context.WithValue(r.Context(), perOperationKey{}, true))
+			r = r.WithContext(context.WithValue(r.Context(), perOperationKey{}, &socketCharges{}))
 		}
 		if deferred, _ := r.Context().Value(deferredAuthKey{}).(bool); deferred {
 			next.ServeHTTP(w, r)
@@ -81,16 +82,35 @@ func rateLimit(pl *principalLimits, next http.Handler) http.Handler {
 }
 
 // perOperationKey marks, in a WebSocket's context, that its operations are
-// charged one by one.
+// charged one by one; its value is the socket's *socketCharges.
 type perOperationKey struct{}
+
+// maxRefusedInARow is how many operations in a row a socket may have
+// refused for its rate before the server closes it with 4429: a refusal is
+// cheap, but a client that ignores retryAfter and floods the socket would
+// otherwise make the server parse and answer thousands of operations a
+// second (issue 15's soak: 1.1 million in 5 minutes). Reconnecting costs
+// an upgrade, which is charged like any request.
+const maxRefusedInARow = 100
+
+// socketCharges is what one WebSocket's operations owe: the refusals in a
+// row since its last accepted operation.
+type socketCharges struct{ refusedInARow atomic.Int64 }
+
+// abusive reports whether the socket's client keeps sending operations
+// that are refused for its rate.
+func (s *socketCharges) abusive() bool {
+	return s != nil && s.refusedInARow.Load() >= maxRefusedInARow
+}
 
 // operationRateLimit charges every operation started over a WebSocket (each
 // subscribe message) to its principal's bucket, as an HTTP request is
 // charged, before it is even parsed: a socket is otherwise a way around the
 // rate limit (issue 15: 2,000 queries over one socket against 50/s). Over
 // the limit the operation gets a RATE_LIMITED error, with retryAfter in its
-// extensions, and the socket stays open. An SSE stream is one HTTP request,
-// charged by rateLimit.
+// extensions, and the socket stays open, unless the client goes on sending
+// operations regardless (maxRefusedInARow; protocolConn closes it). An SSE
+// stream is one HTTP request, charged by rateLimit.
 type operationRateLimit struct{ limits *principalLimits }
 
 var _ graphql.OperationParameterMutator = operationRateLimit{}
@@ -104,13 +124,16 @@ func (operationRateLimit) Validate(graphql.ExecutableSchema) error { return nil 
 // MutateOperationParameters charges the operation when it came over a
 // WebSocket.
 func (o operationRateLimit) MutateOperationParameters(ctx context.Context, _ *graphql.RawParams) *gqlerror.Error {
-	if on, _ := ctx.Value(perOperationKey{}).(bool); !on {
+	charges, _ := ctx.Value(perOperationKey{}).(*socketCharges)
+	if charges == nil {
 		return nil
 	}
 	ok, wait := o.limits.allow(membrane.TrustFromContext(ctx).Principal)
 	if ok {
+		charges.refusedInARow.Store(0)
 		return nil
 	}
+	charges.refusedInARow.Add(1)
 	return &gqlerror.Error{Message: fmt.Sprintf("too many requests: retry after %d s", wait),
 		Extensions: map[string]any{"code": membrane.ERATELIMITED, "retryAfter": wait}}
 }

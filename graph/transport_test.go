@@ -234,6 +234,47 @@ func TestOperationRateLimit(t *testing.T) {
 			})
 		}
 	})
+	t.Run("a flood of refused operations closes the socket", func(t *testing.T) {
+		// graph's maxRefusedInARow: the refusals in a row a socket is
+		// allowed before it is closed.
+		const refusedBeforeClose = 100
+		c := newClientFull(t, setup, opts)
+		ws := dialWS(t, c, false)
+		ws.send(map[string]any{"type": "connection_init", "payload": ws.initPayload()})
+		if m := ws.read(); m["type"] != "connection_ack" {
+			t.Fatalf("got %v, want connection_ack", m)
+		}
+		// The client ignores retryAfter and sends far more than it may.
+		const sent = 3 * refusedBeforeClose
+		for i := range sent {
+			ws.send(map[string]any{"id": fmt.Sprint(i), "type": "subscribe", "payload": map[string]any{"query": `{ __typename }`}})
+		}
+		answered, refused := 0, 0
+		for {
+			m, err := ws.next()
+			if err != nil {
+				if got := int(websocket.CloseStatus(err)); got != 4429 {
+					t.Fatalf("closed with %v after %d answers, want 4429", err, answered)
+				}
+				break
+			}
+			if m["type"] != "next" {
+				continue
+			}
+			answered++
+			payload, _ := json.Marshal(m["payload"])
+			var r gqlResponse
+			_ = json.Unmarshal(payload, &r)
+			if len(r.Errors) == 1 && r.Errors[0].Extensions["code"] == membrane.ERATELIMITED {
+				refused++
+			}
+		}
+		// burst-1 accepted (init took a token), then refusedBeforeClose
+		// refusals, then the close: the rest were never run.
+		if refused != refusedBeforeClose || answered != burst-1+refusedBeforeClose {
+			t.Fatalf("%d answered, %d refused before the close; want %d and %d", answered, refused, burst-1+refusedBeforeClose, refusedBeforeClose)
+		}
+	})
 	t.Run("sse", func(t *testing.T) {
 		c := newClientFull(t, setup, opts)
 		for i := range burst + 1 {
@@ -313,6 +354,31 @@ func (ws *wsClient) next() (map[string]any, error) {
 	var m map[string]any
 	err := wsjson.Read(ctx, ws.conn, &m)
 	return m, err
+}
+
+// TestWebSocketLargeMessage: an operation larger than the WebSocket
+// library's 32 KiB default read limit is served, as over HTTP (the socket
+// was closed with 1009 when the protocol wrapper hid SetReadLimit).
+func TestWebSocketLargeMessage(t *testing.T) {
+	setup, _ := withFeed(t)
+	c := newClientWith(t, setup)
+	ws := dialWS(t, c, false)
+	ws.send(map[string]any{"type": "connection_init", "payload": ws.initPayload()})
+	if m := ws.read(); m["type"] != "connection_ack" {
+		t.Fatalf("got %v, want connection_ack", m)
+	}
+	query := "{ __typename }\n# " + strings.Repeat("x", 200<<10)
+	ws.send(map[string]any{"id": "1", "type": "subscribe", "payload": map[string]any{"query": query}})
+	for {
+		m := ws.read()
+		if m["type"] == "ping" || m["type"] == "pong" || m["type"] == "ka" {
+			continue
+		}
+		if m["type"] != "next" {
+			t.Fatalf("got %v, want next", m)
+		}
+		break
+	}
 }
 
 // TestWebSocketProtocol: graphql-transport-ws's close codes for a client

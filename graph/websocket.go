@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
@@ -74,7 +75,8 @@ func (i wsImplementation) Accept(w http.ResponseWriter, r *http.Request, o trans
 		}
 		return nil, err
 	}
-	return &protocolConn{WebsocketConn: conn}, nil
+	charges, _ := r.Context().Value(perOperationKey{}).(*socketCharges)
+	return &protocolConn{WebsocketConn: conn, charges: charges}, nil
 }
 
 // failureWriter keeps the status of an error answer to itself, and drops
@@ -146,6 +148,9 @@ func (s *sealWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 // graphql-transport-ws close codes beyond those of authenticateInit.
 const (
+	// closeTooManyInits is the protocol's code for a second
+	// connection_init; Membrane also closes with it a socket whose client
+	// keeps sending operations refused for its rate.
 	closeTooManyInits = 4429
 	subprotocolGTWS   = "graphql-transport-ws"
 )
@@ -157,9 +162,35 @@ const (
 // reads it after acknowledging.)
 type protocolConn struct {
 	transport.WebsocketConn
+	// charges are the socket's rate-limit refusals (nil without limits).
+	charges *socketCharges
 
 	mu     sync.Mutex
 	inited bool
+}
+
+// The optional interfaces gqlgen looks for on a connection pass through:
+// without SetReadLimit the WebSocket library's 32 KiB default would end any
+// socket that sends a larger operation (a createRecord with its payload),
+// and without SetReadDeadline a missing pong could not end a dead socket.
+var (
+	_ transport.WebsocketReadLimiter   = (*protocolConn)(nil)
+	_ transport.WebsocketReadDeadliner = (*protocolConn)(nil)
+)
+
+// SetReadLimit bounds a message read from the client.
+func (c *protocolConn) SetReadLimit(limit int64) {
+	if l, ok := c.WebsocketConn.(transport.WebsocketReadLimiter); ok {
+		l.SetReadLimit(limit)
+	}
+}
+
+// SetReadDeadline bounds the wait for the client's next message.
+func (c *protocolConn) SetReadDeadline(t time.Time) error {
+	if d, ok := c.WebsocketConn.(transport.WebsocketReadDeadliner); ok {
+		return d.SetReadDeadline(t)
+	}
+	return nil
 }
 
 // NextReader returns the next message, or ErrWebsocketClosed once it
@@ -167,7 +198,8 @@ type protocolConn struct {
 // connection without another close code).
 func (c *protocolConn) NextReader() (int, io.Reader, error) {
 	typ, r, err := c.WebsocketConn.NextReader()
-	if err != nil || c.Subprotocol() != subprotocolGTWS {
+	gtws := c.Subprotocol() == subprotocolGTWS
+	if err != nil || (!gtws && c.charges == nil) {
 		return typ, r, err
 	}
 	data, err := io.ReadAll(r)
@@ -181,6 +213,14 @@ func (c *protocolConn) NextReader() (int, io.Reader, error) {
 	_ = json.Unmarshal(data, &m)
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if !gtws {
+		// graphql-ws: only the flood rule; "start" starts an operation.
+		if m.Type == "start" && c.charges.abusive() {
+			_ = c.WriteClose(closeTooManyInits, "Too many requests: operations refused for the rate limit were sent again")
+			return typ, nil, transport.ErrWebsocketClosed
+		}
+		return typ, bytes.NewReader(data), nil
+	}
 	switch m.Type {
 	case "connection_init":
 		if c.inited {
@@ -191,6 +231,10 @@ func (c *protocolConn) NextReader() (int, io.Reader, error) {
 	case "subscribe":
 		if !c.inited {
 			_ = c.WriteClose(closeUnauthorized, "Unauthorized")
+			return typ, nil, transport.ErrWebsocketClosed
+		}
+		if c.charges.abusive() {
+			_ = c.WriteClose(closeTooManyInits, "Too many requests: operations refused for the rate limit were sent again")
 			return typ, nil, transport.ErrWebsocketClosed
 		}
 	}
