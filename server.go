@@ -270,15 +270,15 @@ func run(args []string) error {
 			ln.Close()
 			return err
 		}
-		safego.Go("metrics server", func() { errc <- metricsSrv.Serve(mln) })
+		safego.GoErr("metrics server", errc, func() error { return metricsSrv.Serve(mln) })
 		log.Info("metrics listening", "metrics", "http://"+cfg.MetricsListen+"/metrics")
 	}
 	scheme := "http"
 	if cfg.TLSCertFile != "" {
 		scheme = "https"
-		safego.Go("server", func() { errc <- srv.ServeTLS(ln, cfg.TLSCertFile, cfg.TLSKeyFile) })
+		safego.GoErr("server", errc, func() error { return srv.ServeTLS(ln, cfg.TLSCertFile, cfg.TLSKeyFile) })
 	} else {
-		safego.Go("server", func() { errc <- srv.Serve(ln) })
+		safego.GoErr("server", errc, func() error { return srv.Serve(ln) })
 	}
 	runner.Start()
 	// The feed stops before the driver closes (at the end of shutdown, or
@@ -309,7 +309,7 @@ func shutdown(log *slog.Logger, timeout time.Duration, srv *http.Server, drainin
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	drained := make(chan error, 1)
-	safego.Go("shutdown", func() { drained <- srv.Shutdown(ctx) })
+	safego.GoErr("shutdown", drained, func() error { return srv.Shutdown(ctx) })
 	// Shutdown closes its listeners, then runs the hook that closes
 	// draining (and logs so) in a goroutine of its own: wait for it, so
 	// that the steps are logged in order.

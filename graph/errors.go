@@ -58,7 +58,9 @@ func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 				Extensions: map[string]any{"code": membrane.EINVALID}}
 		}
 		code := membrane.ErrorCode(err)
-		if (code == membrane.EINTERNAL || code == membrane.EUNAVAILABLE || code == membrane.EUNKNOWN) && errors.Is(ctx.Err(), context.Canceled) {
+		// OUTCOME_UNKNOWN stays what it is even then: a write may have
+		// committed unacknowledged, which operators must see.
+		if (code == membrane.EINTERNAL || code == membrane.EUNAVAILABLE) && errors.Is(ctx.Err(), context.Canceled) {
 			// The client went away (hung up, closed its socket, stopped
 			// the subscription) and the work failed of the cancellation:
 			// no server error, and nobody reads this answer. It is

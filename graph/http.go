@@ -153,9 +153,14 @@ func (t *touchWriter) Write(b []byte) (int, error) {
 }
 
 // Flush passes streaming responses through.
-func (t *touchWriter) Flush() {
+func (t *touchWriter) Flush() { _ = t.FlushError() }
+
+// FlushError flushes and reports a failed flush (http.ResponseController
+// prefers it to Flush), so that a stream learns at once that its client
+// is gone.
+func (t *touchWriter) FlushError() error {
 	t.touched = true
-	_ = http.NewResponseController(t.ResponseWriter).Flush()
+	return http.NewResponseController(t.ResponseWriter).Flush()
 }
 
 // Hijack hands the connection to a WebSocket.

@@ -177,11 +177,14 @@ func (r *recorder) Write(b []byte) (int, error) {
 }
 
 // Flush sends what was written so far.
-func (r *recorder) Flush() {
+func (r *recorder) Flush() { _ = r.FlushError() }
+
+// FlushError is Flush reporting its failure (see touchWriter.FlushError).
+func (r *recorder) FlushError() error {
 	if r.status == 0 {
 		r.status = http.StatusOK
 	}
-	_ = http.NewResponseController(r.ResponseWriter).Flush()
+	return http.NewResponseController(r.ResponseWriter).Flush()
 }
 
 // Hijack hands the connection over (WebSocket upgrades).

@@ -61,6 +61,21 @@ func (sseTransport) Supports(r *http.Request) bool {
 // is not a GraphQL request in JSON gets a coded 400, and is never logged
 // (it may hold record payloads).
 func (t sseTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	// A panic here (outside a resolver, which gqlgen recovers) is
+	// reported and ends this stream only. Without this, gqlgen's own
+	// recover would answer it with a JSON 500 body written after the
+	// stream's events. Registered first, it runs after the stream ended,
+	// so nothing more reaches a stream that started; one that did not gets
+	// a coded 500.
+	var s *sseStream
+	defer func() {
+		if p := recover(); p != nil {
+			safego.Recovered("sse transport", p)
+			if s == nil {
+				writeError(w, http.StatusInternalServerError, membrane.EINTERNAL, "internal error")
+			}
+		}
+	}()
 	start := graphql.Now()
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
@@ -84,7 +99,7 @@ func (t sseTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 	oc, opErr := exec.CreateOperationContext(ctx, &params)
 	ctx = graphql.WithOperationContext(ctx, oc)
 
-	s := &sseStream{w: w, rc: http.NewResponseController(w), gone: cancel}
+	s = &sseStream{w: w, rc: http.NewResponseController(w), gone: cancel}
 	// The stream ends (and drops any later write) before Do returns, after
 	// the keep-alive goroutine has returned.
 	defer s.end()

@@ -104,14 +104,17 @@ func addErrorCodes(body []byte) ([]byte, bool) {
 
 // Flush lets streaming responses (SSE subscriptions) through; a buffered
 // 4xx is written whole by finish.
-func (c *codeWriter) Flush() {
+func (c *codeWriter) Flush() { _ = c.FlushError() }
+
+// FlushError is Flush reporting its failure (see touchWriter.FlushError).
+func (c *codeWriter) FlushError() error {
 	if c.buf != nil {
-		return
+		return nil
 	}
 	if c.status == 0 {
 		c.WriteHeader(http.StatusOK)
 	}
-	_ = http.NewResponseController(c.ResponseWriter).Flush()
+	return http.NewResponseController(c.ResponseWriter).Flush()
 }
 
 // Hijack lets WebSocket upgrades take the connection over.

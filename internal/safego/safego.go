@@ -62,3 +62,19 @@ func Recovered(where string, p any, args ...any) {
 		count(where)
 	}
 }
+
+// GoErr runs fn in a new goroutine and sends its result to errc; a panic is
+// reported like Go's and sent as an error, so that whoever waits on errc
+// (the server's listener, its shutdown) is never left waiting for a
+// goroutine that died. errc must have room for the send.
+func GoErr(name string, errc chan<- error, fn func() error) {
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				Recovered(name, p)
+				errc <- fmt.Errorf("%s: panic: %v", name, p)
+			}
+		}()
+		errc <- fn()
+	}()
+}

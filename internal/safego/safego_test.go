@@ -3,6 +3,7 @@ package safego_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -84,5 +85,35 @@ func TestGoRunsToCompletion(t *testing.T) {
 	<-done
 	if logs.String() != "" || counts != 0 {
 		t.Fatalf("logged %q, counted %d; want nothing", logs.String(), counts)
+	}
+}
+
+// TestGoErrSendsAPanic: whoever waits for a GoErr goroutine's result gets
+// one even when it panics (the server's listener and shutdown wait so; a
+// swallowed panic would hang the process), and a plain result passes.
+func TestGoErrSendsAPanic(t *testing.T) {
+	safego.Report(slog.New(slog.NewJSONHandler(&syncBuffer{}, nil)), nil)
+	t.Cleanup(func() { safego.Report(nil, nil) })
+	for _, tc := range []struct {
+		name string
+		fn   func() error
+		want string
+	}{
+		{"panic", func() error { panic("boom") }, "listener: panic: boom"},
+		{"error", func() error { return bytes.ErrTooLarge }, bytes.ErrTooLarge.Error()},
+		{"nil", func() error { return nil }, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			errc := make(chan error, 1)
+			safego.GoErr("listener", errc, tc.fn)
+			select {
+			case err := <-errc:
+				if got := fmt.Sprint(err); (tc.want == "" && err != nil) || (tc.want != "" && got != tc.want) {
+					t.Fatalf("got %v, want %q", err, tc.want)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("no result: the waiter would hang")
+			}
+		})
 	}
 }
