@@ -44,8 +44,10 @@ CREATE FULLTEXT INDEX entity_name_terms IF NOT EXISTS FOR (e:Entity) ON EACH [e.
   OPTIONS {indexConfig: {`fulltext.analyzer`: 'keyword', `fulltext.eventually_consistent`: true}};
 // Lock buckets that serialise captures creating same-named entities.
 CREATE CONSTRAINT entity_lock_bucket IF NOT EXISTS FOR (l:EntityLock) REQUIRE l.bucket IS UNIQUE;
-// Idempotency keys of mutations.
+// Idempotency keys of mutations; prune forgets them by age
+// (idempotency_expire).
 CREATE CONSTRAINT idempotency_key IF NOT EXISTS FOR (k:IdempotencyKey) REQUIRE k.key IS UNIQUE;
+CREATE INDEX idempotency_created_at IF NOT EXISTS FOR (k:IdempotencyKey) ON (k.createdAt);
 // Maintenance jobs: one lease per job (and scope restriction), one node per run.
 CREATE CONSTRAINT job_lease_key IF NOT EXISTS FOR (l:JobLease) REQUIRE l.key IS UNIQUE;
 CREATE CONSTRAINT job_run_id IF NOT EXISTS FOR (r:JobRun) REQUIRE r.id IS UNIQUE;

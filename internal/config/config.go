@@ -299,6 +299,9 @@ type Jobs struct {
 	// HistoryRetention is how long after its last change prune keeps a
 	// record that is part of revision history; 0 keeps history forever.
 	HistoryRetention time.Duration `yaml:"history_retention"`
+	// IdempotencyRetention is how long prune keeps idempotency keys, and so
+	// how long a retried request replays its first answer; 0 keeps them.
+	IdempotencyRetention time.Duration `yaml:"idempotency_retention"`
 	// EpisodeWindow is the age window of episodic compression.
 	EpisodeWindow time.Duration `yaml:"episode_window"`
 }
@@ -337,6 +340,9 @@ func Default() Config {
 			Timeout:       30 * time.Minute,
 			LeaseTTL:      time.Minute,
 			EpisodeWindow: membrane.DefaultConsolidationOptions().EpisodeWindow,
+			// A week: far longer than any client retries, short enough
+			// that the keys of busy writers do not pile up.
+			IdempotencyRetention: 7 * 24 * time.Hour,
 		},
 
 		SelectionConfidenceThreshold: membrane.DefaultSelectionThreshold,
@@ -438,6 +444,10 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 		{"MEMBRANE_JOBS_SCOPES", func(v string) error { c.Jobs.Scopes = splitList(v); return nil }},
 		{"MEMBRANE_JOBS_HISTORY_RETENTION", func(v string) (err error) {
 			c.Jobs.HistoryRetention, err = time.ParseDuration(v)
+			return err
+		}},
+		{"MEMBRANE_JOBS_IDEMPOTENCY_RETENTION", func(v string) (err error) {
+			c.Jobs.IdempotencyRetention, err = time.ParseDuration(v)
 			return err
 		}},
 		{"MEMBRANE_SELECTION_CONFIDENCE_THRESHOLD", func(v string) (err error) {
@@ -709,7 +719,8 @@ func (c Config) JobsConfig() (jobs.Config, error) {
 			membrane.JobDecay: j.Decay, membrane.JobPrune: j.Prune, membrane.JobConsolidate: j.Consolidate,
 		},
 		Timeout: j.Timeout, LeaseTTL: j.LeaseTTL, HistoryRetention: j.HistoryRetention,
-		Consolidation: membrane.DefaultConsolidationOptions(),
+		IdempotencyRetention: j.IdempotencyRetention,
+		Consolidation:        membrane.DefaultConsolidationOptions(),
 	}
 	cfg.Consolidation.EpisodeWindow = j.EpisodeWindow
 	if len(j.Scopes) > 0 {
@@ -727,6 +738,8 @@ func (c Config) JobsConfig() (jobs.Config, error) {
 		return cfg, fmt.Errorf("config: jobs.lease_ttl must be >= 1s")
 	case j.HistoryRetention < 0:
 		return cfg, fmt.Errorf("config: jobs.history_retention must be >= 0")
+	case j.IdempotencyRetention < 0:
+		return cfg, fmt.Errorf("config: jobs.idempotency_retention must be >= 0")
 	}
 	if err := cfg.Consolidation.Validate(); err != nil {
 		return cfg, fmt.Errorf("config: jobs: %w", err)

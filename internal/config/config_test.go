@@ -70,6 +70,7 @@ func TestLoadRejectsBadValues(t *testing.T) {
 		"decay spec":              {"MEMBRANE_JOBS_DECAY": "hourly"},
 		"empty prune spec":        {"MEMBRANE_JOBS_PRUNE": " "},
 		"retention":               {"MEMBRANE_JOBS_HISTORY_RETENTION": "-1h"},
+		"idempotency retention":   {"MEMBRANE_JOBS_IDEMPOTENCY_RETENTION": "-1h"},
 		"threshold":               {"MEMBRANE_SELECTION_CONFIDENCE_THRESHOLD": "1.5"},
 		"embedding model":         {"MEMBRANE_EMBEDDING_ENDPOINT": "http://e"},
 		"embedding dims":          {"MEMBRANE_EMBEDDING_ENDPOINT": "http://e", "MEMBRANE_EMBEDDING_MODEL": "m", "MEMBRANE_EMBEDDING_DIMENSIONS": "0"},
@@ -160,7 +161,8 @@ func TestJobsConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	if j.Schedules["decay"] != "@hourly" || j.Schedules["prune"] != "@hourly" || j.Schedules["consolidate"] != "0 */6 * * *" ||
-		j.Scopes != nil || j.Timeout != 30*time.Minute || j.Consolidation.EpisodeWindow != 24*time.Hour || j.HistoryRetention != 0 {
+		j.Scopes != nil || j.Timeout != 30*time.Minute || j.Consolidation.EpisodeWindow != 24*time.Hour || j.HistoryRetention != 0 ||
+		j.IdempotencyRetention != 7*24*time.Hour {
 		t.Fatalf("default jobs config = %+v", j)
 	}
 	dir := t.TempDir()
@@ -169,13 +171,14 @@ func TestJobsConfig(t *testing.T) {
 	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	c, err = config.Load([]string{"-config", file}, env(map[string]string{"MEMBRANE_JOBS_DECAY": "*/10 * * * * *"}))
+	c, err = config.Load([]string{"-config", file}, env(map[string]string{"MEMBRANE_JOBS_DECAY": "*/10 * * * * *",
+		"MEMBRANE_JOBS_IDEMPOTENCY_RETENTION": "48h"}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	j, _ = c.JobsConfig()
 	if j.Schedules["consolidate"] != "off" || j.Schedules["decay"] != "*/10 * * * * *" || len(j.Scopes) != 2 ||
-		j.HistoryRetention != 720*time.Hour || j.Consolidation.EpisodeWindow != 12*time.Hour {
+		j.HistoryRetention != 720*time.Hour || j.Consolidation.EpisodeWindow != 12*time.Hour || j.IdempotencyRetention != 48*time.Hour {
 		t.Fatalf("jobs config from file and env = %+v", j)
 	}
 }

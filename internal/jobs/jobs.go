@@ -68,6 +68,8 @@ type Config struct {
 	Scopes []string
 	// HistoryRetention: see membrane.PruneOptions.
 	HistoryRetention time.Duration
+	// IdempotencyRetention: see membrane.PruneOptions.
+	IdempotencyRetention time.Duration
 	// Consolidation tunes the consolidation job.
 	Consolidation membrane.ConsolidationOptions
 	// Observers watch every run (metrics, tracing); none costs nothing.
@@ -515,7 +517,8 @@ func (r *Runner) execute(ctx context.Context, job membrane.JobName, o membrane.S
 	case membrane.JobDecay:
 		res, err = r.store.DecaySweep(ctx, o)
 	case membrane.JobPrune:
-		res, err = r.store.Prune(ctx, membrane.PruneOptions{SweepOptions: o, HistoryRetention: r.cfg.HistoryRetention})
+		res, err = r.store.Prune(ctx, membrane.PruneOptions{SweepOptions: o, HistoryRetention: r.cfg.HistoryRetention,
+			IdempotencyRetention: r.cfg.IdempotencyRetention})
 	case membrane.JobConsolidate:
 		var c *membrane.ConsolidationResult
 		c, err = r.consolidate(ctx, o)

@@ -19,6 +19,11 @@ type PruneOptions struct {
 	// HistoryRetention is how long after its last change a record that is
 	// part of revision history is kept; 0 keeps history forever.
 	HistoryRetention time.Duration
+	// IdempotencyRetention is how long idempotency keys (explicit, or
+	// implied by client-chosen ids) are kept, and so how long a retry of
+	// the same request replays its first answer; 0 keeps them forever.
+	// Keys have no scope: a pass restricted to scopes leaves them alone.
+	IdempotencyRetention time.Duration
 }
 
 // InHistory reports whether a record is part of revision history: it is

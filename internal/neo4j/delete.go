@@ -3,6 +3,7 @@ package neo4j
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/membrane/membrane/cypher"
 	"github.com/membrane/membrane/internal/membrane"
@@ -71,5 +72,25 @@ func (db *DB) Prune(ctx context.Context, o membrane.PruneOptions) (membrane.Swee
 	if err != nil {
 		return membrane.SweepResult{}, fmt.Errorf("prune: %w", err)
 	}
+	if o.IdempotencyRetention > 0 && o.Scopes == nil {
+		if _, err := db.ExpireIdempotencyKeys(ctx, o.Now.Add(-o.IdempotencyRetention)); err != nil {
+			return membrane.SweepResult{}, fmt.Errorf("prune: %w", err)
+		}
+	}
 	return sweepResult(rows), nil
+}
+
+// ExpireIdempotencyKeys deletes the idempotency keys stored before cutoff,
+// in batches, and returns how many.
+func (db *DB) ExpireIdempotencyKeys(ctx context.Context, cutoff time.Time) (int64, error) {
+	rows, err := autocommit(ctx, db, cypher.Must("idempotency_expire"),
+		map[string]any{"cutoff": cutoff.UTC(), "batch": int64(PruneBatch)})
+	if err != nil {
+		return 0, fmt.Errorf("expire idempotency keys: %w", err)
+	}
+	var n int64
+	if len(rows) > 0 {
+		n, _ = rows[0].Values[0].(int64)
+	}
+	return n, nil
 }
