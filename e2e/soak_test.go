@@ -867,7 +867,7 @@ func (r *soakRun) aliasCursor(ctx context.Context, key string) {
 
 // aliasMetrics sends 3,000 metrics aliases in one operation.
 func (r *soakRun) aliasMetrics(ctx context.Context, key string) {
-	r.aliases(ctx, key, "hostile alias metrics x3000", 3000, "metrics { totalRecords averageSalience }")
+	r.aliases(ctx, key, "hostile alias metrics x3000", 3000, "metrics { totalRecords }")
 }
 
 func (r *soakRun) aliases(ctx context.Context, key, kind string, n int, field string) {

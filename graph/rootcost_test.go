@@ -3,8 +3,12 @@ package graph_test
 import (
 	"fmt"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
+
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/parser"
 
 	"github.com/membrane/membrane/graph"
 	"github.com/membrane/membrane/internal/membrane"
@@ -138,52 +142,67 @@ func TestMutationRootCost(t *testing.T) {
 	}
 }
 
-// TestDocumentedQueriesFitReaderLimits: the README's and
-// docs/operations.md's example operations stay within a reader's default
-// limits (they may fail for other reasons: a reader cannot write, the
-// scopes are not the reader's).
+// TestDocumentedQueriesFitReaderLimits: every operation in the graphql
+// code blocks of the README and the docs stays within a reader's default
+// limits (it may fail for other reasons: a reader cannot write, the scopes
+// are not the reader's). The operations are read from the files, so a
+// documented query that grows past the limits, or stops parsing, fails.
 func TestDocumentedQueriesFitReaderLimits(t *testing.T) {
 	reader := membrane.Principal{Actor: "reader-" + membrane.NewID(), Role: membrane.RoleReader,
 		MaxSensitivity: membrane.SensitivityLow, Scopes: []string{neo4jtest.Scope(t)}}
 	rd := newClient(t, reader).as(reader.Actor)
-	for _, q := range []string{
-		`mutation {
-  ingestObservation(input: {source: "agent-1", subject: "auth-service", predicate: "uses", object: "PostgreSQL", scope: "project:alpha"}) {
-    id type confidence lifecycle { halfLifeSeconds }
-  }
-}`,
-		`query {
-  records(filter: {types: [SEMANTIC], scopes: ["project:alpha"], tags: ["infra"], minSalience: 0.2}, orderBy: {field: SALIENCE, direction: DESC}, first: 20) {
-    nodes { id salience payload { ... on SemanticPayload { subject predicate object } } auditLog { nodes { action actor timestamp } } }
-    pageInfo { hasNextPage endCursor }
-    totalCount
-  }
-}`,
-		`query {
-  retrieve(input: {query: "postgres connection pool", scopes: ["project:alpha"], limit: 5}) {
-    hits { score parts { relevance salience recency confidence } record { id type } }
-    selection { selected { id } confidence needsMore }
-  }
-}`,
-		`mutation {
-  captureMemory(input: {source: "agent-1", sourceKind: "observation", scope: "project:alpha",
-    content: {subject: "auth-service", predicate: "uses_database", object: "PostgreSQL"}}) {
-    primary { id } created { id type } edges { predicate sourceId targetId }
-  }
-}`,
-		`query { changeCursor }`,
-		`{ records(first: 100) { nodes { id type scope } } }`,
-	} {
-		t.Run(strings.Fields(q)[0]+" "+strings.Fields(q)[2], func(t *testing.T) {
-			r := rd.post(map[string]any{"query": q})
-			if r.status == http.StatusUnprocessableEntity || r.code() == membrane.ECOMPLEXITY {
-				t.Fatalf("refused: %.300s", r.body)
+	ops := 0
+	for _, file := range []string{"../README.md", "../docs/operations.md", "../docs/retrieval.md", "../docs/data-model.md"} {
+		raw, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, block := range graphqlBlocks(string(raw)) {
+			doc, gerr := parser.ParseQuery(&ast.Source{Input: block})
+			if gerr != nil {
+				t.Fatalf("%s, graphql block %d does not parse: %v", file, i+1, gerr)
 			}
-			c, _ := r.gql.Extensions["complexity"].(map[string]any)
-			if c == nil || c["cost"].(float64) > c["limit"].(float64) {
-				t.Fatalf("extensions.complexity = %v", c)
+			for j, op := range doc.Operations {
+				end := len(block)
+				if j+1 < len(doc.Operations) {
+					end = doc.Operations[j+1].Position.Start
+				}
+				q := block[op.Position.Start:end]
+				ops++
+				t.Run(fmt.Sprintf("%s#%d.%d", strings.TrimPrefix(file, "../"), i+1, j+1), func(t *testing.T) {
+					r := rd.post(map[string]any{"query": q})
+					if r.status == http.StatusUnprocessableEntity || r.code() == membrane.ECOMPLEXITY {
+						t.Fatalf("refused: %.300s", r.body)
+					}
+					// The limits are checked before anything runs: an
+					// answer of the operation's own (data, or a resolver's
+					// error: a subscription over POST on a server without
+					// live updates) shows that it fit. Queries and
+					// mutations also report their cost.
+					if c, _ := r.gql.Extensions["complexity"].(map[string]any); c != nil {
+						if c["cost"].(float64) > c["limit"].(float64) {
+							t.Fatalf("extensions.complexity = %v", c)
+						}
+						t.Logf("cost %v", c["cost"])
+					} else if op.Operation != ast.Subscription {
+						t.Fatalf("no extensions.complexity in %.300s", r.body)
+					}
+				})
 			}
-			t.Logf("cost %v", c["cost"])
-		})
+		}
 	}
+	if ops < 5 {
+		t.Fatalf("found %d documented operations, want the README's and docs' examples", ops)
+	}
+}
+
+// graphqlBlocks returns the bodies of a Markdown text's ```graphql blocks.
+func graphqlBlocks(md string) []string {
+	var blocks []string
+	for _, part := range strings.Split(md, "```graphql\n")[1:] {
+		if end := strings.Index(part, "```"); end >= 0 {
+			blocks = append(blocks, part[:end])
+		}
+	}
+	return blocks
 }

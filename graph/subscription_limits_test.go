@@ -30,8 +30,27 @@ func TestSubscriptionLimitOverSSE(t *testing.T) {
 	vars := func() map[string]any {
 		return map[string]any{"f": map[string]any{"scopes": []any{scope}}, "after": changeCursor(t, c)}
 	}
+	// active waits, with a deadline, until n subscriptions are admitted:
+	// a stream's headers come before its operation is dispatched (and
+	// counted), so without it the third could be admitted before the
+	// second.
+	active := func(n int) {
+		t.Helper()
+		poll := time.NewTicker(10 * time.Millisecond)
+		defer poll.Stop()
+		deadline := time.After(10 * time.Second)
+		for hub.Active() != n {
+			select {
+			case <-poll.C:
+			case <-deadline:
+				t.Fatalf("%d subscriptions active after 10s, want %d", hub.Active(), n)
+			}
+		}
+	}
 	first := c.subscribeSSE(t, c.url, recordChangedQ, vars())
+	active(1)
 	second := c.subscribeSSE(t, c.url, recordChangedQ, vars())
+	active(2)
 	third := c.subscribeSSE(t, c.url, recordChangedQ, vars())
 	if third.status != http.StatusOK {
 		t.Fatalf("status %d", third.status)
@@ -47,18 +66,8 @@ func TestSubscriptionLimitOverSSE(t *testing.T) {
 	}
 
 	first.cancel()
-	// The server hears of the hang-up when it next reads or writes; wait
-	// for the place to be freed, with a deadline.
-	poll := time.NewTicker(10 * time.Millisecond)
-	defer poll.Stop()
-	deadline := time.After(10 * time.Second)
-	for hub.Active() != 1 {
-		select {
-		case <-poll.C:
-		case <-deadline:
-			t.Fatalf("%d subscriptions active 10s after one ended, want 1", hub.Active())
-		}
-	}
+	// The server hears of the hang-up when it next reads or writes.
+	active(1)
 	fourth := c.subscribeSSE(t, c.url, recordChangedQ, vars())
 	id = c.create(scope, "SEMANTIC", fact("two"), nil)
 	for _, s := range []*stream{second, fourth} {
