@@ -247,11 +247,16 @@ func (r *Runner) RunScheduled(ctx context.Context, job membrane.JobName, slot ti
 // JobRuns lists recorded runs, newest first, after marking abandoned the
 // runs of this process's jobs whose holder died (see abandon).
 func (r *Runner) JobRuns(ctx context.Context, job *membrane.JobName, page membrane.Page) (*membrane.JobRunPage, error) {
-	if err := r.abandon(ctx); err != nil {
-		return nil, err
+	// A failure to mark them (contention on a lease, an outage) must not
+	// fail the read: the next read or firing marks them.
+	if err := r.abandon(ctx); err != nil && ctx.Err() == nil {
+		r.log.WarnContext(ctx, "job runs: marking abandoned runs failed; listing as found", "err", err)
 	}
 	return r.store.FindJobRuns(ctx, job, page)
 }
+
+// errLeaseUnchanged aborts a lease update that has nothing to write.
+var errLeaseUnchanged = errors.New("lease unchanged")
 
 // abandon frees the leases of this process's jobs whose holder let them
 // expire (it died mid-run) and marks the runs they named abandoned, so
@@ -262,8 +267,13 @@ func (r *Runner) abandon(ctx context.Context) error {
 	for _, job := range membrane.JobNames {
 		key := membrane.LeaseKey(job, r.cfg.Scopes)
 		if _, err := r.store.UpdateLease(ctx, key, func(l membrane.Lease) (membrane.Lease, error) {
-			return l.Expire(r.now()), nil
-		}); err != nil {
+			if e := l.Expire(r.now()); e != l {
+				return e, nil
+			}
+			// Held or free: nothing to write (a read of jobRuns must not
+			// write a lease that a running job renews).
+			return l, errLeaseUnchanged
+		}); err != nil && !errors.Is(err, errLeaseUnchanged) {
 			return err
 		}
 		keys = append(keys, key)
