@@ -334,24 +334,27 @@ func (h *Hub) fanOut(b membrane.EventBatch, epoch int64, round uint64) {
 	if h.epoch != epoch {
 		return
 	}
+	tail := b.Next
 	for f := range h.followers {
-		if !h.offer(f, b, round) {
+		if f.joined >= round {
+			// It joined during this read, which was not made for it (its
+			// filter and records may be missing): it stays, and the next
+			// read starts no later than its cursor, for it. The others
+			// are past that range (offer skips what they have), so the
+			// re-read sends them nothing twice.
+			tail = min(tail, f.next)
+			continue
+		}
+		if !h.offer(f, b) {
 			delete(h.followers, f)
 		}
 	}
-	h.tail = b.Next
+	h.tail = tail
 }
 
-// offer queues f's share of b, the read of round; h.mu is held. It
-// returns false when f is dropped: it joined during the read (which may
-// have left out its entries or records), or its queue would pass
-// Config.Buffer.
-func (h *Hub) offer(f *follower, b membrane.EventBatch, round uint64) bool {
-	if f.joined >= round {
-		f.detached = true
-		f.notify()
-		return false
-	}
+// offer queues f's share of b; h.mu is held. It returns false when f is
+// dropped: its queue would pass Config.Buffer.
+func (h *Hub) offer(f *follower, b membrane.EventBatch) bool {
 	var add []*membrane.Event
 	for _, e := range b.Events {
 		if e.Seq <= f.next || !f.sub.Filter.Matches(e) {
