@@ -74,13 +74,19 @@ multi_session | a b | what happened | twice?
 }
 
 // TestConversationFixture checks the fixture's shape without a database:
-// every file loads, and the counts README.md states hold.
+// every file loads, every conversation has at least 4 sessions of at least
+// 20 turns, and there are at least 300 questions, 40 or more per category.
 func TestConversationFixture(t *testing.T) {
 	convs, err := eval.LoadConversations("conversations")
 	if err != nil {
 		t.Fatal(err)
 	}
+	perCategory, questions := map[string]int{}, 0
 	for _, c := range convs {
+		for _, q := range c.Questions {
+			perCategory[q.Category]++
+			questions++
+		}
 		perSession := map[string]int{}
 		for _, tr := range c.Turns {
 			perSession[tr.Session]++
@@ -92,6 +98,14 @@ func TestConversationFixture(t *testing.T) {
 			if n < 20 {
 				t.Errorf("%s: %d turns, want at least 20", s, n)
 			}
+		}
+	}
+	if questions < 300 {
+		t.Errorf("%d questions, want at least 300", questions)
+	}
+	for _, cat := range eval.Categories {
+		if perCategory[cat] < 40 {
+			t.Errorf("%s: %d questions, want at least 40", cat, perCategory[cat])
 		}
 	}
 }

@@ -15,11 +15,6 @@ import (
 const (
 	// retrieveLimit is the limit of every retrieve and baseline search.
 	retrieveLimit = 20
-	// minQuestions keeps the fixture large enough to tell systems apart.
-	minQuestions = 300
-	// targetGain is issue 10's target: retrieve's recall@10 at least 15 %
-	// above the baseline's. Checked when MEMBRANE_EVAL_TARGET is set.
-	targetGain = 1.15
 )
 
 // TestConversations loads every conversation of conversations/ into a
@@ -78,12 +73,10 @@ func TestConversations(t *testing.T) {
 	if err := db.AwaitSearchIndexes(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if questions < minQuestions {
-		t.Errorf("the fixture has %d questions, want at least %d", questions, minQuestions)
-	}
 
 	cmp := eval.NewComparison("retrieve", "bm25")
 	var misses strings.Builder
+	fmt.Fprintln(&misses, "questions where retrieve's recall@10 is below bm25's:")
 	limit := int64(retrieveLimit)
 	for i, c := range convs {
 		ids, texts := make([]string, len(c.Turns)), make([]string, len(c.Turns))
@@ -118,8 +111,8 @@ func TestConversations(t *testing.T) {
 		}
 	}
 
-	report := fmt.Sprintf("conversations: %d, turns: %d, questions: %d, limit %d\n%s", len(convs), turns, questions, retrieveLimit, cmp.Table(eval.Categories))
-	t.Log("\n" + report + "questions where retrieve's recall@10 is below bm25's:\n" + misses.String())
+	report := fmt.Sprintf("conversations: %d, turns: %d, questions: %d, limit %d\n%s%s", len(convs), turns, questions, retrieveLimit, cmp.Table(eval.Categories), misses.String())
+	t.Log("\n" + report)
 	if path := os.Getenv("MEMBRANE_EVAL_REPORT"); path != "" {
 		if err := os.WriteFile(path, []byte(report), 0o644); err != nil {
 			t.Error(err)
@@ -127,10 +120,7 @@ func TestConversations(t *testing.T) {
 	}
 
 	a, b := cmp.Overall()
-	if a.Recall10 < b.Recall10 || a.MRR < b.MRR {
-		t.Errorf("retrieve is below the bm25 baseline: recall@10 %.3f vs %.3f, MRR %.3f vs %.3f", a.Recall10, b.Recall10, a.MRR, b.MRR)
-	}
-	if os.Getenv("MEMBRANE_EVAL_TARGET") != "" && a.Recall10 < targetGain*b.Recall10 {
-		t.Errorf("retrieve misses the target: recall@10 %.3f, want >= %.2f x bm25's %.3f = %.3f", a.Recall10, targetGain, b.Recall10, targetGain*b.Recall10)
+	for _, f := range eval.Gate(a, b, os.Getenv("MEMBRANE_EVAL_TARGET") != "") {
+		t.Error("retrieve against bm25: " + f)
 	}
 }

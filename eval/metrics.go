@@ -217,3 +217,24 @@ func (c *Comparison) Table(order []string) string {
 	row("all", a, b)
 	return sb.String()
 }
+
+// TargetGain is issue 10's target: retrieve's recall@10 at least 15 %
+// above the baseline's on the conversation fixture.
+const TargetGain = 1.15
+
+// Gate compares retrieve's overall scores with the baseline's and returns
+// what fails: retrieve below the baseline on recall@10 or MRR and, with
+// target, retrieve's recall@10 below TargetGain times the baseline's.
+func Gate(retrieve, baseline Scores, target bool) []string {
+	var fails []string
+	if retrieve.Recall10 < baseline.Recall10 {
+		fails = append(fails, fmt.Sprintf("recall@10 %.3f is below the baseline's %.3f", retrieve.Recall10, baseline.Recall10))
+	}
+	if retrieve.MRR < baseline.MRR {
+		fails = append(fails, fmt.Sprintf("MRR %.3f is below the baseline's %.3f", retrieve.MRR, baseline.MRR))
+	}
+	if target && retrieve.Recall10 < TargetGain*baseline.Recall10 {
+		fails = append(fails, fmt.Sprintf("recall@10 %.3f misses the target %.2f x %.3f = %.3f", retrieve.Recall10, TargetGain, baseline.Recall10, TargetGain*baseline.Recall10))
+	}
+	return fails
+}

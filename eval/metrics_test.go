@@ -96,3 +96,27 @@ func TestComparison(t *testing.T) {
 		t.Error("the mean of nothing is zero")
 	}
 }
+
+func TestGate(t *testing.T) {
+	base := eval.Scores{Recall10: 0.60, MRR: 0.40}
+	tests := []struct {
+		name     string
+		retrieve eval.Scores
+		target   bool
+		fails    int
+	}{
+		{"equal passes", eval.Scores{Recall10: 0.60, MRR: 0.40}, false, 0},
+		{"recall@10 below", eval.Scores{Recall10: 0.59, MRR: 0.50}, false, 1},
+		{"MRR below", eval.Scores{Recall10: 0.70, MRR: 0.39}, false, 1},
+		{"both below", eval.Scores{Recall10: 0.50, MRR: 0.30}, false, 2},
+		{"above but short of the target, target off", eval.Scores{Recall10: 0.68, MRR: 0.45}, false, 0},
+		{"above but short of the target, target on", eval.Scores{Recall10: 0.68, MRR: 0.45}, true, 1},
+		{"target met", eval.Scores{Recall10: 0.70, MRR: 0.45}, true, 0},
+		{"below and target on", eval.Scores{Recall10: 0.50, MRR: 0.45}, true, 2},
+	}
+	for _, tt := range tests {
+		if got := eval.Gate(tt.retrieve, base, tt.target); len(got) != tt.fails {
+			t.Errorf("%s: %q, want %d failures", tt.name, got, tt.fails)
+		}
+	}
+}
