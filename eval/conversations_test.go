@@ -15,9 +15,6 @@ import (
 const (
 	// retrieveLimit is the limit of every retrieve and baseline search.
 	retrieveLimit = 20
-	// targetRecall5 is issue 10's target for recall@5 on fixture.json
-	// (TestRetrievalQuality), checked with MEMBRANE_EVAL_TARGET set.
-	targetRecall5 = 0.95
 )
 
 // TestConversations loads every conversation of conversations/ into a
