@@ -1,6 +1,7 @@
 package eval_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/membrane/membrane/eval"
 	"github.com/membrane/membrane/internal/membrane"
+	"github.com/membrane/membrane/internal/neo4j"
 	"github.com/membrane/membrane/internal/neo4jtest"
 )
 
@@ -52,6 +54,7 @@ func TestConversations(t *testing.T) {
 	turns, questions := 0, 0
 	for i, c := range convs {
 		scopes[i] = neo4jtest.Scope(t)
+		deleteScopeAtEnd(t, db, scopes[i])
 		batch := make([]*membrane.Ingested, 0, len(c.Turns))
 		for _, tr := range c.Turns {
 			in := membrane.RecordInput{Type: membrane.TypeEpisodic, Scope: &scopes[i]}
@@ -123,4 +126,17 @@ func TestConversations(t *testing.T) {
 	for _, f := range eval.Gate(a, b, os.Getenv("MEMBRANE_EVAL_TARGET") != "") {
 		t.Error("retrieve against bm25: " + f)
 	}
+}
+
+// deleteScopeAtEnd deletes the scope's records when the test ends: the
+// full-text index is shared by every scope of the test database, and a
+// scoped retrieve reads the index's best matches across scopes before it
+// filters them, so records left behind would change the figures of every
+// later eval (this one's and TestRetrievalQuality's).
+func deleteScopeAtEnd(t *testing.T, db *neo4j.DB, scope string) {
+	t.Cleanup(func() {
+		if err := db.DeleteScope(context.Background(), scope); err != nil {
+			t.Errorf("delete scope %s: %v", scope, err)
+		}
+	})
 }

@@ -32,6 +32,7 @@ func TestRetrievalQuality(t *testing.T) {
 	}
 	db := neo4jtest.DB(t)
 	scope := neo4jtest.Scope(t)
+	deleteScopeAtEnd(t, db, scope)
 	ctx := membrane.NewContextWithTrust(t.Context(), membrane.SystemTrust("eval"))
 	now := time.Now().UTC()
 	keyOf := map[string]string{}
