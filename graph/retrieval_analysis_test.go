@@ -27,7 +27,7 @@ func analysisFixture(t *testing.T, c *client, scope string) map[string]string {
 			ActiveConstraints: []membrane.Constraint{{Type: "config", Key: "max_connections", Value: 200.0}}}}},
 		"episode": {Type: membrane.TypeEpisodic, Payload: membrane.PayloadInput{Episodic: &membrane.EpisodicPayload{
 			SessionID: "sess-7q", Outcome: &outcome,
-			Timeline: []membrane.TimelineEvent{{T: now, EventKind: "deploy", Ref: "rollout-4711", Summary: "We migrated the invoices table"}},
+			Timeline:  []membrane.TimelineEvent{{T: now, EventKind: "deploy", Ref: "rollout-4711", Summary: "We migrated the invoices table"}},
 			ToolGraph: []membrane.ToolNode{{ID: "n1", Tool: "kubectl", Args: map[string]any{"kube_namespace": "ledgerspace"}}}}}},
 		"plan": {Type: membrane.TypePlanGraph, Payload: membrane.PayloadInput{PlanGraph: &membrane.PlanGraphPayload{
 			PlanID: "plan-vacuum-nightly", Intent: "keep tables lean", Nodes: []membrane.PlanNode{{ID: "a", Op: "vacuum"}}}}},
