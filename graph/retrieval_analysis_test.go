@@ -3,9 +3,12 @@ package graph_test
 import (
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/membrane/membrane/graph"
+	"github.com/membrane/membrane/internal/embedding"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4jtest"
 )
@@ -132,5 +135,27 @@ func TestRetrieveQueryAnalysisBadInput(t *testing.T) {
 		if f := fieldsOf(errs); len(f) == 0 || f[0] != "input.query" {
 			t.Errorf("retrieve(%.20q): fields %v, want input.query", q, f)
 		}
+	}
+}
+
+// TestRetrieveStopWordsWithVector: a query of only stop words has no
+// full-text terms, but with vector search its embedding still searches
+// (and the empty full-text part is not sent to the index).
+func TestRetrieveStopWordsWithVector(t *testing.T) {
+	scope := neo4jtest.Scope(t)
+	var failing atomic.Bool
+	emb, err := embedding.New(embedding.Config{Endpoint: fakeEmbeddingServer(t, &failing), Model: "fake-1", Dimensions: fakeDims})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newClientWith(t, func(r *graph.Resolver) { r.Embedder = emb })
+	if err := c.db.EnsureVectorIndex(t.Context(), fakeDims); err != nil {
+		t.Fatal(err)
+	}
+	rec := c.capture(map[string]any{"source": "s", "scope": scope, "summary": "what was it about"})
+	awaitSearch(t, c)
+	got := c.retrieve(map[string]any{"query": "what is it", "scopes": []any{scope}}).Retrieve
+	if !got.VectorUsed || len(got.Hits) == 0 || got.Hits[0].Record.ID != rec.CaptureMemory.Primary.ID || got.Hits[0].Parts.Text != 0 {
+		t.Fatalf("stop words with a vector: %+v", got)
 	}
 }
