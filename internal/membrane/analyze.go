@@ -2,6 +2,8 @@ package membrane
 
 import (
 	"strings"
+	"sync"
+	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
 
@@ -197,7 +199,30 @@ func wordTerm(w string) (string, bool) {
 			return w, true
 		}
 	}
-	return english.Stem(w, true), true
+	return stem(w), true
+}
+
+// Stems are cached: memory text repeats its vocabulary, and the stemmer
+// is most of the analysis' cost. The cache stops growing at maxStemCache
+// words (at most 64 bytes each), so hostile text cannot grow it unbounded.
+const maxStemCache = 1 << 16
+
+var (
+	stemCache     sync.Map
+	stemCacheSize atomic.Int64
+)
+
+func stem(w string) string {
+	if s, ok := stemCache.Load(w); ok {
+		return s.(string)
+	}
+	s := english.Stem(w, true)
+	if stemCacheSize.Load() < maxStemCache {
+		if _, loaded := stemCache.LoadOrStore(strings.Clone(w), s); !loaded {
+			stemCacheSize.Add(1)
+		}
+	}
+	return s
 }
 
 // splitCase splits a run of letters and digits at camelCase boundaries:

@@ -194,3 +194,42 @@ func TestSearchTermsCoverPayloadFields(t *testing.T) {
 		})
 	}
 }
+
+// FuzzAnalyze: whatever the input, analysis does not panic, every term is
+// lower-case letters, marks, digits and '_' (no Lucene syntax, no space),
+// query terms are distinct and bounded, and each is an index term.
+func FuzzAnalyze(f *testing.F) {
+	for _, s := range []string{"usesDatabase HTTPServer", "cfg.max_connections=100", "\x00\xed\xa0\x80", `a:b "c" (d) [e TO f]`,
+		"ＡＢＣ ﬁle 数据库", "__x__ -y- .z.", "İstanbul ǅemal ß"} {
+		f.Add(s)
+	}
+	term := regexp.MustCompile(`^[\p{Ll}\p{Lo}\p{Lm}\p{Lt}\p{M}\p{N}_]+$`)
+	f.Fuzz(func(t *testing.T, s string) {
+		text := membrane.AnalyzeText(s)
+		q := membrane.AnalyzeQuery(s)
+		if len(q) > membrane.MaxQueryTerms {
+			t.Fatalf("%d query terms", len(q))
+		}
+		seen := map[string]bool{}
+		for _, x := range q {
+			if seen[x] || !slices.Contains(text, x) {
+				t.Fatalf("query term %q repeated or not an index term of %q", x, s)
+			}
+			seen[x] = true
+		}
+		for _, x := range text {
+			if !term.MatchString(x) || strings.ContainsAny(x, ` \:"()[]{}^~*?+-!&|/`) {
+				t.Fatalf("term %q of %q", x, s)
+			}
+		}
+	})
+}
+
+func BenchmarkSearchTerms(b *testing.B) {
+	p := &membrane.EpisodicPayload{SessionID: "session-12",
+		Timeline: []membrane.TimelineEvent{{EventKind: "user_message", Ref: "turn-7",
+			Summary: "Caroline said she went to the LGBTQ support group yesterday and it was really empowering; she is thinking about adoption agencies"}}}
+	for b.Loop() {
+		membrane.SearchTerms(p)
+	}
+}
