@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"os"
+	"reflect"
 	"sync"
 	"testing"
 
@@ -137,5 +138,39 @@ func TestSearchTermsMigration(t *testing.T) {
 	}
 	if got := retrieveIDs(t, db, scope, "databases"); len(got) != 1 || got[0] != plain.ID {
 		t.Errorf("after a second start: %v", got)
+	}
+}
+
+// TestRetrieveQueryAnalysis: in the store, a query of only stop words
+// matches nothing (while the scope has records to browse), Lucene syntax
+// finds what its words find, and identifiers match across spellings.
+func TestRetrieveQueryAnalysis(t *testing.T) {
+	db := neo4jtest.DB(t)
+	scope := neo4jtest.Scope(t)
+	recs := create(t, db, t0,
+		fact(scope, "the databases of billing", 0.5, nil),
+		fact(scope, "cfg.max_connections raised", 0.5, nil))
+	browse, err := membrane.NewRetrieveQuery(nil, nil, []string{scope}, nil, nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err := db.Retrieve(sysCtx(), browse, membrane.DefaultSelectionThreshold); err != nil || len(r.Hits) != 2 {
+		t.Fatalf("browse: %v, %v", r, err)
+	}
+	for _, tt := range []struct {
+		query string
+		want  []string
+	}{
+		{"what is it?", nil},
+		{"the of and to", nil},
+		{"database", []string{recs[0].ID}},
+		{`database* AND "billing"~2 OR title:(qq)`, []string{recs[0].ID}},
+		{"maxConnections", []string{recs[1].ID}},
+		{"max-connections", []string{recs[1].ID}},
+		{"CFG.MAX_CONNECTIONS", []string{recs[1].ID}},
+	} {
+		if got := retrieveIDs(t, db, scope, tt.query); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("retrieve(%q) = %v, want %v", tt.query, got, tt.want)
+		}
 	}
 }
