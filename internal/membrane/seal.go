@@ -21,6 +21,8 @@ type Sealer struct {
 	threshold int
 	active    string
 	keys      map[string]cipher.AEAD
+	// blind holds each key's blind-index key (BlindKey), by key id.
+	blind map[string][]byte
 }
 
 // SealKey is one named 32-byte key.
@@ -37,7 +39,7 @@ func NewSealer(threshold Sensitivity, keys []SealKey, active string) (*Sealer, e
 	if !threshold.Valid() {
 		return nil, fmt.Errorf("encryption threshold %q is not a sensitivity", threshold)
 	}
-	s := &Sealer{threshold: threshold.Level(), active: active, keys: map[string]cipher.AEAD{}}
+	s := &Sealer{threshold: threshold.Level(), active: active, keys: map[string]cipher.AEAD{}, blind: map[string][]byte{}}
 	for _, k := range keys {
 		if k.ID == "" || strings.Contains(k.ID, ":") {
 			return nil, fmt.Errorf("encryption key id %q must be non-empty and without ':'", k.ID)
@@ -54,6 +56,7 @@ func NewSealer(threshold Sensitivity, keys []SealKey, active string) (*Sealer, e
 			return nil, fmt.Errorf("encryption key %q: %w", k.ID, err)
 		}
 		s.keys[k.ID] = aead
+		s.blind[k.ID] = BlindKey(k.Key)
 	}
 	if len(keys) > 0 && s.keys[active] == nil {
 		return nil, fmt.Errorf("active encryption key %q is not among the configured keys", active)
