@@ -5,9 +5,15 @@ import (
 	"crypto/cipher"
 	"crypto/rand"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"strings"
 )
+
+// ErrSealKeyMissing is wrapped by Open's error when a value is sealed under
+// a key this server does not have: such a record cannot be shown, but it is
+// no reason to fail a search that merely matched it.
+var ErrSealKeyMissing = errors.New("encryption key is not configured")
 
 // sealPrefix starts every sealed value: format version, key id, then the
 // base64url nonce and ciphertext.
@@ -98,7 +104,7 @@ func (s *Sealer) Open(sealed, context string) ([]byte, error) {
 	}
 	aead := s.keys[id]
 	if aead == nil {
-		return nil, fmt.Errorf("open: encryption key %q is not configured", id)
+		return nil, fmt.Errorf("open: key %q: %w", id, ErrSealKeyMissing)
 	}
 	ct, err := base64.RawURLEncoding.DecodeString(data)
 	if err != nil || len(ct) < aead.NonceSize() {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/membrane/membrane/internal/membrane"
@@ -281,7 +282,15 @@ var sealedProps = []string{"payload", "provenanceSources"}
 // subset of the properties (an update).
 func (db *DB) seal(r *membrane.Record, p map[string]any) error {
 	if !db.sealer.Required(r.Sensitivity) {
+		if _, ok := p["sensitivity"]; ok {
+			// Only sealed records have blind terms (a record whose
+			// sensitivity was lowered loses them).
+			p["blindTerms"], p["blindKeyId"] = nil, nil
+		}
 		return nil
+	}
+	if err := db.blindTerms(r, p); err != nil {
+		return err
 	}
 	p["encrypted"] = true
 	for _, k := range sealedProps {
@@ -320,6 +329,46 @@ func (db *DB) seal(r *membrane.Record, p map[string]any) error {
 			p[k] = nil // SET += removes properties set to null
 		}
 	}
+	return nil
+}
+
+// blindSourceProps are the properties of a record the full-text index
+// memory_text covers (cypher/schema.cypher): a sealed record does not
+// store them in clear, and its blind terms are their analysed terms.
+var blindSourceProps = []string{"name", "searchText"}
+
+// blindTerms sets p's blindTerms (the keyed tokens of the record's analysed
+// terms, membrane.Sealer.BlindTerms) and blindKeyId when p writes any of
+// what they derive from: the text, the payload, or the sensitivity (a
+// record becoming sealed). They are computed from r in clear, in the same
+// transaction as the write, so that the blind index never lags a change
+// of the text. A record without terms stores none.
+func (db *DB) blindTerms(r *membrane.Record, p map[string]any) error {
+	touched := false
+	for _, k := range append([]string{"payload", "sensitivity"}, blindSourceProps...) {
+		if _, ok := p[k]; ok {
+			touched = true
+		}
+	}
+	if !touched {
+		return nil
+	}
+	plain, err := plainProps(r)
+	if err != nil {
+		return err
+	}
+	var text []string
+	for _, k := range blindSourceProps {
+		if s, _ := plain[k].(string); s != "" {
+			text = append(text, s)
+		}
+	}
+	doc, keyID, ok := db.sealer.BlindTerms(membrane.AnalyzeText(strings.Join(text, "\n")))
+	if !ok {
+		p["blindTerms"], p["blindKeyId"] = nil, nil
+		return nil
+	}
+	p["blindTerms"], p["blindKeyId"] = doc, keyID
 	return nil
 }
 
