@@ -3,6 +3,7 @@ package neo4j
 import (
 	"context"
 	"fmt"
+	"strconv"
 
 	"github.com/membrane/membrane/cypher"
 	"github.com/membrane/membrane/internal/membrane"
@@ -10,8 +11,12 @@ import (
 )
 
 // blindMigration names the one-time migration that gives sealed records
-// written before the blind index their blind terms (a Migration node).
-const blindMigration = "blind_terms_v1"
+// written before the blind index (or the current analysis) their blind
+// terms: a Migration node per membrane.AnalysisVersion, so that a change of
+// the analysis recomputes them once, as it does the plaintext terms.
+func blindMigration() string {
+	return "blind_terms_v" + strconv.Itoa(membrane.AnalysisVersion)
+}
 
 // BlindBackfill reports what the last Migrate did for the blind index:
 // how many sealed records it gave blind terms, and how many it skipped
@@ -31,7 +36,7 @@ func (db *DB) backfillBlindTerms(ctx context.Context) error {
 	if !db.sealer.Searchable(membrane.SensitivityHyper.Level()) {
 		return nil // no key: nothing sealed can be opened
 	}
-	done, err := db.migrationDone(ctx, blindMigration)
+	done, err := db.migrationDone(ctx, blindMigration())
 	if err != nil || done {
 		return err
 	}
@@ -44,7 +49,8 @@ func (db *DB) backfillBlindTerms(ctx context.Context) error {
 		}
 		res, err := write(ctx, db, func(tx neo4j.ManagedTransaction) (result, error) {
 			var res result
-			rows, err := collect(ctx, tx, cypher.Must("blind_missing"), map[string]any{"after": after, "limit": int64(batch)})
+			rows, err := collect(ctx, tx, cypher.Must("blind_missing"), map[string]any{
+				"after": after, "limit": int64(batch), "version": int64(membrane.AnalysisVersion)})
 			if err != nil {
 				return res, err
 			}
@@ -68,7 +74,7 @@ func (db *DB) backfillBlindTerms(ctx context.Context) error {
 				out = append(out, map[string]any{"id": r.ID, "terms": p["blindTerms"], "keyId": p["blindKeyId"]})
 			}
 			if len(out) > 0 {
-				row, err := single(ctx, tx, cypher.Must("blind_set"), map[string]any{"rows": out})
+				row, err := single(ctx, tx, cypher.Must("blind_set"), map[string]any{"rows": out, "version": int64(membrane.AnalysisVersion)})
 				if err != nil {
 					return res, err
 				}
@@ -90,5 +96,5 @@ func (db *DB) backfillBlindTerms(ctx context.Context) error {
 	if db.blindSkipped > 0 {
 		return nil // run again at the next start
 	}
-	return db.recordMigration(ctx, blindMigration)
+	return db.recordMigration(ctx, blindMigration())
 }

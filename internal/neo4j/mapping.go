@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/membrane/membrane/internal/membrane"
@@ -23,7 +22,8 @@ func (db *DB) recordProps(r *membrane.Record) (map[string]any, error) {
 
 // plainProps returns the node properties of r in clear. Besides the record
 // fields it has a few derived, read-only properties for analysts in Neo4j
-// Browser (name, subject, canonicalName…) and the full-text searchText.
+// Browser (name, subject, canonicalName…) and the full-text index entry
+// searchTerms (membrane.SearchTerms, of membrane.AnalysisVersion).
 func plainProps(r *membrane.Record) (map[string]any, error) {
 	payload, err := membrane.EncodePayload(r.Payload)
 	if err != nil {
@@ -66,7 +66,8 @@ func plainProps(r *membrane.Record) (map[string]any, error) {
 		"payload":             string(payload),
 		"contestEvidence":     nonNil(r.ContestEvidence),
 		"name":                membrane.DisplayName(r),
-		"searchText":          membrane.SearchText(r.Payload),
+		"searchTerms":         membrane.SearchTerms(r.Payload),
+		"searchTermsVersion":  int64(membrane.AnalysisVersion),
 	}
 	for k, v := range membrane.BrowserFields(r.Payload) {
 		p[k] = v
@@ -277,7 +278,7 @@ var sealedProps = []string{"payload", "provenanceSources"}
 
 // seal encrypts p's free text in place when r is sensitive enough: payload,
 // provenance and contest evidence are sealed, and the derived text copies
-// (name, searchText, subject…) are not stored at all, so Neo4j Browser, a
+// (name, searchTerms, subject…) are not stored at all, so Neo4j Browser, a
 // backup or a stolen disk shows only non-sensitive fields. p may hold a
 // subset of the properties (an update).
 func (db *DB) seal(r *membrane.Record, p map[string]any) error {
@@ -285,7 +286,7 @@ func (db *DB) seal(r *membrane.Record, p map[string]any) error {
 		if _, ok := p["sensitivity"]; ok {
 			// Only sealed records have blind terms (a record whose
 			// sensitivity was lowered loses them).
-			p["blindTerms"], p["blindKeyId"] = nil, nil
+			p["blindTerms"], p["blindKeyId"], p["blindTermsVersion"] = nil, nil, nil
 		}
 		return nil
 	}
@@ -318,8 +319,11 @@ func (db *DB) seal(r *membrane.Record, p map[string]any) error {
 	if _, ok := p["name"]; ok {
 		p["name"] = string(r.Type) + " (encrypted)"
 	}
-	if _, ok := p["searchText"]; ok {
-		p["searchText"] = ""
+	if _, ok := p["searchTerms"]; ok {
+		// No plaintext terms: a sealed record's terms would spell out its
+		// text. It is found by the keyed blind index instead (its own
+		// property, written here beside this one).
+		p["searchTerms"] = ""
 	}
 	// Copied-out free text goes; enums and counts (outcome, toolCalls,
 	// taskState, performance) stay, so consolidation and metrics still
@@ -332,20 +336,17 @@ func (db *DB) seal(r *membrane.Record, p map[string]any) error {
 	return nil
 }
 
-// blindSourceProps are the properties of a record the full-text index
-// memory_text covers (cypher/schema.cypher): a sealed record does not
-// store them in clear, and its blind terms are their analysed terms.
-var blindSourceProps = []string{"name", "searchText"}
-
-// blindTerms sets p's blindTerms (the keyed tokens of the record's analysed
-// terms, membrane.Sealer.BlindTerms) and blindKeyId when p writes any of
-// what they derive from: the text, the payload, or the sensitivity (a
-// record becoming sealed). They are computed from r in clear, in the same
-// transaction as the write, so that the blind index never lags a change
-// of the text. A record without terms stores none.
+// blindTerms sets p's blindTerms (the keyed tokens of the record's
+// analysed terms, membrane.Sealer.BlindTerms), blindKeyId and
+// blindTermsVersion when p writes any of what they derive from: the
+// payload, its search terms, or the sensitivity (a record becoming sealed).
+// The terms are those memory_terms would hold in clear
+// (membrane.SearchTerms: AnalyzeText of IndexText), computed from r in the
+// transaction of the write, so that the blind index never lags the text. A
+// record without terms stores none.
 func (db *DB) blindTerms(r *membrane.Record, p map[string]any) error {
 	touched := false
-	for _, k := range append([]string{"payload", "sensitivity"}, blindSourceProps...) {
+	for _, k := range []string{"payload", "sensitivity", "searchTerms"} {
 		if _, ok := p[k]; ok {
 			touched = true
 		}
@@ -353,22 +354,12 @@ func (db *DB) blindTerms(r *membrane.Record, p map[string]any) error {
 	if !touched {
 		return nil
 	}
-	plain, err := plainProps(r)
-	if err != nil {
-		return err
-	}
-	var text []string
-	for _, k := range blindSourceProps {
-		if s, _ := plain[k].(string); s != "" {
-			text = append(text, s)
-		}
-	}
-	doc, keyID, ok := db.sealer.BlindTerms(membrane.AnalyzeText(strings.Join(text, "\n")))
+	doc, keyID, ok := db.sealer.BlindTerms(membrane.AnalyzeText(membrane.IndexText(r.Payload)))
 	if !ok {
-		p["blindTerms"], p["blindKeyId"] = nil, nil
+		p["blindTerms"], p["blindKeyId"], p["blindTermsVersion"] = nil, nil, nil
 		return nil
 	}
-	p["blindTerms"], p["blindKeyId"] = doc, keyID
+	p["blindTerms"], p["blindKeyId"], p["blindTermsVersion"] = doc, keyID, int64(membrane.AnalysisVersion)
 	return nil
 }
 
