@@ -10,11 +10,12 @@ import (
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 )
 
-// blindMigration names the one-time migration that gives sealed records
-// written before the blind index (or the current analysis) their blind
-// terms: a Migration node per membrane.AnalysisVersion, so that a change of
-// the analysis recomputes them once, as it does the plaintext terms.
-func blindMigration() string {
+// BlindTermsMigration names the one-time migration that gives sealed
+// records written before the blind index (or the current analysis) their
+// blind terms: a Migration node per membrane.AnalysisVersion, so that a
+// change of the analysis recomputes them once, as it does the plaintext
+// terms.
+func BlindTermsMigration() string {
 	return "blind_terms_v" + strconv.Itoa(membrane.AnalysisVersion)
 }
 
@@ -36,7 +37,7 @@ func (db *DB) backfillBlindTerms(ctx context.Context) error {
 	if !db.sealer.Searchable(membrane.SensitivityHyper.Level()) {
 		return nil // no key: nothing sealed can be opened
 	}
-	done, err := db.migrationDone(ctx, blindMigration())
+	done, err := db.migrationDone(ctx, BlindTermsMigration())
 	if err != nil || done {
 		return err
 	}
@@ -96,5 +97,5 @@ func (db *DB) backfillBlindTerms(ctx context.Context) error {
 	if db.blindSkipped > 0 {
 		return nil // run again at the next start
 	}
-	return db.recordMigration(ctx, blindMigration())
+	return db.recordMigration(ctx, BlindTermsMigration())
 }
