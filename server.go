@@ -185,6 +185,13 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
+	if migrated, skipped := db.BlindBackfill(); skipped > 0 {
+		// Sealed under a key this server lacks: not searchable until a
+		// server holding the key starts (docs/security.md).
+		log.Warn("blind index: records skipped", "skipped", skipped, "migrated", migrated)
+	} else if migrated > 0 {
+		log.Info("blind index: records migrated", "migrated", migrated)
+	}
 	// closeStore runs once: at the end of shutdown, or on the way out of
 	// a failed start.
 	closeStore := sync.OnceFunc(func() {

@@ -35,6 +35,12 @@ CREATE INDEX audit_action IF NOT EXISTS FOR (a:AuditEntry) ON (a.action);
 DROP INDEX memory_search IF EXISTS;
 CREATE FULLTEXT INDEX memory_terms IF NOT EXISTS FOR (m:Memory) ON EACH [m.searchTerms]
   OPTIONS {indexConfig: {`fulltext.analyzer`: 'whitespace', `fulltext.eventually_consistent`: true}};
+// Blind index of sealed records (docs/security.md): blindTerms holds the
+// keyed HMAC tokens of the record's analysed terms, space-separated hex, so
+// the whitespace analyzer keeps each token whole. Only sealed records have
+// the property. Eventually consistent, like memory_terms.
+CREATE FULLTEXT INDEX memory_blind IF NOT EXISTS FOR (m:Memory) ON EACH [m.blindTerms]
+  OPTIONS {indexConfig: {`fulltext.analyzer`: 'whitespace', `fulltext.eventually_consistent`: true}};
 // Entity resolution (captureMemory): entities by normalised name or alias
 // (Entity.terms, a list) within a scope. The keyword analyzer keeps each
 // name and the scope whole, so a query matches them exactly. Only Entity

@@ -1,8 +1,10 @@
 // A batch of encrypted records with a value sealed under key $prefix
-// ('mbx1:<key id>:'), for resealing under the active key.
+// ('mbx1:<key id>:') or blind terms computed under key $keyId, for
+// resealing (and recomputing the blind terms) under the active key.
 MATCH (m:Memory)
 WHERE m.encrypted = true
   AND (m.payload STARTS WITH $prefix OR m.provenanceSources STARTS WITH $prefix
-       OR any(e IN coalesce(m.contestEvidence, []) WHERE e STARTS WITH $prefix))
+       OR any(e IN coalesce(m.contestEvidence, []) WHERE e STARTS WITH $prefix)
+       OR m.blindKeyId = $keyId)
 RETURN properties(m) AS m
 LIMIT $limit

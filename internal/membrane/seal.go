@@ -5,9 +5,15 @@ import (
 	"crypto/cipher"
 	"crypto/rand"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"strings"
 )
+
+// ErrSealKeyMissing is wrapped by Open's error when a value is sealed under
+// a key this server does not have: such a record cannot be shown, but it is
+// no reason to fail a search that merely matched it.
+var ErrSealKeyMissing = errors.New("encryption key is not configured")
 
 // sealPrefix starts every sealed value: format version, key id, then the
 // base64url nonce and ciphertext.
@@ -21,6 +27,8 @@ type Sealer struct {
 	threshold int
 	active    string
 	keys      map[string]cipher.AEAD
+	// blind holds each key's blind-index key (BlindKey), by key id.
+	blind map[string][]byte
 }
 
 // SealKey is one named 32-byte key.
@@ -37,7 +45,7 @@ func NewSealer(threshold Sensitivity, keys []SealKey, active string) (*Sealer, e
 	if !threshold.Valid() {
 		return nil, fmt.Errorf("encryption threshold %q is not a sensitivity", threshold)
 	}
-	s := &Sealer{threshold: threshold.Level(), active: active, keys: map[string]cipher.AEAD{}}
+	s := &Sealer{threshold: threshold.Level(), active: active, keys: map[string]cipher.AEAD{}, blind: map[string][]byte{}}
 	for _, k := range keys {
 		if k.ID == "" || strings.Contains(k.ID, ":") {
 			return nil, fmt.Errorf("encryption key id %q must be non-empty and without ':'", k.ID)
@@ -54,6 +62,7 @@ func NewSealer(threshold Sensitivity, keys []SealKey, active string) (*Sealer, e
 			return nil, fmt.Errorf("encryption key %q: %w", k.ID, err)
 		}
 		s.keys[k.ID] = aead
+		s.blind[k.ID] = BlindKey(k.Key)
 	}
 	if len(keys) > 0 && s.keys[active] == nil {
 		return nil, fmt.Errorf("active encryption key %q is not among the configured keys", active)
@@ -95,7 +104,7 @@ func (s *Sealer) Open(sealed, context string) ([]byte, error) {
 	}
 	aead := s.keys[id]
 	if aead == nil {
-		return nil, fmt.Errorf("open: encryption key %q is not configured", id)
+		return nil, fmt.Errorf("open: key %q: %w", id, ErrSealKeyMissing)
 	}
 	ct, err := base64.RawURLEncoding.DecodeString(data)
 	if err != nil || len(ct) < aead.NonceSize() {

@@ -70,6 +70,10 @@ type DB struct {
 	// txCount counts transactions begun, so tests can assert that a query
 	// costs a constant number of round trips.
 	txCount atomic.Int64
+
+	// blindMigrated and blindSkipped count what Migrate's blind-index
+	// backfill did (BlindBackfill).
+	blindMigrated, blindSkipped int
 }
 
 // Open creates the driver and waits, until ctx ends, for Neo4j to answer.
@@ -156,6 +160,9 @@ func (db *DB) Migrate(ctx context.Context) error {
 	if err := db.backfillSearchTerms(ctx); err != nil {
 		return fmt.Errorf("backfill search terms: %w", err)
 	}
+	if err := db.backfillBlindTerms(ctx); err != nil {
+		return fmt.Errorf("backfill blind index: %w", err)
+	}
 	return nil
 }
 
@@ -163,7 +170,20 @@ func (db *DB) Migrate(ctx context.Context) error {
 // auto-commit statement) unless a Migration node says it ran, and then
 // records it, so that a start does not pay for it again.
 func (db *DB) once(ctx context.Context, name string) error {
-	done, err := read(ctx, db, func(tx neo4j.ManagedTransaction) (bool, error) {
+	done, err := db.migrationDone(ctx, name)
+	if err != nil || done {
+		return err
+	}
+	if _, err := autocommit(ctx, db, cypher.Must(name), nil); err != nil {
+		return err
+	}
+	return db.recordMigration(ctx, name)
+}
+
+// migrationDone reports whether a Migration node says the one-time data
+// migration name has run.
+func (db *DB) migrationDone(ctx context.Context, name string) (bool, error) {
+	return read(ctx, db, func(tx neo4j.ManagedTransaction) (bool, error) {
 		row, err := single(ctx, tx, cypher.Must("migration_done"), map[string]any{"name": name})
 		if err != nil || row == nil {
 			return false, err
@@ -171,13 +191,11 @@ func (db *DB) once(ctx context.Context, name string) error {
 		done, _ := row.Values[0].(bool)
 		return done, nil
 	})
-	if err != nil || done {
-		return err
-	}
-	if _, err := autocommit(ctx, db, cypher.Must(name), nil); err != nil {
-		return err
-	}
-	_, err = write(ctx, db, func(tx neo4j.ManagedTransaction) (struct{}, error) {
+}
+
+// recordMigration records that the one-time data migration name has run.
+func (db *DB) recordMigration(ctx context.Context, name string) error {
+	_, err := write(ctx, db, func(tx neo4j.ManagedTransaction) (struct{}, error) {
 		_, err := single(ctx, tx, cypher.Must("migration_record"), map[string]any{"name": name, "now": db.Now().UTC()})
 		return struct{}{}, err
 	})

@@ -283,7 +283,15 @@ var sealedProps = []string{"payload", "provenanceSources"}
 // subset of the properties (an update).
 func (db *DB) seal(r *membrane.Record, p map[string]any) error {
 	if !db.sealer.Required(r.Sensitivity) {
+		if _, ok := p["sensitivity"]; ok {
+			// Only sealed records have blind terms (a record whose
+			// sensitivity was lowered loses them).
+			p["blindTerms"], p["blindKeyId"], p["blindTermsVersion"] = nil, nil, nil
+		}
 		return nil
+	}
+	if err := db.blindTerms(r, p); err != nil {
+		return err
 	}
 	p["encrypted"] = true
 	for _, k := range sealedProps {
@@ -325,6 +333,33 @@ func (db *DB) seal(r *membrane.Record, p map[string]any) error {
 			p[k] = nil // SET += removes properties set to null
 		}
 	}
+	return nil
+}
+
+// blindTerms sets p's blindTerms (the keyed tokens of the record's
+// analysed terms, membrane.Sealer.BlindTerms), blindKeyId and
+// blindTermsVersion when p writes any of what they derive from: the
+// payload, its search terms, or the sensitivity (a record becoming sealed).
+// The terms are those memory_terms would hold in clear
+// (membrane.SearchTerms: AnalyzeText of IndexText), computed from r in the
+// transaction of the write, so that the blind index never lags the text. A
+// record without terms stores none.
+func (db *DB) blindTerms(r *membrane.Record, p map[string]any) error {
+	touched := false
+	for _, k := range []string{"payload", "sensitivity", "searchTerms"} {
+		if _, ok := p[k]; ok {
+			touched = true
+		}
+	}
+	if !touched {
+		return nil
+	}
+	doc, keyID, ok := db.sealer.BlindTerms(membrane.AnalyzeText(membrane.IndexText(r.Payload)))
+	if !ok {
+		p["blindTerms"], p["blindKeyId"], p["blindTermsVersion"] = nil, nil, nil
+		return nil
+	}
+	p["blindTerms"], p["blindKeyId"], p["blindTermsVersion"] = doc, keyID, int64(membrane.AnalysisVersion)
 	return nil
 }
 

@@ -9,7 +9,8 @@ import (
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 )
 
-// Reseal rewrites every value sealed under keyID with the active key, in
+// Reseal rewrites every value sealed under keyID with the active key (and
+// the blind terms computed under keyID with the active key's), in
 // batches of one transaction each, and returns how many records and audit
 // entries it rewrote. Run it after rotating keys; once it reports nothing
 // left, keyID can be removed from the configuration.
@@ -21,7 +22,7 @@ func (db *DB) Reseal(ctx context.Context, keyID string) (records, audits int, er
 	const batch = 500
 	for {
 		n, err := write(ctx, db, func(tx neo4j.ManagedTransaction) (int, error) {
-			rows, err := collect(ctx, tx, cypher.Must("sealed_records"), map[string]any{"prefix": prefix, "limit": int64(batch)})
+			rows, err := collect(ctx, tx, cypher.Must("sealed_records"), map[string]any{"prefix": prefix, "keyId": keyID, "limit": int64(batch)})
 			if err != nil || len(rows) == 0 {
 				return 0, err
 			}
@@ -37,7 +38,9 @@ func (db *DB) Reseal(ctx context.Context, keyID string) (records, audits int, er
 					return 0, err
 				}
 				out[i] = map[string]any{"id": r.ID, "props": map[string]any{
-					"payload": p["payload"], "provenanceSources": p["provenanceSources"], "contestEvidence": p["contestEvidence"]}}
+					"payload": p["payload"], "provenanceSources": p["provenanceSources"], "contestEvidence": p["contestEvidence"],
+					// The blind terms move to the active key too.
+					"blindTerms": p["blindTerms"], "blindKeyId": p["blindKeyId"], "blindTermsVersion": p["blindTermsVersion"]}}
 			}
 			_, err = single(ctx, tx, cypher.Must("reseal_records"), map[string]any{"rows": out})
 			return len(out), err

@@ -2,6 +2,7 @@ package neo4j
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -27,9 +28,14 @@ var (
 		stateAsOf := "CALL (m) {\n" + asOfFragment + "\n}\nWITH m, v, text, vec"
 		out := map[string]string{}
 		for _, hits := range []string{"text", "vector", "browse"} {
+			hitsFrag := cypher.Must("retrieve_hits_" + hits)
+			if hits != "browse" {
+				// Sealed records are matched by their blind terms.
+				hitsFrag += "\n" + cypher.Must("retrieve_hits_blind")
+			}
 			for state, frag := range map[string]string{"now": stateNow, "asOf": stateAsOf} {
 				out[hits+"/"+state] = strings.NewReplacer(
-					"__HITS__", cypher.Must("retrieve_hits_"+hits),
+					"__HITS__", hitsFrag,
 					"__STATE__", frag,
 				).Replace(cypher.Must("retrieve_candidates"))
 			}
@@ -125,6 +131,7 @@ func (db *DB) candidates(ctx context.Context, tx neo4j.ManagedTransaction, q mem
 	if q.Scopes != nil {
 		params["scopes"] = q.Scopes
 	}
+	params["blindLucene"] = db.blindLucene(ctx, q)
 	if len(q.Vector) > 0 {
 		params["vector"], params["vectorIndex"] = q.Vector, VectorIndexName(len(q.Vector))
 	}
@@ -157,6 +164,12 @@ func (db *DB) candidateRows(ctx context.Context, rows []any, asOf *time.Time) ([
 		}
 		if props, ok := m["props"].(map[string]any); ok {
 			r, err := db.recordFromProps(props)
+			if errors.Is(err, membrane.ErrSealKeyMissing) {
+				// Sealed under a key this server lacks (its caption or
+				// its blind terms matched): it cannot be shown, and it
+				// must not fail the retrieval of the others.
+				continue
+			}
 			if err != nil {
 				return nil, err
 			}
@@ -320,4 +333,20 @@ func (db *DB) AwaitSearchIndexes(ctx context.Context) error {
 		return fmt.Errorf("await search indexes: %w", err)
 	}
 	return nil
+}
+
+// blindLucene is the query of the blind index for q (retrieve_hits_blind):
+// its analysed terms as keyed tokens under every configured key, any of
+// them. It is nil, and the index not queried, without query text or when
+// the request's ceiling does not reach sealed records: such a request can
+// never see one, so it never touches their tokens.
+func (db *DB) blindLucene(ctx context.Context, q membrane.RetrieveQuery) any {
+	if q.Text == "" || !db.sealer.Searchable(membrane.TrustFromContext(ctx).Ceiling) {
+		return nil
+	}
+	toks := db.sealer.BlindQuery(membrane.AnalyzeQuery(q.Text))
+	if len(toks) == 0 {
+		return nil
+	}
+	return strings.Join(toks, " ")
 }

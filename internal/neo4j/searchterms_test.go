@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"reflect"
+	"slices"
 	"sync"
 	"testing"
 
@@ -77,12 +78,12 @@ func TestSearchTermsMigration(t *testing.T) {
 	sealed := create(t, db, t0, sealedIn)[0]
 
 	// The database as the previous version left it: the text copy, no
-	// terms, and the migration not run.
+	// terms (nor blind terms), and the migrations not run.
 	raw(t, `MATCH (m:Memory {scope: $scope})
 		SET m.searchText = CASE WHEN m.encrypted THEN '' ELSE 'auth-service uses_database PostgreSQL' END
-		REMOVE m.searchTerms, m.searchTermsVersion
-		WITH count(*) AS _ OPTIONAL MATCH (g:Migration {name: $name}) DELETE g`,
-		map[string]any{"scope": scope, "name": neo4j.SearchTermsMigration()})
+		REMOVE m.searchTerms, m.searchTermsVersion, m.blindTerms, m.blindKeyId, m.blindTermsVersion
+		WITH count(*) AS _ OPTIONAL MATCH (g:Migration) WHERE g.name IN [$name, $blind] DELETE g`,
+		map[string]any{"scope": scope, "name": neo4j.SearchTermsMigration(), "blind": neo4j.BlindTermsMigration()})
 	if got := retrieveIDs(t, db, scope, "databases"); len(got) != 0 {
 		t.Fatalf("before the migration: %v, want nothing found", got)
 	}
@@ -105,9 +106,16 @@ func TestSearchTermsMigration(t *testing.T) {
 		}
 	}
 
-	for _, q := range []string{"databases", "uses_database", "usesDatabase", "postgresql", "auth service"} {
+	for _, q := range []string{"postgresql", "auth service"} {
 		if got := retrieveIDs(t, db, scope, q); len(got) != 1 || got[0] != plain.ID {
 			t.Errorf("retrieve(%q) after the migration = %v, want [%s]", q, got, plain.ID)
+		}
+	}
+	// A query naming a database finds the sealed record too, by its blind
+	// terms (docs/security.md).
+	for _, q := range []string{"databases", "uses_database", "usesDatabase"} {
+		if got := retrieveIDs(t, db, scope, q); !sameIDs(got, plain.ID, sealed.ID) {
+			t.Errorf("retrieve(%q) after the migration = %v, want %s and the sealed %s", q, got, plain.ID, sealed.ID)
 		}
 	}
 	props := map[string]map[string]any{}
@@ -136,7 +144,7 @@ func TestSearchTermsMigration(t *testing.T) {
 	if err := db.Migrate(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if got := retrieveIDs(t, db, scope, "databases"); len(got) != 1 || got[0] != plain.ID {
+	if got := retrieveIDs(t, db, scope, "databases"); !sameIDs(got, plain.ID, sealed.ID) {
 		t.Errorf("after a second start: %v", got)
 	}
 }
@@ -173,4 +181,17 @@ func TestRetrieveQueryAnalysis(t *testing.T) {
 			t.Errorf("retrieve(%q) = %v, want %v", tt.query, got, tt.want)
 		}
 	}
+}
+
+// sameIDs reports whether got holds exactly ids, in any order.
+func sameIDs(got []string, ids ...string) bool {
+	if len(got) != len(ids) {
+		return false
+	}
+	for _, id := range ids {
+		if !slices.Contains(got, id) {
+			return false
+		}
+	}
+	return true
 }
