@@ -67,6 +67,10 @@ func (f *RecordFilter) Validate() error {
 	return v.err()
 }
 
+// Unmatchable reports a text filter without search terms (only stop words,
+// or a filter never validated): it matches no record.
+func (f RecordFilter) Unmatchable() bool { return f.Text != "" && len(f.TextTerms) == 0 }
+
 // RecordOrderField is a field records can be ordered by. Each has a range
 // index, so a keyset page is an index seek.
 type RecordOrderField string

@@ -156,19 +156,14 @@ func (db *DB) FindRecordByID(ctx context.Context, id string) (*membrane.Record, 
 }
 
 // filterParams returns the parameters of record_filter.cypher (and of
-// records_match_text); nil means "do not filter on this". A text filter
-// whose terms were never set (the filter was not validated) is refused
-// rather than dropped: a listing must not widen silently.
-func filterParams(f membrane.RecordFilter) (map[string]any, error) {
+// records_match_text); nil means "do not filter on this".
+func filterParams(f membrane.RecordFilter) map[string]any {
 	p := map[string]any{
 		"types": nil, "scopes": nil, "levels": nil, "statuses": nil, "tags": nil,
 		"minSalience": nil, "maxSalience": nil, "createdAfter": nil, "createdBefore": nil, "asOf": nil,
 		"lucene": nil,
 	}
-	if f.Text != "" {
-		if len(f.TextTerms) == 0 {
-			return nil, membrane.Errorf(membrane.EINVALID, "filter.text has no searchable words")
-		}
+	if len(f.TextTerms) > 0 {
 		// The same builder as retrieve's, so both search alike.
 		p["lucene"] = membrane.LuceneQuery(f.TextTerms)
 	}
@@ -206,7 +201,7 @@ func filterParams(f membrane.RecordFilter) (map[string]any, error) {
 	if f.CreatedBefore != nil {
 		p["createdBefore"] = f.CreatedBefore.UTC()
 	}
-	return p, nil
+	return p
 }
 
 func stringsOf[T ~string](vs []T) []string {
@@ -224,15 +219,15 @@ func (db *DB) FindRecords(ctx context.Context, f membrane.RecordFilter, order me
 	if f.AsOf != nil {
 		pages = recordsPageAt
 	}
-	stmt, ok := pages[variant{order, len(f.Scopes) > 0, f.Text != ""}]
+	stmt, ok := pages[variant{order, len(f.Scopes) > 0, len(f.TextTerms) > 0}]
 	if !ok {
 		return nil, membrane.Errorf(membrane.EINVALID, "cannot order by %q", order.Field)
 	}
-	fp, err := filterParams(f)
-	if err != nil {
-		return nil, err
+	if f.Unmatchable() {
+		// Only stop words: the text matches nothing (never every record).
+		return &membrane.RecordPage{Records: []*membrane.Record{}, Cursors: []string{}}, nil
 	}
-	params := gated(ctx, fp)
+	params := gated(ctx, filterParams(f))
 	params["afterKey"], params["afterId"] = nil, nil
 	if c := page.After; c != nil {
 		key, err := cursorKey(c, order.Field)
@@ -310,17 +305,16 @@ func cursorKey(c *membrane.Cursor, f membrane.RecordOrderField) (any, error) {
 
 // CountRecords counts the records matching filter.
 func (db *DB) CountRecords(ctx context.Context, f membrane.RecordFilter) (int64, error) {
-	fp, err := filterParams(f)
-	if err != nil {
-		return 0, err
+	if f.Unmatchable() {
+		return 0, nil
 	}
 	n, err := read(ctx, db, func(tx neo4j.ManagedTransaction) (int64, error) {
-		key := countVariant{len(f.Scopes) > 0, f.Text != ""}
+		key := countVariant{len(f.Scopes) > 0, len(f.TextTerms) > 0}
 		stmt := recordsCount[key]
 		if f.AsOf != nil {
 			stmt = recordsCountAt[key]
 		}
-		row, err := single(ctx, tx, stmt, gated(ctx, fp))
+		row, err := single(ctx, tx, stmt, gated(ctx, filterParams(f)))
 		if err != nil || row == nil {
 			return 0, err
 		}
