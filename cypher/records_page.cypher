@@ -3,7 +3,7 @@
 // predicate lets the planner walk the range index in order and stop early.
 // ORDER BY must name the node m, not the returned map: were the map aliased
 // m, every matching record's properties would be built before sorting.
-// __MATCH__ binds m: every record (records_match_all) or the records
+// The MATCH placeholder binds m: every record (records_match_all) or the records
 // matching a text filter (records_match_text).
 __MATCH__
 WHERE m.__FIELD__ IS NOT NULL
