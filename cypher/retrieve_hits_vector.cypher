@@ -6,7 +6,7 @@
 // 2s - 1 turns it back into the cosine.
 CALL () {
   CALL () {
-    CALL db.index.fulltext.queryNodes('memory_text', $lucene, {limit: $scan}) YIELD node, score
+    CALL db.index.fulltext.queryNodes('memory_terms', $lucene, {limit: $scan}) YIELD node, score
     RETURN node, score
     UNION ALL
     CALL db.index.vector.queryNodes($vectorIndex, $scan, $vector) YIELD node AS e
