@@ -28,6 +28,14 @@ func named(names map[string]string, ids []string) []string {
 	return out
 }
 
+// with returns the client reporting to t (a subtest's failures must not
+// stop its parent).
+func (c *client) with(t testing.TB) *client {
+	d := *c
+	d.t = t
+	return &d
+}
+
 func tagged(tags ...string) func(*membrane.Record) {
 	return func(r *membrane.Record) { r.Tags = tags }
 }
@@ -96,6 +104,7 @@ func TestRetrieveTagsFilter(t *testing.T) {
 				if tt.tags != nil {
 					in["tags"] = tt.tags
 				}
+				c := c.with(t)
 				if got := named(names, hitIDs(c.retrieve(in).Retrieve.Hits)); !slices.Equal(got, tt.want) {
 					t.Errorf("retrieve: %v, want %v", got, tt.want)
 				}
@@ -109,7 +118,7 @@ func TestRetrieveTagsFilter(t *testing.T) {
 	}
 	t.Run("bad tags", func(t *testing.T) {
 		for _, q := range []string{retrieveQ, graphRootsQ} {
-			errs := c.fail(membrane.EINVALID, q, map[string]any{"in": map[string]any{"query": w, "tags": []any{"a", ""}}})
+			errs := c.with(t).fail(membrane.EINVALID, q, map[string]any{"in": map[string]any{"query": w, "tags": []any{"a", ""}}})
 			if f := fmt.Sprint(errs[0].Extensions["fields"]); !strings.Contains(f, "input.tags[1]") {
 				t.Errorf("fields %s", f)
 			}
@@ -249,7 +258,7 @@ func TestRecordsTextFilter(t *testing.T) {
 				} else if tt.name == "blank text filters nothing" {
 					t.Skip("lists every scope's records")
 				}
-				got := c.listText(f, tt.order, 4, tt.asOf)
+				got := c.with(t).listText(f, tt.order, 4, tt.asOf)
 				if !slices.Equal(got.ids, tt.want) && !(len(got.ids) == 0 && len(tt.want) == 0) {
 					t.Fatalf("ids\n got %v\nwant %v", got.ids, tt.want)
 				}
@@ -370,7 +379,7 @@ func TestSearchBadInput(t *testing.T) {
 	run := func(t *testing.T, query string, fields func(json.RawMessage) (string, map[string]any), ids func(*testing.T, json.RawMessage) []string, want []string) {
 		t.Helper()
 		gql, vars := fields(json.RawMessage(query))
-		resp := c.raw(gql, vars)
+		resp := c.with(t).raw(gql, vars)
 		if len(want) == 1 && want[0] == bad {
 			if len(resp.Errors) == 0 || resp.Errors[0].Extensions["code"] != membrane.EINVALID {
 				t.Fatalf("want %s, got %+v data %s", membrane.EINVALID, resp.Errors, resp.Data)
@@ -395,7 +404,9 @@ func TestSearchBadInput(t *testing.T) {
 				map[string]any{"in": map[string]any{"query": q, "scopes": []any{scope}, "limit": 20}}
 		}, func(t *testing.T, data json.RawMessage) []string {
 			var out struct {
-				Retrieve struct{ Hits []struct{ Record struct{ ID string } } }
+				Retrieve struct {
+					Hits []struct{ Record struct{ ID string } }
+				}
 			}
 			decodeData(t, data, &out)
 			var ids []string
