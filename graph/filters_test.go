@@ -273,6 +273,19 @@ func TestRecordsTextFilter(t *testing.T) {
 	}
 }
 
+// TestRecordsTextFilterBadInputNamesTheField: a text the filter cannot
+// search is BAD_USER_INPUT naming filter.text.
+func TestRecordsTextFilterBadInputNamesTheField(t *testing.T) {
+	c := newClient(t)
+	for _, text := range []string{"*", strings.Repeat("x", membrane.MaxQueryBytes+1)} {
+		errs := c.fail(membrane.EINVALID, `query($f: RecordFilter) { records(filter: $f) { totalCount } }`,
+			map[string]any{"f": map[string]any{"text": text}})
+		if f := fmt.Sprint(errs[0].Extensions["fields"]); !strings.Contains(f, "filter.text") {
+			t.Errorf("%.10q: fields %s", text, f)
+		}
+	}
+}
+
 // TestRecordsTextFilterGating: the text filter only matches records the
 // caller sees in full, in its scopes: a record redacted for it (one level
 // above its ceiling) is listed without a text filter but never matched by
