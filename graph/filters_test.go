@@ -6,9 +6,12 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/membrane/membrane/graph"
+	"github.com/membrane/membrane/internal/embedding"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4jtest"
 )
@@ -471,6 +474,34 @@ func TestSearchBadInput(t *testing.T) {
 					tt.want = []string{}
 				}
 				run(t, tt.query, s.fields, s.ids, tt.want)
+			})
+		}
+	}
+
+	// With an embedder, retrieve and retrieveGraph also search the query's
+	// embedding, whose nearest records are whatever they are: the text is
+	// refused the same way, and nothing else may fail.
+	emb, err := embedding.New(embedding.Config{Endpoint: fakeEmbeddingServer(t, new(atomic.Bool)), Model: "fake-1", Dimensions: fakeDims})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cv := newClientWith(t, func(r *graph.Resolver) { r.Embedder = emb })
+	if err := cv.db.EnsureVectorIndex(t.Context(), fakeDims); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range surfaces[:2] {
+		for _, tt := range tests {
+			t.Run(s.name+"+vector/"+tt.name, func(t *testing.T) {
+				gql, vars := s.fields(json.RawMessage(tt.query))
+				resp := cv.with(t).raw(gql, vars)
+				switch {
+				case len(tt.want) == 1 && tt.want[0] == bad:
+					if len(resp.Errors) == 0 || resp.Errors[0].Extensions["code"] != membrane.EINVALID {
+						t.Fatalf("want %s, got %+v", membrane.EINVALID, resp.Errors)
+					}
+				case len(resp.Errors) > 0:
+					t.Fatalf("errors %+v", resp.Errors)
+				}
 			})
 		}
 	}
