@@ -3,6 +3,7 @@ package membrane_test
 import (
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -129,5 +130,67 @@ func TestAnalyzeBounds(t *testing.T) {
 	}
 	if got := membrane.AnalyzeText(strings.Repeat("x", 65) + " " + strings.Repeat("ab_", 100)); len(got) != 100 {
 		t.Errorf("over-long word and whole identifier: %d terms, want the 100 parts only", len(got))
+	}
+}
+
+// TestSearchTermsCoverPayloadFields: every field docs/retrieval.md lists
+// as searchable reaches a record's search terms; ids of other records and
+// tags do not.
+func TestSearchTermsCoverPayloadFields(t *testing.T) {
+	outcome := membrane.OutcomeFailure
+	tests := []struct {
+		name    string
+		payload membrane.Payload
+		want    []string
+		absent  []string
+	}{
+		{"episodic", &membrane.EpisodicPayload{
+			SessionID: "sess-42",
+			Timeline:  []membrane.TimelineEvent{{EventKind: "user_message", Ref: "turn-17", Summary: "Caroline adopted puppies"}},
+			ToolGraph: []membrane.ToolNode{{ID: "n1", Tool: "kubectl", Args: map[string]any{"kube_namespace": "ledgerspace", "replicas": 3.0},
+				Result: map[string]any{"status": "rolled back"}}},
+			Outcome: &outcome, Artifacts: []string{"report.pdf"}, ToolGraphRef: "graph-9",
+			Environment: &membrane.EnvironmentSnapshot{OS: "linux", WorkingDirectory: "/srv/app", ToolVersions: map[string]any{"helm": "3.14"}},
+		}, []string{"sess_42", "user_message", "turn_17", "carolin", "adopt", "puppi", "kubectl", "kube_namespace", "ledgerspac", "replica", "3",
+			"status", "roll", "back", "failur", "report_pdf", "graph_9", "linux", "srv", "app", "helm", "3_14"}, []string{"n1"}},
+		{"working", &membrane.WorkingPayload{ThreadID: "thread-pg", State: membrane.TaskBlocked, ContextSummary: "pool exhausted",
+			NextActions: []string{"raise the limit"}, OpenQuestions: []string{"why so many idle sessions"},
+			ActiveConstraints: []membrane.Constraint{{Type: "config", Key: "max_connections", Value: 200.0}}},
+			[]string{"thread_pg", "block", "pool", "exhaust", "rais", "limit", "idl", "session", "config", "max_connections", "200"}, nil},
+		{"semantic", &membrane.SemanticPayload{Subject: "billing", Predicate: "owned_by", Object: map[string]any{"team": "payments"},
+			Validity: &membrane.Validity{Mode: membrane.ValidityConditional, Conditions: map[string]any{"region": "eu-west"}},
+			Evidence: []membrane.EvidenceRef{{SourceType: "episode", SourceID: "01a2b3c4"}}},
+			[]string{"bill", "owned_by", "team", "payment", "region", "eu_west"}, []string{"01a2b3c4", "episod"}},
+		{"competence", &membrane.CompetencePayload{SkillName: "failover",
+			Triggers:      []membrane.Trigger{{Signal: "primary unreachable", Conditions: map[string]any{"env": "prod"}}},
+			Recipe:        []membrane.RecipeStep{{Step: "promote replica", Tool: "patronictl", Validation: "writes succeed"}},
+			RequiredTools: []string{"psql"}, FailureModes: []string{"split brain"}, Fallbacks: []string{"page the DBA"}},
+			[]string{"failov", "primari", "unreach", "env", "prod", "promot", "patronictl", "write", "succeed", "psql", "split", "brain", "page", "dba"}, nil},
+		{"plan_graph", &membrane.PlanGraphPayload{PlanID: "plan-pg-16", Intent: "upgrade PostgreSQL",
+			Nodes:       []membrane.PlanNode{{ID: "a", Op: "dump", Params: map[string]any{"target": "s3"}}},
+			Constraints: map[string]any{"maintenance_window": "sunday"}},
+			[]string{"plan_pg_16", "upgrad", "postgresql", "dump", "target", "s3", "maintenance_window", "sunday"}, nil},
+		{"entity", &membrane.EntityPayload{CanonicalName: "Priya Raman", PrimaryType: "person", Types: []string{"engineer"},
+			Aliases: []membrane.EntityAlias{{Value: "priya.r"}}, Identifiers: []membrane.EntityIdentifier{{Namespace: "github", Value: "praman"}},
+			Summary: "on call for billing"},
+			[]string{"priya", "raman", "person", "engin", "priya_r", "github", "praman", "call", "bill"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			terms := strings.Fields(membrane.SearchTerms(tt.payload))
+			for _, w := range tt.want {
+				if !slices.Contains(terms, w) {
+					t.Errorf("terms %q lack %q", terms, w)
+				}
+			}
+			for _, w := range tt.absent {
+				if slices.Contains(terms, w) {
+					t.Errorf("terms %q have %q", terms, w)
+				}
+			}
+			if again := strings.Fields(membrane.SearchTerms(tt.payload)); !reflect.DeepEqual(again, terms) {
+				t.Errorf("terms are not deterministic: %q then %q", terms, again)
+			}
+		})
 	}
 }
