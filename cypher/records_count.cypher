@@ -1,4 +1,4 @@
-MATCH (m:Memory)
+__MATCH__
 WHERE __FILTER__
   AND __STATE_FILTER__
 RETURN count(m) AS n

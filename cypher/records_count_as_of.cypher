@@ -1,4 +1,4 @@
-MATCH (m:Memory)
+__MATCH__
 WHERE m.createdAt <= $asOf
   AND __FILTER__
 CALL (m) {

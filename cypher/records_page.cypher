@@ -3,7 +3,9 @@
 // predicate lets the planner walk the range index in order and stop early.
 // ORDER BY must name the node m, not the returned map: were the map aliased
 // m, every matching record's properties would be built before sorting.
-MATCH (m:Memory)
+// The MATCH placeholder binds m: every record (records_match_all) or the records
+// matching a text filter (records_match_text).
+__MATCH__
 WHERE m.__FIELD__ IS NOT NULL
   AND __FILTER__
   AND __STATE_FILTER__

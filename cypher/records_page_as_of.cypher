@@ -1,7 +1,7 @@
 // One keyset page of records as they were at $asOf: records created since
 // are left out, and status and salience filters and ordering apply to the
 // values they had then (see as_of.cypher).
-MATCH (m:Memory)
+__MATCH__
 WHERE m.createdAt <= $asOf
   AND __FILTER__
 CALL (m) {

@@ -28,6 +28,7 @@ CALL (hits) {
   WHERE m.sensitivityLevel <= $ceiling AND ($allScopes OR m.scope = '' OR m.scope IN $trustScopes)
     AND m.type IN $layers AND ($scopes IS NULL OR m.scope IN $scopes)
     AND ($asOf IS NULL OR m.createdAt <= $asOf)
+    AND ($tags IS NULL OR all(t IN $tags WHERE t IN m.tags))
   __STATE__
   WITH m, v, text, vec
   WHERE $includeRetracted OR v.status <> 'retracted'

@@ -7,6 +7,7 @@ CALL () {
     AND m.sensitivityLevel <= $ceiling AND ($allScopes OR m.scope = '' OR m.scope IN $trustScopes)
     AND m.type IN $layers AND ($scopes IS NULL OR m.scope IN $scopes)
     AND ($asOf IS NULL OR m.createdAt <= $asOf)
+    AND ($tags IS NULL OR all(t IN $tags WHERE t IN m.tags))
   WITH m
   ORDER BY m.createdAt DESC
   LIMIT $scan

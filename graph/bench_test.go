@@ -536,6 +536,21 @@ func BenchmarkRecordsQuery(b *testing.B) {
 			return nil
 		}))
 	})
+	b.Run("text=rare", func(b *testing.B) {
+		// One record of the scope has the word: the full-text match is the
+		// set, and the page is that record.
+		run(b, map[string]any{"f": map[string]any{"scopes": scopes, "text": "4242"}}, func(p *recordsPage) error {
+			if len(p.Records.Nodes) != 1 || p.Records.Nodes[0].ID != recordsScope+":04242" {
+				return fmt.Errorf("page %+v, want only record 4242", p.Records.Nodes)
+			}
+			return nil
+		})
+	})
+	b.Run("text=every", func(b *testing.B) {
+		// Every record of the scope matches: the text filter's worst case,
+		// all 10,000 matches read and ordered for a page of 20.
+		run(b, map[string]any{"f": map[string]any{"scopes": scopes, "text": "depends_on"}}, full)
+	})
 	b.Run("no-match", func(b *testing.B) {
 		// A scope with no records: the worst case, as the filter cannot use
 		// the scope index and the query walks the whole createdAt index.

@@ -15662,7 +15662,7 @@ func (ec *executionContext) unmarshalInputRecordFilter(ctx context.Context, obj 
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"types", "scopes", "sensitivities", "tags", "minSalience", "maxSalience", "statuses", "createdAfter", "createdBefore"}
+	fieldsInOrder := [...]string{"types", "scopes", "sensitivities", "tags", "text", "minSalience", "maxSalience", "statuses", "createdAfter", "createdBefore"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -15697,6 +15697,13 @@ func (ec *executionContext) unmarshalInputRecordFilter(ctx context.Context, obj 
 				return it, err
 			}
 			it.Tags = data
+		case "text":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("text"))
+			data, err := ec.unmarshalOString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Text = data
 		case "minSalience":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("minSalience"))
 			data, err := ec.unmarshalOFloat2ᚖfloat64(ctx, v)
@@ -15895,7 +15902,7 @@ func (ec *executionContext) unmarshalInputRetrieveGraphInput(ctx context.Context
 		asMap["maxHops"] = 1
 	}
 
-	fieldsInOrder := [...]string{"query", "memoryTypes", "scopes", "rootLimit", "nodeLimit", "edgeLimit", "maxHops"}
+	fieldsInOrder := [...]string{"query", "memoryTypes", "scopes", "tags", "rootLimit", "nodeLimit", "edgeLimit", "maxHops"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -15923,6 +15930,13 @@ func (ec *executionContext) unmarshalInputRetrieveGraphInput(ctx context.Context
 				return it, err
 			}
 			it.Scopes = data
+		case "tags":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tags"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Tags = data
 		case "rootLimit":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("rootLimit"))
 			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
@@ -15974,7 +15988,7 @@ func (ec *executionContext) unmarshalInputRetrieveInput(ctx context.Context, obj
 		asMap["includeRetracted"] = false
 	}
 
-	fieldsInOrder := [...]string{"query", "memoryTypes", "scopes", "minSalience", "limit", "includeRetracted", "asOf"}
+	fieldsInOrder := [...]string{"query", "memoryTypes", "scopes", "tags", "minSalience", "limit", "includeRetracted", "asOf"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -16002,6 +16016,13 @@ func (ec *executionContext) unmarshalInputRetrieveInput(ctx context.Context, obj
 				return it, err
 			}
 			it.Scopes = data
+		case "tags":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tags"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Tags = data
 		case "minSalience":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("minSalience"))
 			data, err := ec.unmarshalOFloat2ᚖfloat64(ctx, v)

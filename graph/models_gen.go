@@ -61,6 +61,8 @@ type RetrieveGraphInput struct {
 	MemoryTypes []membrane.MemoryType `json:"memoryTypes,omitempty"`
 	// The scopes roots may have (neighbours may have any the caller sees).
 	Scopes []string `json:"scopes,omitempty"`
+	// Roots carry all of these tags (neighbours may carry any).
+	Tags []string `json:"tags,omitempty"`
 	// 1 to 100; roots count towards nodeLimit.
 	RootLimit *int64 `json:"rootLimit,omitempty"`
 	// 1 to 1000.
@@ -79,6 +81,8 @@ type RetrieveInput struct {
 	MemoryTypes []membrane.MemoryType `json:"memoryTypes,omitempty"`
 	// Only records in these scopes ("" for unscoped records); within the caller's scopes either way.
 	Scopes []string `json:"scopes,omitempty"`
+	// Only records carrying all of these tags (as the records filter's tags).
+	Tags []string `json:"tags,omitempty"`
 	// Leave out records whose effective salience (decayed to the ranking instant) is below this.
 	MinSalience *float64 `json:"minSalience,omitempty"`
 	// 1 to 100.

@@ -19,6 +19,9 @@ func (r *mutationResolver) CaptureMemory(ctx context.Context, input membrane.Cap
 // Retrieve is the resolver for the retrieve field.
 func (r *queryResolver) Retrieve(ctx context.Context, input RetrieveInput) (*membrane.Retrieval, error) {
 	q, err := membrane.NewRetrieveQuery(input.Query, input.MemoryTypes, input.Scopes, input.MinSalience, input.Limit, input.IncludeRetracted, input.AsOf)
+	if err == nil {
+		err = q.FilterTags(input.Tags)
+	}
 	if err != nil {
 		return nil, membrane.PrefixFields(err, "input.")
 	}
@@ -30,6 +33,9 @@ func (r *queryResolver) Retrieve(ctx context.Context, input RetrieveInput) (*mem
 // RetrieveGraph is the resolver for the retrieveGraph field.
 func (r *queryResolver) RetrieveGraph(ctx context.Context, input RetrieveGraphInput) (*membrane.GraphRetrieval, error) {
 	g, err := membrane.NewGraphQuery(input.Query, input.MemoryTypes, input.Scopes, input.RootLimit, input.NodeLimit, input.EdgeLimit, input.MaxHops)
+	if err == nil {
+		err = g.Roots.FilterTags(input.Tags)
+	}
 	if err != nil {
 		return nil, membrane.PrefixFields(err, "input.")
 	}

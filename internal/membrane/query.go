@@ -14,7 +14,12 @@ type RecordFilter struct {
 	Scopes        []string
 	Sensitivities []Sensitivity
 	// Tags must all be present on a record (all-of).
-	Tags          []string
+	Tags []string
+	// Text, when not empty, keeps only records matching it through the
+	// full-text index, as retrieve's query matches them (any of its terms);
+	// TextTerms are its search terms, set by Validate.
+	Text          string
+	TextTerms     []string
 	MinSalience   *float64
 	MaxSalience   *float64
 	Statuses      []RevisionStatus
@@ -26,9 +31,11 @@ type RecordFilter struct {
 	AsOf *time.Time
 }
 
-// Validate checks the filter's ranges and enums.
-func (f RecordFilter) Validate() error {
+// Validate checks the filter's ranges and enums, and sets TextTerms from
+// Text.
+func (f *RecordFilter) Validate() error {
 	v := &validator{prefix: "filter."}
+	f.Text, f.TextTerms = searchText(v, "text", f.Text)
 	for _, t := range f.Types {
 		if !t.Valid() {
 			v.add("types", "unknown memory type %q", t)
@@ -59,6 +66,10 @@ func (f RecordFilter) Validate() error {
 	}
 	return v.err()
 }
+
+// Unmatchable reports a text filter without search terms (only stop words,
+// or a filter never validated): it matches no record.
+func (f RecordFilter) Unmatchable() bool { return f.Text != "" && len(f.TextTerms) == 0 }
 
 // RecordOrderField is a field records can be ordered by. Each has a range
 // index, so a keyset page is an index seek.

@@ -58,7 +58,10 @@ type RetrieveQuery struct {
 	Layers []MemoryType
 	// Scopes, when not nil, restricts candidates to these scopes ("" is
 	// unscoped), within the request's trust.
-	Scopes           []string
+	Scopes []string
+	// Tags, when not empty, restricts candidates to records carrying all
+	// of them, as the records filter's tags do (see FilterTags).
+	Tags             []string
 	MinSalience      float64
 	Limit            int
 	IncludeRetracted bool
@@ -72,6 +75,38 @@ type RetrieveQuery struct {
 	Now time.Time
 }
 
+// searchText validates free text searched through the full-text index and
+// returns it trimmed, with its search terms (AnalyzeQuery). Retrieve's
+// query and the records text filter both go through it, so that one text
+// analysis (and one set of bounds) serves every text search. Punctuation
+// alone is no question: refused. Words that are all stop words give no
+// terms and match nothing (see RetrieveQuery.Unmatchable).
+func searchText(v *validator, field, s string) (text string, terms []string) {
+	text = strings.TrimSpace(s)
+	if len(s) > MaxQueryBytes {
+		v.add(field, "exceeds %d bytes", MaxQueryBytes)
+		return text, nil
+	}
+	terms = AnalyzeQuery(text)
+	if text != "" && !strings.ContainsFunc(text, isWordRune) {
+		v.add(field, "has no searchable words")
+	}
+	return text, terms
+}
+
+// FilterTags restricts q to records carrying all of tags (all-of, as the
+// records filter's tags). It is separate from NewRetrieveQuery so that
+// retrieve and retrieveGraph's roots share it.
+func (q *RetrieveQuery) FilterTags(tags []string) error {
+	v := &validator{}
+	v.tags("tags", tags)
+	if err := v.err(); err != nil {
+		return err
+	}
+	q.Tags = tags
+	return nil
+}
+
 // NewRetrieveQuery validates a retrieval's arguments and applies defaults.
 func NewRetrieveQuery(query *string, types []MemoryType, scopes []string, minSalience *float64, limit *int64, includeRetracted *bool, asOf *time.Time) (RetrieveQuery, error) {
 	q := RetrieveQuery{Limit: DefaultRetrieveLimit, AsOf: asOf, Scopes: scopes}
@@ -81,16 +116,7 @@ func NewRetrieveQuery(query *string, types []MemoryType, scopes []string, minSal
 	}
 	v.strs("scopes", scopes)
 	if query != nil {
-		q.Text = strings.TrimSpace(*query)
-		if len(*query) > MaxQueryBytes {
-			v.add("query", "exceeds %d bytes", MaxQueryBytes)
-		}
-		q.Terms = AnalyzeQuery(q.Text)
-		// Punctuation alone is no question: refused. Words that are all
-		// stop words are one that matches nothing (Unmatchable).
-		if q.Text != "" && !strings.ContainsFunc(q.Text, isWordRune) {
-			v.add("query", "has no searchable words")
-		}
+		q.Text, q.Terms = searchText(v, "query", *query)
 	}
 	for _, t := range types {
 		if !t.Valid() {

@@ -14,20 +14,25 @@ import (
 var _ membrane.RecordService = (*DB)(nil)
 
 // Statements with placeholders, filled once from fixed values at start-up.
-// A records statement comes in two variants. When the filter names scopes,
+// A records statement comes in variants. When the filter names scopes,
 // the scope predicate is plain (m.scope IN $scopes), so Neo4j seeks the
 // scope index and a page costs what that scope holds; otherwise it walks the
 // ordering index. With "$scopes IS NULL OR …" in one statement the planner
 // can never seek, and a scope's page would cost every newer record of
-// every other scope.
+// every other scope. With a text filter, the statement starts from the
+// full-text matches instead (records_match_text).
 type variant struct {
 	order  membrane.RecordOrder
 	scoped bool
+	text   bool
 }
 
+// countVariant selects a count statement: scoped, text.
+type countVariant struct{ scoped, text bool }
+
 var (
-	recordsCount   = [2]string{filled("records_count", "m", false), filled("records_count", "m", true)}
-	recordsCountAt = [2]string{filled("records_count_as_of", "v", false), filled("records_count_as_of", "v", true)}
+	recordsCount   = countStatements("records_count", "m")
+	recordsCountAt = countStatements("records_count_as_of", "v")
 	recordsPage    = pageStatements("records_page", "m")
 	recordsPageAt  = pageStatements("records_page_as_of", "v")
 )
@@ -35,23 +40,32 @@ var (
 // filled returns a records statement with its filter fragments in place;
 // state filters (status, salience) apply to v, the record as of the
 // instant asked about, or m, the record as it is.
-func filled(name, v string, scoped bool) string {
+func filled(name, v string, scoped, text bool) string {
 	scopes := "true"
 	if scoped {
 		scopes = "m.scope IN $scopes"
 	}
+	match := cypher.Must("records_match_all")
+	if text {
+		match = cypher.Must("records_match_text")
+	}
 	return strings.NewReplacer(
+		"__MATCH__", match,
 		"__FILTER__", strings.ReplaceAll(cypher.Must("record_filter"), "__SCOPES__", scopes),
 		"__STATE_FILTER__", strings.ReplaceAll(cypher.Must("record_state_filter"), "__V__", v),
 		"__AS_OF__", asOfFragment,
 	).Replace(cypher.Must(name))
 }
 
-func boolIndex(b bool) int {
-	if b {
-		return 1
+// countStatements builds the count statement of every variant.
+func countStatements(name, v string) map[countVariant]string {
+	out := map[countVariant]string{}
+	for _, scoped := range []bool{false, true} {
+		for _, text := range []bool{false, true} {
+			out[countVariant{scoped, text}] = filled(name, v, scoped, text)
+		}
 	}
-	return 0
+	return out
 }
 
 // pageStatements builds the keyset page statement for every order field and
@@ -65,15 +79,17 @@ func pageStatements(name, v string) map[variant]string {
 	}
 	out := map[variant]string{}
 	for _, scoped := range []bool{false, true} {
-		tmpl := filled(name, v, scoped)
-		for f, prop := range fields {
-			for _, desc := range []bool{false, true} {
-				dir, cmp := "ASC", ">"
-				if desc {
-					dir, cmp = "DESC", "<"
+		for _, text := range []bool{false, true} {
+			tmpl := filled(name, v, scoped, text)
+			for f, prop := range fields {
+				for _, desc := range []bool{false, true} {
+					dir, cmp := "ASC", ">"
+					if desc {
+						dir, cmp = "DESC", "<"
+					}
+					out[variant{membrane.RecordOrder{Field: f, Descending: desc}, scoped, text}] = strings.NewReplacer(
+						"__FIELD__", prop, "__DIR__", dir, "__CMP__", cmp).Replace(tmpl)
 				}
-				out[variant{membrane.RecordOrder{Field: f, Descending: desc}, scoped}] = strings.NewReplacer(
-					"__FIELD__", prop, "__DIR__", dir, "__CMP__", cmp).Replace(tmpl)
 			}
 		}
 	}
@@ -139,12 +155,17 @@ func (db *DB) FindRecordByID(ctx context.Context, id string) (*membrane.Record, 
 	return view(ctx, r), nil
 }
 
-// filterParams returns the parameters of record_filter.cypher; nil means
-// "do not filter on this".
+// filterParams returns the parameters of record_filter.cypher (and of
+// records_match_text); nil means "do not filter on this".
 func filterParams(f membrane.RecordFilter) map[string]any {
 	p := map[string]any{
 		"types": nil, "scopes": nil, "levels": nil, "statuses": nil, "tags": nil,
 		"minSalience": nil, "maxSalience": nil, "createdAfter": nil, "createdBefore": nil, "asOf": nil,
+		"lucene": nil,
+	}
+	if len(f.TextTerms) > 0 {
+		// The same builder as retrieve's, so both search alike.
+		p["lucene"] = membrane.LuceneQuery(f.TextTerms)
 	}
 	if f.AsOf != nil {
 		p["asOf"] = f.AsOf.UTC()
@@ -198,9 +219,13 @@ func (db *DB) FindRecords(ctx context.Context, f membrane.RecordFilter, order me
 	if f.AsOf != nil {
 		pages = recordsPageAt
 	}
-	stmt, ok := pages[variant{order, len(f.Scopes) > 0}]
+	stmt, ok := pages[variant{order, len(f.Scopes) > 0, len(f.TextTerms) > 0}]
 	if !ok {
 		return nil, membrane.Errorf(membrane.EINVALID, "cannot order by %q", order.Field)
+	}
+	if f.Unmatchable() {
+		// Only stop words: the text matches nothing (never every record).
+		return &membrane.RecordPage{Records: []*membrane.Record{}, Cursors: []string{}}, nil
 	}
 	params := gated(ctx, filterParams(f))
 	params["afterKey"], params["afterId"] = nil, nil
@@ -280,10 +305,14 @@ func cursorKey(c *membrane.Cursor, f membrane.RecordOrderField) (any, error) {
 
 // CountRecords counts the records matching filter.
 func (db *DB) CountRecords(ctx context.Context, f membrane.RecordFilter) (int64, error) {
+	if f.Unmatchable() {
+		return 0, nil
+	}
 	n, err := read(ctx, db, func(tx neo4j.ManagedTransaction) (int64, error) {
-		stmt := recordsCount[boolIndex(len(f.Scopes) > 0)]
+		key := countVariant{len(f.Scopes) > 0, len(f.TextTerms) > 0}
+		stmt := recordsCount[key]
 		if f.AsOf != nil {
-			stmt = recordsCountAt[boolIndex(len(f.Scopes) > 0)]
+			stmt = recordsCountAt[key]
 		}
 		row, err := single(ctx, tx, stmt, gated(ctx, filterParams(f)))
 		if err != nil || row == nil {

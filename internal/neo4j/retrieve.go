@@ -123,7 +123,7 @@ func (db *DB) candidates(ctx context.Context, tx neo4j.ManagedTransaction, q mem
 	params := gated(ctx, map[string]any{
 		"lucene": membrane.LuceneQuery(q.Terms), "layers": stringsOf(q.Layers), "asOf": timeParam(q.AsOf),
 		"includeRetracted": q.IncludeRetracted, "minSalience": q.MinSalience, "nowMs": now.UnixMilli(),
-		"vector": nil, "vectorIndex": nil, "scopes": nil,
+		"vector": nil, "vectorIndex": nil, "scopes": nil, "tags": nil,
 		"wRelevance": w.Relevance, "wSalience": w.Salience, "wRecency": w.Recency, "wConfidence": w.Confidence,
 		"blend": membrane.VectorBlend, "recencyHalfLifeMs": float64(membrane.RecencyHalfLife.Milliseconds()),
 		"layerRank": layerRank, "limit": int64(q.Limit), "selectLimit": int64(membrane.MaxSelectionCandidates),
@@ -132,6 +132,9 @@ func (db *DB) candidates(ctx context.Context, tx neo4j.ManagedTransaction, q mem
 		params["scopes"] = q.Scopes
 	}
 	params["blindLucene"] = db.blindLucene(ctx, q)
+	if len(q.Tags) > 0 {
+		params["tags"] = q.Tags
+	}
 	if len(q.Vector) > 0 {
 		params["vector"], params["vectorIndex"] = q.Vector, VectorIndexName(len(q.Vector))
 	}
