@@ -35,6 +35,11 @@ CALL (m) {
     previous: '{"type":"' + m.type + '","status":"' + m.status + '","salience":' + toString(m.salience)
       + ',"baseSalience":' + toString(coalesce(m.baseSalience, m.salience)) + ',"version":' + toString(m.version) + '}'
   })
+  // Its session neighbours close the gap it leaves (session_link).
+  CALL (m) {
+    MATCH (p:Memory)-[:NEXT]->(m)-[:NEXT]->(n:Memory)
+    CREATE (p)-[:NEXT {weight: 1.0, createdAt: n.createdAt, actor: n.provenanceCreatedBy}]->(n)
+  }
   FOREACH (s IN steps | DETACH DELETE s)
   FOREACH (v IN vectors | DETACH DELETE v)
   MERGE (:DeletedRecordId {id: m.id})
