@@ -207,3 +207,155 @@ func (c *client) forTest(t testing.TB) *client {
 	d.t = t
 	return &d
 }
+
+type graphHit struct {
+	Score float64
+	Parts struct {
+		Relevance, Fused, Text, Context, Entity, Derived float64
+	}
+	Record struct{ ID string }
+}
+
+// retrieveParts retrieves with the graph parts selected, keyed by id.
+func retrieveParts(t *testing.T, c *client, in map[string]any) (map[string]graphHit, []string) {
+	t.Helper()
+	var out struct{ Retrieve struct{ Hits []graphHit } }
+	c.do(`query($in: RetrieveInput!) { retrieve(input: $in) { hits { score parts { relevance fused text context entity derived } record { id } } } }`,
+		map[string]any{"in": in}, &out)
+	byID := map[string]graphHit{}
+	var order []string
+	for _, h := range out.Retrieve.Hits {
+		byID[h.Record.ID] = h
+		order = append(order, h.Record.ID)
+	}
+	return byID, order
+}
+
+// TestRetrieveGraphSignals: a record is found through its neighbourhood:
+// the episodes next to a match in its session (one hop: the match's text
+// score, two: half of it, three: nothing), the records that mention an
+// entity the query names, and the records derived from a match. The parts
+// say why.
+func TestRetrieveGraphSignals(t *testing.T) {
+	c := newClient(t)
+	scope := neo4jtest.Scope(t)
+	q, ent, der := word(), word(), word()
+	ids := map[string]string{}
+	writeEpisodes(t, c, scope, []sessionEp{
+		{name: "match", session: "s", min: 0, summary: "where did we go hiking " + q},
+		{name: "hop1", session: "s", min: 1, summary: "to the lake by the old mill"},
+		{name: "hop2", session: "s", min: 2, summary: "and then we had lunch"},
+		{name: "hop3", session: "s", min: 3, summary: "it rained all afternoon"},
+		{name: "mentions", session: "other", min: 0, summary: "the service went down twice"},
+	}, ids)
+	var entity struct{ CreateRecord struct{ ID string } }
+	c.do(`mutation($s: String, $n: String!) { createRecord(input: {type: ENTITY, scope: $s, payload: {entity: {canonicalName: $n}}}) { id } }`,
+		map[string]any{"s": scope, "n": ent}, &entity)
+	c.do(`mutation($a: ID!, $b: ID!) { addRelation(sourceId: $a, predicate: MENTIONS, targetId: $b) { predicate } }`,
+		map[string]any{"a": ids["mentions"], "b": entity.CreateRecord.ID}, nil)
+	captured := c.capture(map[string]any{"source": "agent-1", "sourceKind": "observation", "scope": scope,
+		"content": map[string]any{"subject": "billing", "predicate": "uses", "object": der}})
+	awaitSearch(t, c)
+
+	tests := []struct {
+		name, query string
+		// want: id -> [text, context, entity, derived] (> 0 or 0); absent: ids not returned
+		want   map[string][4]bool
+		absent []string
+	}{
+		{"session neighbours", q,
+			map[string][4]bool{ids["match"]: {true, false, false, false}, ids["hop1"]: {false, true, false, false}, ids["hop2"]: {false, true, false, false}},
+			[]string{ids["hop3"], ids["mentions"]}},
+		{"records mentioning a named entity", ent,
+			map[string][4]bool{entity.CreateRecord.ID: {true, false, false, false}, ids["mentions"]: {false, false, true, false}},
+			[]string{ids["match"]}},
+		{"records derived from a match and what a match derives from", der,
+			map[string][4]bool{captured.CaptureMemory.Primary.ID: {true, false, false, true}},
+			nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := c.forTest(t)
+			got, _ := retrieveParts(t, c, map[string]any{"query": tt.query, "scopes": []string{scope}, "limit": 20})
+			for id, w := range tt.want {
+				h, ok := got[id]
+				if !ok {
+					t.Fatalf("%s not retrieved (hits %+v)", id, got)
+				}
+				p := h.Parts
+				if (p.Text > 0) != w[0] || (p.Context > 0) != w[1] || (p.Entity > 0) != w[2] || (p.Derived > 0) != w[3] {
+					t.Errorf("%s parts %+v, want text/context/entity/derived > 0 = %v", id, p, w)
+				}
+				if p.Fused <= 0 || p.Relevance <= 0 {
+					t.Errorf("%s fused %v relevance %v", id, p.Fused, p.Relevance)
+				}
+			}
+			for _, id := range tt.absent {
+				if _, ok := got[id]; ok {
+					t.Errorf("%s retrieved: %+v", id, got[id])
+				}
+			}
+		})
+	}
+	// One hop is worth the match's text score, two hops half of it.
+	got, order := retrieveParts(t, c, map[string]any{"query": q, "scopes": []string{scope}, "limit": 20})
+	if h1, h2 := got[ids["hop1"]].Parts.Context, got[ids["hop2"]].Parts.Context; h1 != 1 || h2 != membrane.SecondHop {
+		t.Errorf("context one hop %v, two hops %v", h1, h2)
+	}
+	if !slices.Equal(order[:3], []string{ids["match"], ids["hop1"], ids["hop2"]}) {
+		t.Errorf("order %v, want match, hop1, hop2 first", order)
+	}
+	// retrieveGraph shows the chain: NEXT edges between the roots.
+	var g graphOut
+	c.do(graphQ, map[string]any{"in": map[string]any{"query": q, "scopes": []string{scope}, "maxHops": 1}}, &g)
+	found := false
+	for _, e := range g.RetrieveGraph.Edges {
+		found = found || (e.Predicate == "NEXT" && e.SourceID == ids["match"] && e.TargetID == ids["hop1"])
+	}
+	if !found {
+		t.Errorf("retrieveGraph edges %+v lack match NEXT hop1", g.RetrieveGraph.Edges)
+	}
+}
+
+// TestRetrieveGraphSignalsGating: a record the caller does not see in full
+// passes no signal and is not returned, and a neighbour two hops away
+// through such a record gets nothing through it. A reader with ceiling LOW;
+// MEDIUM records are above it (not sealed, so they are in the chain).
+func TestRetrieveGraphSignalsGating(t *testing.T) {
+	scope := neo4jtest.Scope(t)
+	rd := reader("signals", membrane.SensitivityLow, scope)
+	c := newClient(t, rd)
+	q := word()
+	ids := map[string]string{}
+	writeEpisodes(t, c, scope, []sessionEp{
+		{name: "seen", session: "a", min: 0, summary: "asked about " + q},
+		{name: "hidden", session: "a", min: 1, sens: "MEDIUM", summary: "the answer"},
+		{name: "behind", session: "a", min: 2, summary: "later"},
+		{name: "hiddenMatch", session: "b", min: 0, sens: "MEDIUM", summary: "also " + q},
+		{name: "nextToHidden", session: "b", min: 1, summary: "reply"},
+	}, ids)
+	awaitSearch(t, c)
+	in := map[string]any{"query": q, "scopes": []string{scope}, "limit": 20}
+	// The admin sees every one: the chains are there.
+	all, _ := retrieveParts(t, c, in)
+	for n, id := range ids {
+		if _, ok := all[id]; !ok {
+			t.Fatalf("admin does not retrieve %s: %+v", n, all)
+		}
+	}
+	got, order := retrieveParts(t, c.as(rd.Actor), in)
+	if !slices.Equal(order, []string{ids["seen"]}) {
+		names := map[string]string{}
+		for n, id := range ids {
+			names[id] = n
+		}
+		var ns []string
+		for _, id := range order {
+			ns = append(ns, names[id])
+		}
+		t.Fatalf("reader retrieves %v, want [seen]", ns)
+	}
+	if p := got[ids["seen"]].Parts; p.Context != 0 || p.Text != 1 {
+		t.Errorf("seen parts %+v", p)
+	}
+}
