@@ -2,6 +2,7 @@ package eval_test
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -17,10 +18,12 @@ const (
 	minRecall5 = 0.85
 	minMRR     = 0.90
 	minNDCG10  = 0.82
+	// targetRecall5 is issue 10's target, checked with MEMBRANE_EVAL_TARGET set.
+	targetRecall5 = 0.95
 )
 
 // TestRetrievalQuality loads the fixture into a scope of its own in the
-// real Neo4j and reports recall@5, recall@10, MRR and nDCG@10 of retrieve
+// real Neo4j and reports recall@1, recall@5, recall@10, MRR and nDCG@10 of retrieve
 // (full text, no vectors) for every query, with their means.
 func TestRetrievalQuality(t *testing.T) {
 	f, err := eval.LoadFixture("fixture.json")
@@ -48,9 +51,9 @@ func TestRetrievalQuality(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	var sumR5, sumR10, sumRR, sumNDCG float64
+	var sumR1, sumR5, sumR10, sumRR, sumNDCG float64
 	var report strings.Builder
-	fmt.Fprintf(&report, "\n%-48s %6s %6s %6s %7s  top 3\n", "query", "R@5", "R@10", "RR", "nDCG10")
+	fmt.Fprintf(&report, "\n%-48s %6s %6s %6s %6s %7s  top 3\n", "query", "R@1", "R@5", "R@10", "RR", "nDCG10")
 	limit := int64(10)
 	for _, q := range f.Queries {
 		rq, err := membrane.NewRetrieveQuery(&q.Q, nil, []string{scope}, nil, &limit, nil, nil)
@@ -68,16 +71,19 @@ func TestRetrievalQuality(t *testing.T) {
 				t.Errorf("%q: a retracted record was retrieved", q.Q)
 			}
 		}
-		r5, r10 := eval.RecallAt(ranked, q.Relevant, 5), eval.RecallAt(ranked, q.Relevant, 10)
+		r1, r5, r10 := eval.RecallAt(ranked, q.Relevant, 1), eval.RecallAt(ranked, q.Relevant, 5), eval.RecallAt(ranked, q.Relevant, 10)
 		rr, nd := eval.ReciprocalRank(ranked, q.Relevant), eval.NDCGAt(ranked, q.Relevant, 10)
-		sumR5, sumR10, sumRR, sumNDCG = sumR5+r5, sumR10+r10, sumRR+rr, sumNDCG+nd
-		fmt.Fprintf(&report, "%-48s %6.2f %6.2f %6.2f %7.3f  %s\n", q.Q, r5, r10, rr, nd, strings.Join(ranked[:min(3, len(ranked))], ", "))
+		sumR1, sumR5, sumR10, sumRR, sumNDCG = sumR1+r1, sumR5+r5, sumR10+r10, sumRR+rr, sumNDCG+nd
+		fmt.Fprintf(&report, "%-48s %6.2f %6.2f %6.2f %6.2f %7.3f  %s\n", q.Q, r1, r5, r10, rr, nd, strings.Join(ranked[:min(3, len(ranked))], ", "))
 	}
 	n := float64(len(f.Queries))
-	r5, r10, mrr, ndcg := sumR5/n, sumR10/n, sumRR/n, sumNDCG/n
-	fmt.Fprintf(&report, "%-48s %6.3f %6.3f %6.3f %7.3f\n", fmt.Sprintf("MEAN over %d queries, %d records", len(f.Queries), len(f.Records)), r5, r10, mrr, ndcg)
+	r1, r5, r10, mrr, ndcg := sumR1/n, sumR5/n, sumR10/n, sumRR/n, sumNDCG/n
+	fmt.Fprintf(&report, "%-48s %6.3f %6.3f %6.3f %6.3f %7.3f\n", fmt.Sprintf("MEAN over %d queries, %d records", len(f.Queries), len(f.Records)), r1, r5, r10, mrr, ndcg)
 	t.Log(report.String())
 	if r5 < minRecall5 || mrr < minMRR || ndcg < minNDCG10 {
 		t.Errorf("below the floors: recall@5 %.3f (min %.2f), MRR %.3f (min %.2f), nDCG@10 %.3f (min %.2f)", r5, minRecall5, mrr, minMRR, ndcg, minNDCG10)
+	}
+	if os.Getenv("MEMBRANE_EVAL_TARGET") != "" && r5 < targetRecall5 {
+		t.Errorf("below issue 10's target: recall@5 %.3f, want >= %.2f", r5, targetRecall5)
 	}
 }

@@ -1,11 +1,19 @@
-// Package eval measures Membrane's retrieval quality on a fixture written
-// for it (fixture.json): recall@k, mean reciprocal rank and nDCG@k of the
-// full-text ranking. The eval itself is eval_test.go (it needs Neo4j):
+// Package eval measures Membrane's retrieval quality on fixtures written
+// for it: fixture.json (an engineering memory of every record type) and
+// conversations/ (multi-session conversations and agent work logs, one
+// EPISODIC record per turn, measured against a BM25 baseline, bm25.go):
+// recall@k, mean reciprocal rank, nDCG@k and session recall. The evals
+// themselves are eval_test.go and conversations_test.go (they need Neo4j):
 //
-//	NEO4J_URI=bolt://127.0.0.1:17687 go test ./eval -run TestRetrievalQuality -v
+//	NEO4J_URI=bolt://127.0.0.1:17687 go test ./eval -run 'TestRetrievalQuality|TestConversations' -v
 package eval
 
-import "math"
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+)
 
 // Relevance grades the records of one query by key: 2 answers it, 1 is
 // related; missing keys are irrelevant (0).
@@ -88,4 +96,145 @@ func gain(grade int) float64 {
 		return 0
 	}
 	return math.Exp2(float64(grade)) - 1
+}
+
+// SessionRecallAt is the share of the evidence sessions (the sessions of
+// the records graded > 0) that hold at least one of the first k ranked
+// records, relevant or not: whether a search found the right part of the
+// conversation to read. sessionOf maps a record to its session; 1 when
+// nothing is relevant.
+func SessionRecallAt(ranked []string, rel Relevance, sessionOf map[string]string, k int) float64 {
+	want := map[string]bool{}
+	for key, g := range rel {
+		if g > 0 {
+			want[sessionOf[key]] = true
+		}
+	}
+	if len(want) == 0 {
+		return 1
+	}
+	found := map[string]bool{}
+	for i, key := range ranked {
+		if i == k {
+			break
+		}
+		if s := sessionOf[key]; want[s] {
+			found[s] = true
+		}
+	}
+	return float64(len(found)) / float64(len(want))
+}
+
+// Scores are the metrics of one ranking, or their sum or mean over N.
+type Scores struct {
+	N                                                     int
+	Recall1, Recall5, Recall10, MRR, NDCG10, SessRecall10 float64
+}
+
+// Score measures one ranking against the relevance of its query.
+func Score(ranked []string, rel Relevance, sessionOf map[string]string) Scores {
+	return Scores{N: 1,
+		Recall1: RecallAt(ranked, rel, 1), Recall5: RecallAt(ranked, rel, 5), Recall10: RecallAt(ranked, rel, 10),
+		MRR: ReciprocalRank(ranked, rel), NDCG10: NDCGAt(ranked, rel, 10), SessRecall10: SessionRecallAt(ranked, rel, sessionOf, 10)}
+}
+
+// Add sums two sets of scores.
+func (s Scores) Add(o Scores) Scores {
+	return Scores{N: s.N + o.N, Recall1: s.Recall1 + o.Recall1, Recall5: s.Recall5 + o.Recall5, Recall10: s.Recall10 + o.Recall10,
+		MRR: s.MRR + o.MRR, NDCG10: s.NDCG10 + o.NDCG10, SessRecall10: s.SessRecall10 + o.SessRecall10}
+}
+
+// Mean divides a sum by its N (zero scores for N = 0).
+func (s Scores) Mean() Scores {
+	if s.N == 0 {
+		return Scores{}
+	}
+	n := float64(s.N)
+	return Scores{N: s.N, Recall1: s.Recall1 / n, Recall5: s.Recall5 / n, Recall10: s.Recall10 / n,
+		MRR: s.MRR / n, NDCG10: s.NDCG10 / n, SessRecall10: s.SessRecall10 / n}
+}
+
+// Comparison holds the summed scores of two systems per category.
+type Comparison struct {
+	Names      [2]string // e.g. "retrieve", "bm25"
+	ByCategory map[string]*[2]Scores
+}
+
+// NewComparison compares system a with system b.
+func NewComparison(a, b string) *Comparison {
+	return &Comparison{Names: [2]string{a, b}, ByCategory: map[string]*[2]Scores{}}
+}
+
+// Add records one question's scores for both systems.
+func (c *Comparison) Add(category string, a, b Scores) {
+	s := c.ByCategory[category]
+	if s == nil {
+		s = &[2]Scores{}
+		c.ByCategory[category] = s
+	}
+	s[0], s[1] = s[0].Add(a), s[1].Add(b)
+}
+
+// Overall is the mean over every question of both systems.
+func (c *Comparison) Overall() (a, b Scores) {
+	// In key order: the float sums do not depend on map order.
+	keys := make([]string, 0, len(c.ByCategory))
+	for k := range c.ByCategory {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		s := c.ByCategory[k]
+		a, b = a.Add(s[0]), b.Add(s[1])
+	}
+	return a.Mean(), b.Mean()
+}
+
+// Table prints the means per category (in the order given, then any
+// other) and overall, each metric as "a / b".
+func (c *Comparison) Table(order []string) string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "%-14s %4s  each cell: %s / %s\n", "category", "n", c.Names[0], c.Names[1])
+	fmt.Fprintf(&sb, "%-14s %4s  %-13s %-13s %-13s %-13s %-13s %-13s\n", "", "", "recall@1", "recall@5", "recall@10", "MRR", "nDCG@10", "sessR@10")
+	row := func(name string, a, b Scores) {
+		fmt.Fprintf(&sb, "%-14s %4d  %.3f / %.3f %.3f / %.3f %.3f / %.3f %.3f / %.3f %.3f / %.3f %.3f / %.3f\n", name, a.N,
+			a.Recall1, b.Recall1, a.Recall5, b.Recall5, a.Recall10, b.Recall10, a.MRR, b.MRR, a.NDCG10, b.NDCG10, a.SessRecall10, b.SessRecall10)
+	}
+	cats := slices.Clone(order)
+	var rest []string
+	for k := range c.ByCategory {
+		if !slices.Contains(cats, k) {
+			rest = append(rest, k)
+		}
+	}
+	slices.Sort(rest)
+	for _, k := range append(cats, rest...) {
+		if s := c.ByCategory[k]; s != nil {
+			row(k, s[0].Mean(), s[1].Mean())
+		}
+	}
+	a, b := c.Overall()
+	row("all", a, b)
+	return sb.String()
+}
+
+// TargetGain is issue 10's target: retrieve's recall@10 at least 15 %
+// above the baseline's on the conversation fixture.
+const TargetGain = 1.15
+
+// Gate compares retrieve's overall scores with the baseline's and returns
+// what fails: retrieve below the baseline on recall@10 or MRR and, with
+// target, retrieve's recall@10 below TargetGain times the baseline's.
+func Gate(retrieve, baseline Scores, target bool) []string {
+	var fails []string
+	if retrieve.Recall10 < baseline.Recall10 {
+		fails = append(fails, fmt.Sprintf("recall@10 %.3f is below the baseline's %.3f", retrieve.Recall10, baseline.Recall10))
+	}
+	if retrieve.MRR < baseline.MRR {
+		fails = append(fails, fmt.Sprintf("MRR %.3f is below the baseline's %.3f", retrieve.MRR, baseline.MRR))
+	}
+	if target && retrieve.Recall10 < TargetGain*baseline.Recall10 {
+		fails = append(fails, fmt.Sprintf("recall@10 %.3f misses the target %.2f x %.3f = %.3f", retrieve.Recall10, TargetGain, baseline.Recall10, TargetGain*baseline.Recall10))
+	}
+	return fails
 }

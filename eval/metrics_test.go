@@ -36,3 +36,87 @@ func TestMetrics(t *testing.T) {
 		t.Errorf("ndcg@1 = %v", got)
 	}
 }
+
+func TestSessionRecall(t *testing.T) {
+	sessionOf := map[string]string{"a1": "A", "a2": "A", "b1": "B", "c1": "C"}
+	tests := []struct {
+		name   string
+		ranked []string
+		rel    eval.Relevance
+		k      int
+		want   float64
+	}{
+		{"any turn of the evidence session counts", []string{"a2"}, eval.Relevance{"a1": 1}, 10, 1},
+		{"one of two sessions", []string{"c1", "a2"}, eval.Relevance{"a1": 1, "b1": 1}, 10, 0.5},
+		{"both sessions", []string{"b1", "a1"}, eval.Relevance{"a1": 1, "b1": 1}, 10, 1},
+		{"cut at k", []string{"c1", "a1"}, eval.Relevance{"a1": 1}, 1, 0},
+		{"two evidence turns of one session are one session", []string{"a1"}, eval.Relevance{"a1": 1, "a2": 1}, 10, 1},
+		{"grade 0 is no evidence", []string{"a1"}, eval.Relevance{"a1": 1, "b1": 0}, 10, 1},
+		{"nothing relevant", nil, eval.Relevance{}, 10, 1},
+	}
+	for _, tt := range tests {
+		if got := eval.SessionRecallAt(tt.ranked, tt.rel, sessionOf, tt.k); math.Abs(got-tt.want) > 1e-12 {
+			t.Errorf("%s: %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestComparison(t *testing.T) {
+	sessionOf := map[string]string{"a": "S1", "b": "S2", "x": "S1"}
+	c := eval.NewComparison("retrieve", "bm25")
+	// Two questions of one category, one of another.
+	c.Add("p", eval.Score([]string{"a"}, eval.Relevance{"a": 1}, sessionOf), eval.Score(nil, eval.Relevance{"a": 1}, sessionOf))
+	c.Add("p", eval.Score([]string{"x", "b"}, eval.Relevance{"b": 1}, sessionOf), eval.Score([]string{"b"}, eval.Relevance{"b": 1}, sessionOf))
+	c.Add("q", eval.Score([]string{"x"}, eval.Relevance{"a": 1, "b": 1}, sessionOf), eval.Score([]string{"a", "b"}, eval.Relevance{"a": 1, "b": 1}, sessionOf))
+	p := c.ByCategory["p"]
+	if p[0].N != 2 || p[0].Mean().Recall1 != 0.5 || p[0].Mean().MRR != 0.75 || p[1].Mean().Recall10 != 0.5 {
+		t.Errorf("category p: %+v", p)
+	}
+	a, b := c.Overall()
+	tests := []struct {
+		name      string
+		got, want float64
+	}{
+		{"n", float64(a.N), 3},
+		{"retrieve recall@1", a.Recall1, 1.0 / 3},
+		{"retrieve recall@10", a.Recall10, 2.0 / 3},
+		{"retrieve MRR", a.MRR, (1 + 0.5 + 0) / 3},
+		{"retrieve session recall@10", a.SessRecall10, (1 + 1 + 0.5) / 3},
+		{"bm25 recall@1", b.Recall1, (0 + 1 + 0.5) / 3},
+		{"bm25 recall@5", b.Recall5, 2.0 / 3},
+		{"bm25 MRR", b.MRR, 2.0 / 3},
+		{"bm25 session recall@10", b.SessRecall10, 2.0 / 3},
+	}
+	for _, tt := range tests {
+		if math.Abs(tt.got-tt.want) > 1e-12 {
+			t.Errorf("%s = %v, want %v", tt.name, tt.got, tt.want)
+		}
+	}
+	if (eval.Scores{}).Mean() != (eval.Scores{}) {
+		t.Error("the mean of nothing is zero")
+	}
+}
+
+func TestGate(t *testing.T) {
+	base := eval.Scores{Recall10: 0.60, MRR: 0.40}
+	tests := []struct {
+		name     string
+		retrieve eval.Scores
+		target   bool
+		fails    int
+	}{
+		{"equal passes", eval.Scores{Recall10: 0.60, MRR: 0.40}, false, 0},
+		{"recall@10 below", eval.Scores{Recall10: 0.59, MRR: 0.50}, false, 1},
+		{"MRR below", eval.Scores{Recall10: 0.70, MRR: 0.39}, false, 1},
+		{"both below", eval.Scores{Recall10: 0.50, MRR: 0.30}, false, 2},
+		{"above but short of the target, target off", eval.Scores{Recall10: 0.68, MRR: 0.45}, false, 0},
+		{"above but short of the target, target on", eval.Scores{Recall10: 0.68, MRR: 0.45}, true, 1},
+		{"target met", eval.Scores{Recall10: 0.70, MRR: 0.45}, true, 0},
+		{"below and target on", eval.Scores{Recall10: 0.50, MRR: 0.45}, true, 2},
+	}
+	for _, tt := range tests {
+		if got := eval.Gate(tt.retrieve, base, tt.target); len(got) != tt.fails {
+			t.Errorf("%s: %q, want %d failures", tt.name, got, tt.fails)
+		}
+	}
+}

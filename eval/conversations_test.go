@@ -1,0 +1,126 @@
+package eval_test
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/membrane/membrane/eval"
+	"github.com/membrane/membrane/internal/membrane"
+	"github.com/membrane/membrane/internal/neo4jtest"
+)
+
+const (
+	// retrieveLimit is the limit of every retrieve and baseline search.
+	retrieveLimit = 20
+)
+
+// TestConversations loads every conversation of conversations/ into a
+// scope of its own (one EPISODIC record per turn: one timeline event, the
+// speaker as its kind, the turn id as its ref, the line as its summary,
+// the session as sessionId), asks every question through retrieve
+// (EPISODIC, limit 20) and through a stemmed BM25 over the same texts, and
+// prints both systems' metrics per category. It fails when retrieve is
+// below the baseline on recall@10 or MRR overall, and, with
+// MEMBRANE_EVAL_TARGET set, when retrieve's recall@10 is below 1.15 times
+// the baseline's. MEMBRANE_EVAL_REPORT=FILE also writes the table there.
+func TestConversations(t *testing.T) {
+	convs, err := eval.LoadConversations("conversations")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := neo4jtest.DB(t)
+	ctx := membrane.NewContextWithTrust(t.Context(), membrane.SystemTrust("eval"))
+
+	// Creation times keep the fixture's spacing, the newest turn an hour
+	// old: recency plays as it would for memories written as they happened,
+	// and the figures do not drift with the day the eval runs.
+	var newest time.Time
+	for _, c := range convs {
+		for _, tr := range c.Turns {
+			if tr.Time.After(newest) {
+				newest = tr.Time
+			}
+		}
+	}
+	shift := time.Now().UTC().Add(-time.Hour).Sub(newest)
+
+	scopes := make([]string, len(convs))
+	turnOf := map[string]string{} // record id -> turn id
+	turns, questions := 0, 0
+	for i, c := range convs {
+		scopes[i] = neo4jtest.Scope(t)
+		batch := make([]*membrane.Ingested, 0, len(c.Turns))
+		for _, tr := range c.Turns {
+			in := membrane.RecordInput{Type: membrane.TypeEpisodic, Scope: &scopes[i]}
+			in.Payload.Episodic = &membrane.EpisodicPayload{SessionID: tr.Session,
+				Timeline: []membrane.TimelineEvent{{T: tr.Time, EventKind: tr.Speaker, Ref: tr.ID, Summary: tr.Text}}}
+			created := tr.Time.Add(shift)
+			r, err := membrane.DefaultPolicy().BuildRecord(in, created)
+			if err != nil {
+				t.Fatalf("%s: %v", tr.ID, err)
+			}
+			turnOf[r.ID] = tr.ID
+			batch = append(batch, &membrane.Ingested{Record: r, Audit: membrane.NewAuditEntry(r.ID, membrane.AuditCreate, "eval", "conversations", created)})
+		}
+		if _, err := db.CreateRecords(ctx, nil, batch); err != nil {
+			t.Fatalf("%s: %v", c.Name, err)
+		}
+		turns, questions = turns+len(c.Turns), questions+len(c.Questions)
+	}
+	if err := db.AwaitSearchIndexes(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	cmp := eval.NewComparison("retrieve", "bm25")
+	var misses strings.Builder
+	fmt.Fprintln(&misses, "questions where retrieve's recall@10 is below bm25's:")
+	limit := int64(retrieveLimit)
+	for i, c := range convs {
+		ids, texts := make([]string, len(c.Turns)), make([]string, len(c.Turns))
+		for j, tr := range c.Turns {
+			ids[j], texts[j] = tr.ID, tr.Text
+		}
+		bm25 := eval.NewBM25(ids, texts)
+		sessionOf := c.SessionOf()
+		for _, q := range c.Questions {
+			rq, err := membrane.NewRetrieveQuery(&q.Q, []membrane.MemoryType{membrane.TypeEpisodic}, []string{scopes[i]}, nil, &limit, nil, nil)
+			if err != nil {
+				t.Fatalf("%s: %q: %v", c.Name, q.Q, err)
+			}
+			res, err := db.Retrieve(ctx, rq, membrane.DefaultSelectionThreshold)
+			if err != nil {
+				t.Fatalf("%s: %q: %v", c.Name, q.Q, err)
+			}
+			ranked := make([]string, len(res.Hits))
+			for j, h := range res.Hits {
+				id, ok := turnOf[h.ID]
+				if !ok {
+					t.Fatalf("%q: retrieve returned record %s, not one of the fixture's", q.Q, h.ID)
+				}
+				ranked[j] = id
+			}
+			rel := q.Relevance()
+			a, b := eval.Score(ranked, rel, sessionOf), eval.Score(bm25.Search(q.Q, retrieveLimit), rel, sessionOf)
+			cmp.Add(q.Category, a, b)
+			if a.Recall10 < b.Recall10 {
+				fmt.Fprintf(&misses, "  %-13s %s: %q recall@10 %.2f < bm25 %.2f\n", q.Category, c.Name, q.Q, a.Recall10, b.Recall10)
+			}
+		}
+	}
+
+	report := fmt.Sprintf("conversations: %d, turns: %d, questions: %d, limit %d\n%s%s", len(convs), turns, questions, retrieveLimit, cmp.Table(eval.Categories), misses.String())
+	t.Log("\n" + report)
+	if path := os.Getenv("MEMBRANE_EVAL_REPORT"); path != "" {
+		if err := os.WriteFile(path, []byte(report), 0o644); err != nil {
+			t.Error(err)
+		}
+	}
+
+	a, b := cmp.Overall()
+	for _, f := range eval.Gate(a, b, os.Getenv("MEMBRANE_EVAL_TARGET") != "") {
+		t.Error("retrieve against bm25: " + f)
+	}
+}
