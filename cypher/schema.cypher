@@ -28,15 +28,19 @@ CREATE INDEX audit_action IF NOT EXISTS FOR (a:AuditEntry) ON (a.action);
 // serialise transactions adding to the same session.
 CREATE INDEX memory_session IF NOT EXISTS FOR (m:Memory) ON (m.scope, m.sessionKey, m.sessionAt);
 CREATE CONSTRAINT session_lock_bucket IF NOT EXISTS FOR (l:SessionLock) REQUIRE l.bucket IS UNIQUE;
-// Full-text search over each record's searchable text (retrieval). It is
-// eventually consistent: Lucene is updated just after commit instead of
-// inside it, which keeps concurrent writes from queueing on the index (it
-// raised supersede throughput with 8 clients by half; docs/BENCHMARKS.md).
-// A search may miss a record for the moment after its write. memory_search
-// was the earlier, synchronous version of this index.
+// Full-text search over each record's search terms (retrieval): the terms
+// membrane.AnalyzeText made of its payload (stemmed words, identifiers split
+// and kept whole), joined by spaces, so the index only splits on whitespace
+// and queries are analysed the same way in Go. It is eventually consistent:
+// Lucene is updated just after commit instead of inside it, which keeps
+// concurrent writes from queueing on the index (it raised supersede
+// throughput with 8 clients by half; docs/BENCHMARKS.md). A search may miss
+// a record for the moment after its write. memory_search and memory_text
+// (Memory.searchText, standard analyzer) were earlier versions; memory_text
+// is dropped once the records have their terms (search_terms migration).
 DROP INDEX memory_search IF EXISTS;
-CREATE FULLTEXT INDEX memory_text IF NOT EXISTS FOR (m:Memory) ON EACH [m.name, m.searchText]
-  OPTIONS {indexConfig: {`fulltext.analyzer`: 'standard-no-stop-words', `fulltext.eventually_consistent`: true}};
+CREATE FULLTEXT INDEX memory_terms IF NOT EXISTS FOR (m:Memory) ON EACH [m.searchTerms]
+  OPTIONS {indexConfig: {`fulltext.analyzer`: 'whitespace', `fulltext.eventually_consistent`: true}};
 // Entity resolution (captureMemory): entities by normalised name or alias
 // (Entity.terms, a list) within a scope. The keyword analyzer keeps each
 // name and the scope whole, so a query matches them exactly. Only Entity

@@ -15,9 +15,9 @@ import (
 // The eval's floors: the figures measured when the ranking was written
 // (docs/retrieval.md), rounded down. A change that lowers them fails.
 const (
-	minRecall5 = 0.85
-	minMRR     = 0.90
-	minNDCG10  = 0.82
+	minRecall5 = 0.87
+	minMRR     = 0.94
+	minNDCG10  = 0.89
 	// targetRecall5 is issue 10's target, checked with MEMBRANE_EVAL_TARGET set.
 	targetRecall5 = 0.95
 )

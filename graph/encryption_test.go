@@ -61,7 +61,7 @@ func TestSensitivePayloadsAreEncryptedAtRest(t *testing.T) {
 	if !membrane.IsSealed(m["payload"].(string)) || !membrane.IsSealed(m["provenanceSources"].(string)) || m["encrypted"] != true {
 		t.Fatalf("record props = %v", m)
 	}
-	if m["name"] != "semantic (encrypted)" || m["searchText"] != "" || m["subject"] != nil || m["object"] != nil {
+	if m["name"] != "semantic (encrypted)" || m["searchTerms"] != "" || m["subject"] != nil || m["object"] != nil {
 		t.Fatalf("derived text props of a sensitive record = %v", m)
 	}
 	// Non-sensitive fields stay plain, so filters and Browser views work.

@@ -14,8 +14,8 @@ type Embedder interface {
 	Model() string
 }
 
-// EmbedText is the text a record is embedded by: the same searchable text
-// the full-text index holds.
+// EmbedText is the text a record is embedded by: its payload's human text
+// (SearchText).
 func EmbedText(r *Record) string { return SearchText(r.Payload) }
 
 // Embeddable reports whether r may be sent to the embedding service and

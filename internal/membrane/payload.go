@@ -310,9 +310,8 @@ func DecodePayload(t MemoryType, data []byte) (Payload, error) {
 	return p, nil
 }
 
-// SearchText is the text a record is found by in full-text search: the
-// human-meaningful strings of its payload, tags excluded (they are matched
-// exactly by filters).
+// SearchText is the human text of a payload, which a record is embedded by
+// (tags excluded). Full-text search indexes more of it: IndexText.
 func SearchText(p Payload) string {
 	var parts []string
 	add := func(s ...string) {

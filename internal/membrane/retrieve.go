@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode"
 )
 
 // Retrieval bounds. Every retrieval reads a bounded number of candidates
@@ -17,7 +16,7 @@ const (
 	// MaxQueryBytes bounds a retrieval query's text.
 	MaxQueryBytes = 4096
 	// MaxQueryTerms bounds the terms sent to the full-text index.
-	MaxQueryTerms = 32
+	MaxQueryTerms = 64
 	// MaxSelectionCandidates bounds the competence and plan_graph records
 	// the selector scores (the reference's 20).
 	MaxSelectionCandidates = 20
@@ -119,8 +118,10 @@ func NewRetrieveQuery(query *string, types []MemoryType, scopes []string, minSal
 		if len(*query) > MaxQueryBytes {
 			v.add("query", "exceeds %d bytes", MaxQueryBytes)
 		}
-		q.Terms = QueryTerms(q.Text)
-		if q.Text != "" && len(q.Terms) == 0 {
+		q.Terms = AnalyzeQuery(q.Text)
+		// Punctuation alone is no question: refused. Words that are all
+		// stop words are one that matches nothing (Unmatchable).
+		if q.Text != "" && !strings.ContainsFunc(q.Text, isWordRune) {
 			v.add("query", "has no searchable words")
 		}
 	}
@@ -180,55 +181,38 @@ func (q RetrieveQuery) ScanLimit() int { return min(max(10*q.Limit, 100), 2000) 
 // HasQuery reports whether there is anything to be relevant to.
 func (q RetrieveQuery) HasQuery() bool { return len(q.Terms) > 0 || len(q.Vector) > 0 }
 
-// stopWords are left out of full-text queries: the index keeps stop words
-// (its analyzer is standard-no-stop-words), so a query word like "the"
-// would match nearly every record and add noise to every score.
-var stopWords = map[string]bool{}
-
-func init() {
-	for _, w := range strings.Fields(`a an and are as at be but by for from has have how i if in into is it its
-		of on or so that the their then there these they this to was were what when where which who why will
-		with you your we our do does did can could should would about after before over under not no`) {
-		stopWords[w] = true
-	}
-}
-
-// QueryTerms turns a free-text query into the terms sent to the full-text
-// index: lower-cased runs of letters and digits, stop words dropped (unless
-// nothing else is left), duplicates removed, at most MaxQueryTerms. Terms
-// never carry Lucene syntax, so a query cannot change the search's shape.
-func QueryTerms(s string) []string {
-	words := strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
-	})
-	var all, kept []string
-	seen := map[string]bool{}
-	for _, w := range words {
-		if seen[w] {
-			continue
-		}
-		seen[w] = true
-		all = append(all, w)
-		if !stopWords[w] {
-			kept = append(kept, w)
-		}
-	}
-	if len(kept) == 0 {
-		kept = all
-	}
-	if len(kept) > MaxQueryTerms {
-		kept = kept[:MaxQueryTerms]
-	}
-	return kept
+// Unmatchable reports a query whose text has no search terms (only stop
+// words) and no vector: it matches no record, so retrieval returns no hits
+// rather than browsing as if there were no query.
+func (q RetrieveQuery) Unmatchable() bool {
+	return q.Text != "" && len(q.Terms) == 0 && len(q.Vector) == 0
 }
 
 // LuceneQuery is the full-text query for terms: any of them (OR; BM25
-// rewards records matching more of them). Terms are letters and digits
-// only (see QueryTerms), so no escaping is needed. (Adding the whole query
-// as a boosted phrase made no difference on the eval; docs/retrieval.md.)
+// rewards records matching more of them). Terms come from AnalyzeQuery
+// (lower-case letters, digits and '_'), so none carries Lucene syntax;
+// escaping anyway keeps a query's shape fixed whatever a caller passes.
+// (Adding the whole query as a boosted phrase made no difference on the
+// eval; docs/retrieval.md.)
 func LuceneQuery(terms []string) string {
-	return strings.Join(terms, " ")
+	out := make([]string, 0, len(terms))
+	for _, t := range terms {
+		if t = luceneEscaper.Replace(t); t != "" {
+			out = append(out, t)
+		}
+	}
+	return strings.Join(out, " ")
 }
+
+// luceneEscaper escapes Lucene's query syntax (classic query parser) and
+// turns whitespace, which would split a term, into nothing.
+var luceneEscaper = func() *strings.Replacer {
+	var pairs []string
+	for _, c := range `\+-!():^[]"{}~*?|&/` {
+		pairs = append(pairs, string(c), `\`+string(c))
+	}
+	return strings.NewReplacer(append(pairs, " ", "", "\t", "", "\n", "", "\r", "")...)
+}()
 
 // Candidate is a record matched for a retrieval, with what ranking needs.
 type Candidate struct {

@@ -12,30 +12,6 @@ import (
 
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
 
-func TestQueryTerms(t *testing.T) {
-	tests := []struct {
-		in   string
-		want []string
-	}{
-		{"What is the database of auth-service?", []string{"database", "auth", "service"}},
-		{"the", []string{"the"}},
-		{"the of", []string{"the", "of"}},
-		{"Postgres postgres POSTGRES", []string{"postgres"}},
-		{"Café über naïve", []string{"café", "über", "naïve"}},
-		{`title:x OR (y* AND "z")~2 \ -w`, []string{"title", "x", "y", "z", "2", "w"}},
-		{"", nil},
-		{"!!! ???", nil},
-		{strings.Repeat("w1 w2 w3 w4 w5 w6 w7 w8 w9 w10 ", 2) + strings.Repeat("x ", 3) + "a1 a2 a3 a4 a5 a6 a7 a8 a9 a10 a11 a12 a13 a14 a15 a16 a17 a18 a19 a20 a21 a22 a23",
-			[]string{"w1", "w2", "w3", "w4", "w5", "w6", "w7", "w8", "w9", "w10", "x", "a1", "a2", "a3", "a4", "a5", "a6", "a7", "a8", "a9", "a10",
-				"a11", "a12", "a13", "a14", "a15", "a16", "a17", "a18", "a19", "a20", "a21"}},
-	}
-	for _, tt := range tests {
-		if got := membrane.QueryTerms(tt.in); !reflect.DeepEqual(got, tt.want) {
-			t.Errorf("QueryTerms(%q) = %q, want %q", tt.in, got, tt.want)
-		}
-	}
-}
-
 func TestLuceneQuery(t *testing.T) {
 	tests := []struct {
 		terms []string
@@ -44,6 +20,9 @@ func TestLuceneQuery(t *testing.T) {
 		{nil, ""},
 		{[]string{"postgres"}, "postgres"},
 		{[]string{"auth", "database"}, "auth database"},
+		{[]string{"uses_database", "databas"}, "uses_database databas"},
+		// Never from AnalyzeQuery, but escaped all the same.
+		{[]string{`title:x`, "(y*", `"z"~2`, "a b", "&&", ""}, `title\:x \(y\* \"z\"\~2 ab \&\&`},
 	}
 	for _, tt := range tests {
 		if got := membrane.LuceneQuery(tt.terms); got != tt.want {
@@ -61,9 +40,22 @@ func TestNewRetrieveQuery(t *testing.T) {
 		t.Fatalf("defaults = %+v, %v", q, err)
 	}
 	q, err = membrane.NewRetrieveQuery(s(" Postgres "), []membrane.MemoryType{membrane.TypeEpisodic, membrane.TypeSemantic, membrane.TypeWorking}, []string{"a"}, f(0.2), i(5), nil, nil)
-	if err != nil || q.Text != "Postgres" || !reflect.DeepEqual(q.Terms, []string{"postgres"}) || q.Limit != 5 || q.MinSalience != 0.2 ||
+	if err != nil || q.Text != "Postgres" || !reflect.DeepEqual(q.Terms, []string{"postgr"}) || q.Limit != 5 || q.MinSalience != 0.2 ||
 		!reflect.DeepEqual(q.Layers, []membrane.MemoryType{membrane.TypeWorking, membrane.TypeSemantic, membrane.TypeEpisodic}) {
 		t.Fatalf("query = %+v, %v", q, err)
+	}
+	// Only stop words: no terms, not refused, and it matches nothing.
+	q, err = membrane.NewRetrieveQuery(s("what is it?"), nil, nil, nil, nil, nil, nil)
+	if err != nil || len(q.Terms) != 0 || !q.Unmatchable() || q.HasQuery() {
+		t.Fatalf("stop words: %+v, %v", q, err)
+	}
+	q.Vector = []float64{1}
+	if q.Unmatchable() {
+		t.Errorf("a query with a vector is matchable")
+	}
+	q, err = membrane.NewRetrieveQuery(s(" Postgres "), []membrane.MemoryType{membrane.TypeEpisodic, membrane.TypeSemantic, membrane.TypeWorking}, []string{"a"}, f(0.2), i(5), nil, nil)
+	if err != nil || q.Unmatchable() {
+		t.Fatal(err)
 	}
 	if q.ScanLimit() != 100 {
 		t.Errorf("scan %d", q.ScanLimit())
@@ -89,6 +81,11 @@ func TestNewRetrieveQuery(t *testing.T) {
 			return err
 		}},
 		{"no words", "query", func() error { _, err := membrane.NewRetrieveQuery(s("?!"), nil, nil, nil, nil, nil, nil); return err }},
+		{"NUL", "query", func() error { _, err := membrane.NewRetrieveQuery(s("\x00"), nil, nil, nil, nil, nil, nil); return err }},
+		{"lone surrogate", "query", func() error {
+			_, err := membrane.NewRetrieveQuery(s("\xed\xa0\x80"), nil, nil, nil, nil, nil, nil)
+			return err
+		}},
 		{"bad type", "memoryTypes", func() error {
 			_, err := membrane.NewRetrieveQuery(nil, []membrane.MemoryType{"x"}, nil, nil, nil, nil, nil)
 			return err

@@ -153,6 +153,9 @@ func (db *DB) Migrate(ctx context.Context) error {
 	if err := db.once(ctx, "deleted_ids_backfill"); err != nil {
 		return fmt.Errorf("backfill deleted ids: %w", err)
 	}
+	if err := db.backfillSearchTerms(ctx); err != nil {
+		return fmt.Errorf("backfill search terms: %w", err)
+	}
 	return nil
 }
 

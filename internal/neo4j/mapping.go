@@ -22,7 +22,8 @@ func (db *DB) recordProps(r *membrane.Record) (map[string]any, error) {
 
 // plainProps returns the node properties of r in clear. Besides the record
 // fields it has a few derived, read-only properties for analysts in Neo4j
-// Browser (name, subject, canonicalName…) and the full-text searchText.
+// Browser (name, subject, canonicalName…) and the full-text index entry
+// searchTerms (membrane.SearchTerms, of membrane.AnalysisVersion).
 func plainProps(r *membrane.Record) (map[string]any, error) {
 	payload, err := membrane.EncodePayload(r.Payload)
 	if err != nil {
@@ -65,7 +66,8 @@ func plainProps(r *membrane.Record) (map[string]any, error) {
 		"payload":             string(payload),
 		"contestEvidence":     nonNil(r.ContestEvidence),
 		"name":                membrane.DisplayName(r),
-		"searchText":          membrane.SearchText(r.Payload),
+		"searchTerms":         membrane.SearchTerms(r.Payload),
+		"searchTermsVersion":  int64(membrane.AnalysisVersion),
 	}
 	for k, v := range membrane.BrowserFields(r.Payload) {
 		p[k] = v
@@ -281,7 +283,7 @@ var sealedProps = []string{"payload", "provenanceSources"}
 
 // seal encrypts p's free text in place when r is sensitive enough: payload,
 // provenance and contest evidence are sealed, and the derived text copies
-// (name, searchText, subject…) are not stored at all, so Neo4j Browser, a
+// (name, searchTerms, subject…) are not stored at all, so Neo4j Browser, a
 // backup or a stolen disk shows only non-sensitive fields. p may hold a
 // subset of the properties (an update).
 func (db *DB) seal(r *membrane.Record, p map[string]any) error {
@@ -314,8 +316,11 @@ func (db *DB) seal(r *membrane.Record, p map[string]any) error {
 	if _, ok := p["name"]; ok {
 		p["name"] = string(r.Type) + " (encrypted)"
 	}
-	if _, ok := p["searchText"]; ok {
-		p["searchText"] = ""
+	if _, ok := p["searchTerms"]; ok {
+		// No plaintext terms: a sealed record's terms would spell out its
+		// text. It is found by the keyed blind index instead (its own
+		// property, written here beside this one).
+		p["searchTerms"] = ""
 	}
 	// Copied-out free text goes; enums and counts (outcome, toolCalls,
 	// taskState, performance) stay, so consolidation and metrics still

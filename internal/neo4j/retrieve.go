@@ -93,6 +93,10 @@ func (db *DB) retrieve(ctx context.Context, tx neo4j.ManagedTransaction, q membr
 // many matches as were asked for but gating and filters left fewer
 // candidates than q.Limit.
 func (db *DB) candidates(ctx context.Context, tx neo4j.ManagedTransaction, q membrane.RetrieveQuery, now time.Time) ([]membrane.Candidate, float64, float64, error) {
+	if q.Unmatchable() {
+		// Only stop words: nothing to search for, and no browsing either.
+		return nil, 0, 0, nil
+	}
 	hits := "browse"
 	switch {
 	case len(q.Vector) > 0:
