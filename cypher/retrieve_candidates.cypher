@@ -71,7 +71,8 @@ CALL (seeds, seedBest) {
     LIMIT $fanout
     RETURN n, 0.0 AS ctx, 0.0 AS ent, t AS der
   }
-  RETURN collect([n, 0.0, null, ctx, ent, der]) AS reached
+  WITH n, sum(ctx) / $contextNorm AS ctx, max(ent) AS ent, max(der) AS der
+  RETURN collect([n, 0.0, null, CASE WHEN ctx > 1 THEN 1.0 ELSE ctx END, ent, der]) AS reached
 }
 CALL (hits, reached) {
   UNWIND hits + reached AS h

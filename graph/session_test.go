@@ -297,9 +297,10 @@ func TestRetrieveGraphSignals(t *testing.T) {
 			}
 		})
 	}
-	// One hop is worth the match's text score, two hops half of it.
+	// One hop is worth the match's text score, two hops half of it, over
+	// the most a record can collect (ContextNorm).
 	got, order := retrieveParts(t, c, map[string]any{"query": q, "scopes": []string{scope}, "limit": 20})
-	if h1, h2 := got[ids["hop1"]].Parts.Context, got[ids["hop2"]].Parts.Context; h1 != 1 || h2 != membrane.SecondHop {
+	if h1, h2 := got[ids["hop1"]].Parts.Context, got[ids["hop2"]].Parts.Context; h1 != 1/membrane.ContextNorm || h2 != membrane.SecondHop/membrane.ContextNorm {
 		t.Errorf("context one hop %v, two hops %v", h1, h2)
 	}
 	if !slices.Equal(order[:3], []string{ids["match"], ids["hop1"], ids["hop2"]}) {

@@ -36,6 +36,11 @@ const (
 	SecondHop = 0.5
 )
 
+// ContextNorm divides the sum of a record's session neighbours' weighted
+// text scores: two neighbours one hop away and two two hops away at most
+// (its context is 1 when all four are the best match).
+var ContextNorm = 2 * (1 + SecondHop)
+
 // FusionWeights weigh the relevance signals of a candidate. Relevance is
 // the weighted sum of its signals, divided by the best such sum among the
 // candidates (so the best candidate has relevance 1, as the best text
@@ -62,7 +67,7 @@ func (f FusionWeights) Total(vector bool) float64 {
 }
 
 // Fusion are the fusion weights retrieval uses.
-var Fusion = FusionWeights{Text: 1, Vector: 1, Context: 0.35, Entity: 0.3, Derived: 0.3}
+var Fusion = FusionWeights{Text: 1, Vector: 1, Context: 1, Entity: 0.3, Derived: 0.3}
 
 // Weights weigh the parts of a retrieval score. They sum to 1, so a score is
 // in [0,1].
@@ -223,11 +228,13 @@ type Candidate struct {
 	// Vector is the cosine similarity of the record's embedding to the
 	// query's, or nil when either is missing.
 	Vector *float64
-	// Context, Entity and Derived are the graph signals, each in [0,1]
-	// (relative to the best text score among the matches the caller sees
-	// in full): the best of a session neighbour's (NEXT, one hop, or
-	// SecondHop times two hops), of an entity the record MENTIONS or is
-	// ABOUT, and of a record it is DERIVED_FROM or derived into.
+	// Context, Entity and Derived are the graph signals, each in [0,1],
+	// from the text scores t of the best matches the caller sees in full
+	// (relative to the best of them): context is the sum over the
+	// record's session neighbours of t (one NEXT hop away) or SecondHop·t
+	// (two hops away), divided by ContextNorm; entity the best t of an
+	// entity the record MENTIONS or is ABOUT; derived the best t of a
+	// record it is DERIVED_FROM or that derives from it.
 	Context, Entity, Derived float64
 	// Salience is the effective salience at the ranking instant.
 	Salience   float64

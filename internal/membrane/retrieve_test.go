@@ -228,17 +228,19 @@ func TestRank(t *testing.T) {
 				{ID: "match", Type: membrane.TypeEpisodic, Text: 4, CreatedAt: week},
 				{ID: "weak", Type: membrane.TypeEpisodic, Text: 1, CreatedAt: week},
 				// No text of its own: found through its session neighbour.
-				{ID: "next", Type: membrane.TypeEpisodic, Context: 1, CreatedAt: week},
+				{ID: "next", Type: membrane.TypeEpisodic, Context: 0.8, CreatedAt: week},
 				{ID: "fact", Type: membrane.TypeSemantic, Derived: 1, Entity: 0.5, CreatedAt: week},
 				{ID: "over", Type: membrane.TypeSemantic, Text: 4, Context: 2, Entity: -1, CreatedAt: week},
 			},
 			want: []want{
-				// over: text 1, context counts 1 (clamped), entity 0: fused 1.35/1.95, the best
+				// Σw = 2.6. over: text 1, context counts 1 (clamped), entity 0:
+				// fused 2/2.6, the best, so relevance = weighted sum / 2
 				{"over", 0.6 + 0.05, 1, 1, 0, 0.5, 0, nil},
-				{"match", 0.6/1.35 + 0.05, 1 / 1.35, 1, 0, 0.5, 0, nil},
-				{"fact", 0.6*0.45/1.35 + 0.05, 0.45 / 1.35, 0, 0, 0.5, 0, nil},
-				{"next", 0.6*0.35/1.35 + 0.05, 0.35 / 1.35, 0, 0, 0.5, 0, nil},
-				{"weak", 0.6*0.25/1.35 + 0.05, 0.25 / 1.35, 0.25, 0, 0.5, 0, nil},
+				{"match", 0.6*0.5 + 0.05, 0.5, 1, 0, 0.5, 0, nil},
+				{"next", 0.6*0.4 + 0.05, 0.4, 0, 0, 0.5, 0, nil},
+				// 0.3·1 + 0.3·0.5
+				{"fact", 0.6*0.225 + 0.05, 0.225, 0, 0, 0.5, 0, nil},
+				{"weak", 0.6*0.125 + 0.05, 0.125, 0.25, 0, 0.5, 0, nil},
 			},
 		},
 		{
@@ -295,7 +297,7 @@ func TestFinishSelectsAmongCompetenceAndPlans(t *testing.T) {
 	q := membrane.RetrieveQuery{Terms: []string{"deploy"}, Limit: 2}
 	// Text relative to 20, the best text score of all candidates (of which
 	// these are the best few).
-	r, missing := membrane.Finish(q, cands, 20, 1/1.95, 0.7, now)
+	r, missing := membrane.Finish(q, cands, 20, 1/membrane.Fusion.Total(false), 0.7, now)
 	if len(missing) != 0 || len(r.Hits) != 2 || r.Hits[0].ID != "fact" || r.Hits[1].ID != "deploy" || r.Hits[0].Record != fact || r.Hits[0].Parts.Text != 0.5 || !near(r.Hits[0].Parts.Relevance, 0.5) {
 		t.Fatalf("hits = %+v, missing %v", r.Hits, missing)
 	}
@@ -316,7 +318,7 @@ func TestFinishSelectsAmongCompetenceAndPlans(t *testing.T) {
 	// Records not loaded with their candidates are reported missing, then
 	// completed; one that cannot be loaded is left out.
 	cands[0].Loaded, cands[2].Loaded = nil, nil
-	r, missing = membrane.Finish(q, cands, 20, 1/1.95, 0.7, now)
+	r, missing = membrane.Finish(q, cands, 20, 1/membrane.Fusion.Total(false), 0.7, now)
 	if !reflect.DeepEqual(missing, []string{"rollback", "fact"}) || r.Hits[0].Record != nil {
 		t.Fatalf("missing %v", missing)
 	}
