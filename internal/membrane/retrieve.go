@@ -67,7 +67,7 @@ func (f FusionWeights) Total(vector bool) float64 {
 }
 
 // Fusion are the fusion weights retrieval uses.
-var Fusion = FusionWeights{Text: 1, Vector: 1, Context: 1, Entity: 0.3, Derived: 0.3}
+var Fusion = FusionWeights{Text: 1, Vector: 1, Context: 1.5, Entity: 0.3, Derived: 0.3}
 
 // Weights weigh the parts of a retrieval score. They sum to 1, so a score is
 // in [0,1].

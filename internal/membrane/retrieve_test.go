@@ -233,14 +233,16 @@ func TestRank(t *testing.T) {
 				{ID: "over", Type: membrane.TypeSemantic, Text: 4, Context: 2, Entity: -1, CreatedAt: week},
 			},
 			want: []want{
-				// Σw = 2.6. over: text 1, context counts 1 (clamped), entity 0:
-				// fused 2/2.6, the best, so relevance = weighted sum / 2
+				// Σw = 3.1. over: text 1, context counts 1 (clamped), entity 0:
+				// 1 + 1.5 = 2.5, the best, so relevance = weighted sum / 2.5
 				{"over", 0.6 + 0.05, 1, 1, 0, 0.5, 0, nil},
-				{"match", 0.6*0.5 + 0.05, 0.5, 1, 0, 0.5, 0, nil},
-				{"next", 0.6*0.4 + 0.05, 0.4, 0, 0, 0.5, 0, nil},
+				// 1.5·0.8 = 1.2: next to the best match, above a text match
+				// as good as it
+				{"next", 0.6*0.48 + 0.05, 0.48, 0, 0, 0.5, 0, nil},
+				{"match", 0.6*0.4 + 0.05, 0.4, 1, 0, 0.5, 0, nil},
 				// 0.3·1 + 0.3·0.5
-				{"fact", 0.6*0.225 + 0.05, 0.225, 0, 0, 0.5, 0, nil},
-				{"weak", 0.6*0.125 + 0.05, 0.125, 0.25, 0, 0.5, 0, nil},
+				{"fact", 0.6*0.18 + 0.05, 0.18, 0, 0, 0.5, 0, nil},
+				{"weak", 0.6*0.1 + 0.05, 0.1, 0.25, 0, 0.5, 0, nil},
 			},
 		},
 		{
