@@ -12,6 +12,11 @@ WITH DISTINCT m
 OPTIONAL MATCH (m)-[:HAS_EMBEDDING]->(e:MemoryVector)
 DETACH DELETE e
 WITH DISTINCT m
+// Its session neighbours close the gap it leaves (session_link).
+CALL (m) {
+  MATCH (p:Memory)-[:NEXT]->(m)-[:NEXT]->(s:Memory)
+  CREATE (p)-[:NEXT {weight: 1.0, createdAt: s.createdAt, actor: s.provenanceCreatedBy}]->(s)
+}
 CREATE (a:AuditEntry:Unsequenced)
 SET a = $audit, a.scope = m.scope, a.sensitivityLevel = m.sensitivityLevel, a.recordType = m.type
 MERGE (:DeletedRecordId {id: m.id})

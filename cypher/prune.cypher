@@ -27,6 +27,11 @@ CALL (m) {
   WITH m, eff, edges, collect(s) AS steps
   OPTIONAL MATCH (m)-[:HAS_EMBEDDING]->(v:MemoryVector)
   WITH m, eff, edges, steps, collect(v) AS vectors
+  // Its session neighbours close the gap it leaves (session_link).
+  CALL (m) {
+    MATCH (p:Memory)-[:NEXT]->(m)-[:NEXT]->(n:Memory)
+    CREATE (p)-[:NEXT {weight: 1.0, createdAt: n.createdAt, actor: n.provenanceCreatedBy}]->(n)
+  }
   CREATE (a:AuditEntry:Unsequenced {
     id: randomUUID(), recordId: m.id, action: 'delete', actor: $actor, at: $now,
     scope: m.scope, sensitivityLevel: m.sensitivityLevel, recordType: m.type,

@@ -1,7 +1,7 @@
 // The candidates of one retrieval (retrieve, and the roots of
-// retrieveGraph): records matched by the query, gated, filtered and scored,
-// with what ranking needs (internal/membrane.Rank ranks them) and the
-// records of the best.
+// retrieveGraph): records matched by the query or reached from the best
+// matches through the graph, gated, filtered and scored, with what ranking
+// needs (internal/membrane.Rank ranks them) and the records of the best.
 //
 // The HITS placeholder (a fixed fragment, retrieve_hits_*.cypher) binds
 // hits to [node, text score, cosine or null] rows: the
@@ -11,6 +11,21 @@
 // record's text is not the caller's to search. The STATE placeholder binds
 // v, the record as it is or (asOf) as it was at $asOf.
 //
+// Graph signals (docs/retrieval.md): the best $seeds text matches the
+// caller sees in full (trust, scopes, asOf, status: not layers, so an
+// entity that matches still lifts the episodes that mention it when only
+// episodes are asked for) each pass their text score t (relative to the
+// best seed, in [0,1]) to
+//   - context: their session neighbours (NEXT, either way: t one hop away,
+//     $secondHop·t two hops away through a neighbour seen in full),
+//   - entity: the records that MENTION or are ABOUT them (when the seed is
+//     an entity; at most $fanout records per entity),
+//   - derived: the records DERIVED_FROM them and those they derive from
+//     (at most $fanout per seed).
+// Each record keeps the best of each signal. The records reached join the
+// hits and go through the same gate as they do: a record the caller does
+// not see in full neither passes a signal (it is no seed) nor is returned.
+//
 // Effective salience is internal/membrane.EffectiveSalience at $nowMs (the
 // ranking instant, epoch milliseconds), from the salience at the decay
 // anchor: baseSalience when stored, else salience. As of an instant, it is
@@ -18,24 +33,62 @@
 //
 // Returns raw (how many matches the index returned before gating: when it
 // is $scan, more may exist and the caller may scan further), best (the best
-// text score among the candidates, which relevance is relative to) and the
-// rows of the best candidates.
+// text score among the candidates, which text is relative to), fused (the
+// best fused score, which relevance is relative to) and the rows of the
+// best candidates.
 __HITS__
 WITH hits, size(hits) AS raw
 CALL (hits) {
   UNWIND hits AS h
-  WITH h[0] AS m, max(h[1]) AS text, max(h[2]) AS vec
+  WITH h[0] AS x, h[1] AS text
+  WHERE text > 0 AND x.sensitivityLevel <= $ceiling AND ($allScopes OR x.scope = '' OR x.scope IN $trustScopes)
+    AND ($scopes IS NULL OR x.scope IN $scopes) AND ($asOf IS NULL OR x.createdAt <= $asOf)
+    AND ($includeRetracted OR x.status <> 'retracted')
+  WITH x, text
+  ORDER BY text DESC, x.id
+  LIMIT $seeds
+  RETURN collect([x, text]) AS seeds, max(text) AS seedBest
+}
+CALL (seeds, seedBest) {
+  UNWIND seeds AS s
+  WITH s[0] AS x, s[1] / seedBest AS t
+  CALL (x, t) {
+    MATCH (x)-[:NEXT]-(n:Memory)
+    RETURN n, t AS ctx, 0.0 AS ent, 0.0 AS der
+    UNION ALL
+    MATCH (x)-[:NEXT]-(y:Memory)-[:NEXT]-(n:Memory)
+    WHERE n <> x AND y.sensitivityLevel <= $ceiling AND ($allScopes OR y.scope = '' OR y.scope IN $trustScopes)
+      AND ($asOf IS NULL OR y.createdAt <= $asOf)
+    RETURN n, $secondHop * t AS ctx, 0.0 AS ent, 0.0 AS der
+    UNION ALL
+    MATCH (x:Entity)<-[:MENTIONS|ABOUT]-(n:Memory)
+    WITH n, t
+    LIMIT $fanout
+    RETURN n, 0.0 AS ctx, t AS ent, 0.0 AS der
+    UNION ALL
+    MATCH (x)-[:DERIVED_FROM]-(n:Memory)
+    WITH n, t
+    LIMIT $fanout
+    RETURN n, 0.0 AS ctx, 0.0 AS ent, t AS der
+  }
+  WITH n, sum(ctx) / $contextNorm AS ctx, max(ent) AS ent, max(der) AS der
+  RETURN collect([n, 0.0, null, CASE WHEN ctx > 1 THEN 1.0 ELSE ctx END, ent, der]) AS reached
+}
+CALL (hits, reached) {
+  UNWIND hits + reached AS h
+  WITH h[0] AS m, max(h[1]) AS text, max(h[2]) AS vec,
+       max(coalesce(h[3], 0.0)) AS ctx, max(coalesce(h[4], 0.0)) AS ent, max(coalesce(h[5], 0.0)) AS der
   WHERE m.sensitivityLevel <= $ceiling AND ($allScopes OR m.scope = '' OR m.scope IN $trustScopes)
     AND m.type IN $layers AND ($scopes IS NULL OR m.scope IN $scopes)
     AND ($asOf IS NULL OR m.createdAt <= $asOf)
     AND ($tags IS NULL OR all(t IN $tags WHERE t IN m.tags))
   __STATE__
-  WITH m, v, text, vec
+  WITH m, v, text, vec, [ctx, ent, der] AS graph
   WHERE $includeRetracted OR v.status <> 'retracted'
-  WITH m, v, text, vec, coalesce(v.baseSalience, v.salience) AS base,
+  WITH m, v, text, vec, graph, coalesce(v.baseSalience, v.salience) AS base,
        CASE WHEN $nowMs > v.lastReinforcedAt.epochMillis
             THEN ($nowMs - v.lastReinforcedAt.epochMillis) / 1000.0 ELSE 0.0 END AS elapsed
-  WITH m, v, text, vec, base,
+  WITH m, v, text, vec, graph, base,
        CASE WHEN v.minSalience < base THEN v.minSalience ELSE base END AS floor,
        CASE
          WHEN v.halfLifeSeconds IS NULL OR v.halfLifeSeconds <= 0 THEN base
@@ -43,7 +96,7 @@ CALL (hits) {
            THEN base * CASE WHEN elapsed < 2.0 * v.halfLifeSeconds THEN 1.0 - elapsed / (2.0 * v.halfLifeSeconds) ELSE 0.0 END
          ELSE base * exp(-elapsed * log(2.0) / v.halfLifeSeconds)
        END AS decayed
-  WITH m, v, text, vec,
+  WITH m, v, text, vec, graph,
        CASE
          // As of an instant, STATE (as_of) already gives the effective
          // salience then: decaying it again would count the time from the
@@ -55,7 +108,7 @@ CALL (hits) {
          ELSE decayed
        END AS salience
   WHERE salience >= $minSalience
-  WITH collect({m: m, v: v, text: text, vec: vec, salience: salience}) AS cs
+  WITH collect({m: m, v: v, text: text, vec: vec, salience: salience, graph: graph}) AS cs
   WITH cs, reduce(best = 0.0, c IN cs | CASE WHEN c.text > best THEN c.text ELSE best END) AS best
   UNWIND cs AS c
   // The score of internal/membrane.Rank, its weights and constants passed
@@ -64,21 +117,27 @@ CALL (hits) {
   // come back in this one statement. Rank recomputes the score in Go.
   WITH c, best,
        CASE WHEN best > 0 THEN c.text / best ELSE 0.0 END AS t,
-       CASE WHEN c.vec IS NULL THEN null WHEN c.vec < 0 THEN 0.0 WHEN c.vec > 1 THEN 1.0 ELSE c.vec END AS vs
+       CASE WHEN c.vec IS NULL THEN 0.0 WHEN c.vec < 0 THEN 0.0 WHEN c.vec > 1 THEN 1.0 ELSE c.vec END AS vs
   WITH c, best,
-       CASE WHEN vs IS NULL THEN t ELSE (1 - $blend) * t + $blend * vs END AS rel,
-       CASE WHEN c.salience > 1 THEN 1.0 WHEN c.salience < 0 THEN 0.0 ELSE c.salience END AS sal,
-       CASE WHEN c.m.createdAt.epochMillis >= $nowMs THEN 1.0
-            ELSE exp(-($nowMs - c.m.createdAt.epochMillis) * log(2.0) / $recencyHalfLifeMs) END AS rec,
-       CASE WHEN c.m.confidence > 1 THEN 1.0 WHEN c.m.confidence < 0 THEN 0.0 ELSE c.m.confidence END AS conf
-  WITH c, best, $wRelevance * rel + $wSalience * sal + $wRecency * rec + $wConfidence * conf AS score
+       ($fText * t + $fVector * vs + $fContext * c.graph[0] + $fEntity * c.graph[1] + $fDerived * c.graph[2]) / $fTotal AS fused
+  WITH max(best) AS best, collect({c: c, fused: fused}) AS fs
+  WITH best, fs, reduce(top = 0.0, f IN fs | CASE WHEN f.fused > top THEN f.fused ELSE top END) AS top
+  UNWIND fs AS f
+  WITH f.c AS c, best, top,
+       CASE WHEN top > 0 THEN f.fused / top ELSE 0.0 END AS rel,
+       CASE WHEN f.c.salience > 1 THEN 1.0 WHEN f.c.salience < 0 THEN 0.0 ELSE f.c.salience END AS sal,
+       CASE WHEN f.c.m.createdAt.epochMillis >= $nowMs THEN 1.0
+            ELSE exp(-($nowMs - f.c.m.createdAt.epochMillis) * log(2.0) / $recencyHalfLifeMs) END AS rec,
+       CASE WHEN f.c.m.confidence > 1 THEN 1.0 WHEN f.c.m.confidence < 0 THEN 0.0 ELSE f.c.m.confidence END AS conf
+  WITH c, best, top, $wRelevance * rel + $wSalience * sal + $wRecency * rec + $wConfidence * conf AS score
   ORDER BY score DESC, $layerRank[c.m.type], c.m.createdAt DESC, c.m.id
-  WITH coalesce(max(best), 0.0) AS best, collect(c) AS ranked
-  WITH best, ranked,
+  WITH coalesce(max(best), 0.0) AS best, coalesce(max(top), 0.0) AS top, collect(c) AS ranked
+  WITH best, top, ranked,
        [i IN range(0, size(ranked) - 1) WHERE ranked[i].m.type IN ['competence', 'plan_graph']][0..$selectLimit] AS sel
-  RETURN best, [i IN range(0, size(ranked) - 1) WHERE i < $limit OR i IN sel | {
+  RETURN best, top, [i IN range(0, size(ranked) - 1) WHERE i < $limit OR i IN sel | {
     id: ranked[i].m.id, type: ranked[i].m.type, text: ranked[i].text, vec: ranked[i].vec, salience: ranked[i].salience,
-    confidence: ranked[i].m.confidence, createdAt: ranked[i].m.createdAt, props: properties(ranked[i].v)
+    confidence: ranked[i].m.confidence, createdAt: ranked[i].m.createdAt, props: properties(ranked[i].v),
+    context: ranked[i].graph[0], entity: ranked[i].graph[1], derived: ranked[i].graph[2]
   }] AS rows
 }
-RETURN raw, best, rows
+RETURN raw, best, top, rows

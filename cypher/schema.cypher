@@ -22,6 +22,12 @@ CREATE INDEX audit_record_at IF NOT EXISTS FOR (a:AuditEntry) ON (a.recordId, a.
 CREATE INDEX audit_at IF NOT EXISTS FOR (a:AuditEntry) ON (a.at);
 CREATE INDEX audit_actor IF NOT EXISTS FOR (a:AuditEntry) ON (a.actor);
 CREATE INDEX audit_action IF NOT EXISTS FOR (a:AuditEntry) ON (a.action);
+// Session chains (NEXT, session_link): an episode's predecessor and
+// successor in its session are found by scope, session and time, so a
+// session is one index range however large the store. SessionLock buckets
+// serialise transactions adding to the same session.
+CREATE INDEX memory_session IF NOT EXISTS FOR (m:Memory) ON (m.scope, m.sessionKey, m.sessionAt);
+CREATE CONSTRAINT session_lock_bucket IF NOT EXISTS FOR (l:SessionLock) REQUIRE l.bucket IS UNIQUE;
 // Full-text search over each record's search terms (retrieval): the terms
 // membrane.AnalyzeText made of its payload (stemmed words, identifiers split
 // and kept whole), joined by spaces, so the index only splits on whitespace

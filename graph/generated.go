@@ -424,6 +424,10 @@ type ComplexityRoot struct {
 
 	ScoreParts struct {
 		Confidence func(childComplexity int) int
+		Context    func(childComplexity int) int
+		Derived    func(childComplexity int) int
+		Entity     func(childComplexity int) int
+		Fused      func(childComplexity int) int
 		Recency    func(childComplexity int) int
 		Relevance  func(childComplexity int) int
 		Salience   func(childComplexity int) int
@@ -2252,6 +2256,30 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ScoreParts.Confidence(childComplexity), true
+	case "ScoreParts.context":
+		if e.ComplexityRoot.ScoreParts.Context == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScoreParts.Context(childComplexity), true
+	case "ScoreParts.derived":
+		if e.ComplexityRoot.ScoreParts.Derived == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScoreParts.Derived(childComplexity), true
+	case "ScoreParts.entity":
+		if e.ComplexityRoot.ScoreParts.Entity == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScoreParts.Entity(childComplexity), true
+	case "ScoreParts.fused":
+		if e.ComplexityRoot.ScoreParts.Fused == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScoreParts.Fused(childComplexity), true
 	case "ScoreParts.recency":
 		if e.ComplexityRoot.ScoreParts.Recency == nil {
 			break
@@ -3333,10 +3361,18 @@ func (ec *executionContext) childFields_ScoreParts(ctx context.Context, field gr
 	switch field.Name {
 	case "relevance":
 		return ec.fieldContext_ScoreParts_relevance(ctx, field)
+	case "fused":
+		return ec.fieldContext_ScoreParts_fused(ctx, field)
 	case "text":
 		return ec.fieldContext_ScoreParts_text(ctx, field)
 	case "vector":
 		return ec.fieldContext_ScoreParts_vector(ctx, field)
+	case "context":
+		return ec.fieldContext_ScoreParts_context(ctx, field)
+	case "entity":
+		return ec.fieldContext_ScoreParts_entity(ctx, field)
+	case "derived":
+		return ec.fieldContext_ScoreParts_derived(ctx, field)
 	case "salience":
 		return ec.fieldContext_ScoreParts_salience(ctx, field)
 	case "recency":
@@ -11767,6 +11803,29 @@ func (ec *executionContext) fieldContext_ScoreParts_relevance(_ context.Context,
 	return graphql.NewScalarFieldContext("ScoreParts", field, false, false, errors.New("field of type Float does not have child fields"))
 }
 
+func (ec *executionContext) _ScoreParts_fused(ctx context.Context, field graphql.CollectedField, obj *membrane.ScoreParts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScoreParts_fused(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Fused, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScoreParts_fused(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScoreParts", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
 func (ec *executionContext) _ScoreParts_text(ctx context.Context, field graphql.CollectedField, obj *membrane.ScoreParts) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11810,6 +11869,75 @@ func (ec *executionContext) _ScoreParts_vector(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_ScoreParts_vector(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScoreParts", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ScoreParts_context(ctx context.Context, field graphql.CollectedField, obj *membrane.ScoreParts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScoreParts_context(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Context, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScoreParts_context(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScoreParts", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ScoreParts_entity(ctx context.Context, field graphql.CollectedField, obj *membrane.ScoreParts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScoreParts_entity(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Entity, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScoreParts_entity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScoreParts", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ScoreParts_derived(ctx context.Context, field graphql.CollectedField, obj *membrane.ScoreParts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScoreParts_derived(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Derived, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScoreParts_derived(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ScoreParts", field, false, false, errors.New("field of type Float does not have child fields"))
 }
 
@@ -19818,6 +19946,11 @@ func (ec *executionContext) _ScoreParts(ctx context.Context, sel ast.SelectionSe
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "fused":
+			out.Values[i] = ec._ScoreParts_fused(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "text":
 			out.Values[i] = ec._ScoreParts_text(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -19826,6 +19959,21 @@ func (ec *executionContext) _ScoreParts(ctx context.Context, sel ast.SelectionSe
 		case "vector":
 			out.Values[i] = ec._ScoreParts_vector(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "context":
+			out.Values[i] = ec._ScoreParts_context(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "entity":
+			out.Values[i] = ec._ScoreParts_entity(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "derived":
+			out.Values[i] = ec._ScoreParts_derived(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "salience":
@@ -21990,6 +22138,7 @@ var (
 		"REFERENCES":   membrane.PredReferences,
 		"CAUSED_BY":    membrane.PredCausedBy,
 		"RELATED_TO":   membrane.PredRelatedTo,
+		"NEXT":         membrane.PredNext,
 	}
 	marshalNRelationPredicate2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐPredicate = map[membrane.Predicate]string{
 		membrane.PredSupersedes:  "SUPERSEDES",
@@ -22004,6 +22153,7 @@ var (
 		membrane.PredReferences:  "REFERENCES",
 		membrane.PredCausedBy:    "CAUSED_BY",
 		membrane.PredRelatedTo:   "RELATED_TO",
+		membrane.PredNext:        "NEXT",
 	}
 )
 

@@ -108,7 +108,8 @@ func TestVectorSearch(t *testing.T) {
 	}
 	h := got.Retrieve.Hits[0]
 	want := cosine(fakeEmbed("vehicle"), fakeEmbed("event the automobile broke down "+w))
-	if h.Parts.Text != 0 || h.Parts.Vector == nil || math.Abs(*h.Parts.Vector-want) > 1e-6 || math.Abs(h.Parts.Relevance-want/2) > 1e-6 {
+	// The best fused score has relevance 1 (fused relative to the best).
+	if h.Parts.Text != 0 || h.Parts.Vector == nil || math.Abs(*h.Parts.Vector-want) > 1e-6 || math.Abs(h.Parts.Relevance-1) > 1e-6 {
 		t.Errorf("vector-only hit parts %+v (vector %v), want vector %v", h.Parts, h.Parts.Vector, want)
 	}
 	for _, x := range got.Retrieve.Hits {

@@ -509,3 +509,20 @@ func PlanSubgraph(r *Record) ([]PlanStep, []PlanLink, error) {
 	}
 	return steps, links, nil
 }
+
+// SessionPosition is where r stands in its session's chain (NEXT edges,
+// docs/data-model.md): the session (scope and EpisodicPayload.SessionID)
+// and the instant episodes of a session are ordered by, its first timeline
+// event's t or else its creation; ties break by id. ok is false for a
+// record that is in no chain: not an episode, or one without a session.
+func SessionPosition(r *Record) (session string, at time.Time, ok bool) {
+	p, isEp := r.Payload.(*EpisodicPayload)
+	if !isEp || p.SessionID == "" {
+		return "", time.Time{}, false
+	}
+	at = r.CreatedAt
+	if len(p.Timeline) > 0 && !p.Timeline[0].T.IsZero() {
+		at = p.Timeline[0].T
+	}
+	return p.SessionID, at.UTC(), true
+}

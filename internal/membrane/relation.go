@@ -24,11 +24,16 @@ const (
 	PredReferences  Predicate = "references"
 	PredCausedBy    Predicate = "caused_by"
 	PredRelatedTo   Predicate = "related_to"
+	// PredNext links an episode to the next one of its session (scope and
+	// EpisodicPayload.SessionID, in time order). The store writes it when
+	// an episode is created and relinks around a deleted one; never
+	// addRelation.
+	PredNext Predicate = "next"
 )
 
 // Predicates lists the whole vocabulary.
 var Predicates = []Predicate{PredSupersedes, PredDerivedFrom, PredContestedBy, PredSupports, PredContradicts,
-	PredDependsOn, PredUses, PredMentions, PredAbout, PredReferences, PredCausedBy, PredRelatedTo}
+	PredDependsOn, PredUses, PredMentions, PredAbout, PredReferences, PredCausedBy, PredRelatedTo, PredNext}
 
 // LineagePredicates are the edges lineage follows by default.
 var LineagePredicates = []Predicate{PredSupersedes, PredDerivedFrom, PredContestedBy}

@@ -26,10 +26,48 @@ const (
 	DefaultSelectionThreshold = 0.7
 	// RecencyHalfLife is the half-life of the recency part of the score.
 	RecencyHalfLife = 7 * 24 * time.Hour
-	// VectorBlend is the share of vector similarity in relevance when a
-	// query vector and the record's vector are both present.
-	VectorBlend = 0.5
+	// ContextSeeds bounds the best text matches whose graph neighbourhood
+	// (session neighbours, entities, derived facts) a retrieval expands.
+	ContextSeeds = 40
+	// ContextFanout bounds the records reached from one seed entity.
+	ContextFanout = 25
+	// SecondHop weighs a session neighbour two NEXT hops away against one
+	// next to the match.
+	SecondHop = 0.5
 )
+
+// ContextNorm divides the sum of a record's session neighbours' weighted
+// text scores: two neighbours one hop away and two two hops away at most
+// (its context is 1 when all four are the best match).
+var ContextNorm = 2 * (1 + SecondHop)
+
+// FusionWeights weigh the relevance signals of a candidate. Relevance is
+// the weighted sum of its signals, divided by the best such sum among the
+// candidates (so the best candidate has relevance 1, as the best text
+// match had before the graph took part). Text alone gives the order of a
+// plain full-text search; the graph signals lift records next to, about
+// or derived from the matches, and bring them in when their own text does
+// not match (docs/retrieval.md, "Ranking with the graph").
+type FusionWeights struct {
+	Text    float64
+	Vector  float64
+	Context float64
+	Entity  float64
+	Derived float64
+}
+
+// Total is the sum of the weights of the signals that take part: Vector
+// only with a query vector.
+func (f FusionWeights) Total(vector bool) float64 {
+	t := f.Text + f.Context + f.Entity + f.Derived
+	if vector {
+		t += f.Vector
+	}
+	return t
+}
+
+// Fusion are the fusion weights retrieval uses.
+var Fusion = FusionWeights{Text: 1, Vector: 1, Context: 1.5, Entity: 0.3, Derived: 0.3}
 
 // Weights weigh the parts of a retrieval score. They sum to 1, so a score is
 // in [0,1].
@@ -216,6 +254,14 @@ type Candidate struct {
 	// Vector is the cosine similarity of the record's embedding to the
 	// query's, or nil when either is missing.
 	Vector *float64
+	// Context, Entity and Derived are the graph signals, each in [0,1],
+	// from the text scores t of the best matches the caller sees in full
+	// (relative to the best of them): context is the sum over the
+	// record's session neighbours of t (one NEXT hop away) or SecondHop·t
+	// (two hops away), divided by ContextNorm; entity the best t of an
+	// entity the record MENTIONS or is ABOUT; derived the best t of a
+	// record it is DERIVED_FROM or that derives from it.
+	Context, Entity, Derived float64
 	// Salience is the effective salience at the ranking instant.
 	Salience   float64
 	Confidence float64
@@ -227,13 +273,21 @@ type Candidate struct {
 
 // ScoreParts are the components of a score, each in [0,1].
 type ScoreParts struct {
-	// Relevance is Text, or blended with Vector when present.
+	// Relevance is Fused divided by the best Fused among the candidates.
 	Relevance float64
+	// Fused is the weighted sum of the signals (Fusion) divided by the sum
+	// of the weights of the signals that can take part (Vector only with a
+	// query vector).
+	Fused float64
 	// Text is the full-text score divided by the best one of the query
 	// among the records the caller may see.
 	Text float64
 	// Vector is the query's cosine similarity, floored at 0; nil without vectors.
-	Vector     *float64
+	Vector *float64
+	// Context, Entity and Derived: see Candidate.
+	Context    float64
+	Entity     float64
+	Derived    float64
 	Salience   float64
 	Recency    float64
 	Confidence float64
@@ -271,32 +325,55 @@ func unitClamp(x float64) float64 {
 //	w.Relevance·relevance + w.Salience·min(1, salience) + w.Recency·recency + w.Confidence·confidence
 //
 // with w = QueryWeights when the query has terms or a vector, else
-// BrowseWeights; relevance = text, or (1-VectorBlend)·text + VectorBlend·vector
-// when the candidate has a vector similarity; text = Text / max Text over the
-// candidates. Ties break by layer order, then newest, then id.
+// BrowseWeights; relevance = fused / max fused over the candidates, where
+//
+//	fused = (Fusion.Text·text + Fusion.Vector·vector + Fusion.Context·context + Fusion.Entity·entity + Fusion.Derived·derived) / Σ weights
+//
+// (vector and its weight only with a query vector), text = Text / max Text
+// over the candidates. Ties break by layer order, then newest, then id.
 func Rank(q RetrieveQuery, cands []Candidate, now time.Time) []Hit {
 	maxText := 0.0
 	for _, c := range cands {
 		maxText = math.Max(maxText, c.Text)
 	}
-	return RankRelativeTo(q, cands, maxText, now)
+	maxFused := 0.0
+	for _, c := range cands {
+		maxFused = math.Max(maxFused, fuse(q, c, maxText).Fused)
+	}
+	return RankRelativeTo(q, cands, maxText, maxFused, now)
 }
 
-// RankRelativeTo is Rank with text scores relative to maxText, the best
-// text score among all candidates (of which cands may be a part).
-func RankRelativeTo(q RetrieveQuery, cands []Candidate, maxText float64, now time.Time) []Hit {
-	w := q.Weights()
-	hits := make([]Hit, len(cands))
-	for i, c := range cands {
-		p := ScoreParts{Salience: unitClamp(c.Salience), Recency: Recency(c.CreatedAt, now), Confidence: unitClamp(c.Confidence)}
-		if maxText > 0 {
-			p.Text = unitClamp(c.Text / maxText)
-		}
-		p.Relevance = p.Text
+// fuse returns c's relevance signals, text relative to maxText, and their
+// fusion (Relevance not yet set).
+func fuse(q RetrieveQuery, c Candidate, maxText float64) ScoreParts {
+	f := Fusion
+	p := ScoreParts{Context: unitClamp(c.Context), Entity: unitClamp(c.Entity), Derived: unitClamp(c.Derived)}
+	if maxText > 0 {
+		p.Text = unitClamp(c.Text / maxText)
+	}
+	sum := f.Text*p.Text + f.Context*p.Context + f.Entity*p.Entity + f.Derived*p.Derived
+	if len(q.Vector) > 0 {
 		if c.Vector != nil {
 			v := unitClamp(*c.Vector)
 			p.Vector = &v
-			p.Relevance = (1-VectorBlend)*p.Text + VectorBlend*v
+			sum += f.Vector * v
+		}
+	}
+	p.Fused = sum / f.Total(len(q.Vector) > 0)
+	return p
+}
+
+// RankRelativeTo is Rank with text scores relative to maxText, the best
+// text score among all candidates (of which cands may be a part), and
+// relevance relative to maxFused, the best fused score among them.
+func RankRelativeTo(q RetrieveQuery, cands []Candidate, maxText, maxFused float64, now time.Time) []Hit {
+	w := q.Weights()
+	hits := make([]Hit, len(cands))
+	for i, c := range cands {
+		p := fuse(q, c, maxText)
+		p.Salience, p.Recency, p.Confidence = unitClamp(c.Salience), Recency(c.CreatedAt, now), unitClamp(c.Confidence)
+		if maxFused > 0 {
+			p.Relevance = unitClamp(p.Fused / maxFused)
 		}
 		hits[i] = Hit{Candidate: c, Parts: p,
 			Score: w.Relevance*p.Relevance + w.Salience*p.Salience + w.Recency*p.Recency + w.Confidence*p.Confidence}
@@ -343,13 +420,14 @@ type Retrieval struct {
 	pending []SelectionCandidate
 }
 
-// Finish ranks cands for q at now, text scores relative to maxText: the
+// Finish ranks cands for q at now, text scores relative to maxText and
+// relevance to maxFused (the store's, over all candidates): the
 // top q.Limit hits, and the selection over the best MaxSelectionCandidates
 // competence and plan_graph candidates. Hits and selected records are those
 // the candidates were loaded with; missing lists the ids of those that were
 // not (the store loads them and fills them in).
-func Finish(q RetrieveQuery, cands []Candidate, maxText, threshold float64, now time.Time) (r *Retrieval, missing []string) {
-	ranked := RankRelativeTo(q, cands, maxText, now)
+func Finish(q RetrieveQuery, cands []Candidate, maxText, maxFused, threshold float64, now time.Time) (r *Retrieval, missing []string) {
+	ranked := RankRelativeTo(q, cands, maxText, maxFused, now)
 	out := &Retrieval{Weights: q.Weights(), VectorUsed: len(q.Vector) > 0}
 	var sel []SelectionCandidate
 	for _, h := range ranked {

@@ -206,7 +206,7 @@ func TestRank(t *testing.T) {
 			},
 		},
 		{
-			name: "vector similarity value blends into relevance; negative similarity counts 0",
+			name: "vector similarity fuses with the text; negative similarity counts 0",
 			q:    membrane.RetrieveQuery{Terms: []string{"x"}, Vector: []float64{1}, Limit: 10},
 			cands: []membrane.Candidate{
 				{ID: "v", Type: membrane.TypeSemantic, Text: 0, Vector: vec(0.9), Salience: 1, Confidence: 1, CreatedAt: now},
@@ -214,10 +214,35 @@ func TestRank(t *testing.T) {
 				{ID: "n", Type: membrane.TypeSemantic, Text: 2.5, Salience: 1, Confidence: 1, CreatedAt: now},
 			},
 			want: []want{
-				// no vector: relevance is the text part alone (ties with t: by id)
+				// fused t = 1/Σw is the best, so relevance = fused·Σw
+				{"t", 0.6 + 0.4, 1, 1, 1, 1, 1, vec(0)},
+				{"v", 0.6*0.9 + 0.4, 0.9, 0, 1, 1, 1, vec(0.9)},
+				// no vector: the text part alone
 				{"n", 0.6*0.5 + 0.4, 0.5, 0.5, 1, 1, 1, nil},
-				{"t", 0.6*0.5 + 0.4, 0.5, 1, 1, 1, 1, vec(0)},
-				{"v", 0.6*0.45 + 0.4, 0.45, 0, 1, 1, 1, vec(0.9)},
+			},
+		},
+		{
+			name: "graph signals: a neighbour of the best match outranks a weak match",
+			q:    query,
+			cands: []membrane.Candidate{
+				{ID: "match", Type: membrane.TypeEpisodic, Text: 4, CreatedAt: week},
+				{ID: "weak", Type: membrane.TypeEpisodic, Text: 1, CreatedAt: week},
+				// No text of its own: found through its session neighbour.
+				{ID: "next", Type: membrane.TypeEpisodic, Context: 0.8, CreatedAt: week},
+				{ID: "fact", Type: membrane.TypeSemantic, Derived: 1, Entity: 0.5, CreatedAt: week},
+				{ID: "over", Type: membrane.TypeSemantic, Text: 4, Context: 2, Entity: -1, CreatedAt: week},
+			},
+			want: []want{
+				// Σw = 3.1. over: text 1, context counts 1 (clamped), entity 0:
+				// 1 + 1.5 = 2.5, the best, so relevance = weighted sum / 2.5
+				{"over", 0.6 + 0.05, 1, 1, 0, 0.5, 0, nil},
+				// 1.5·0.8 = 1.2: next to the best match, above a text match
+				// as good as it
+				{"next", 0.6*0.48 + 0.05, 0.48, 0, 0, 0.5, 0, nil},
+				{"match", 0.6*0.4 + 0.05, 0.4, 1, 0, 0.5, 0, nil},
+				// 0.3·1 + 0.3·0.5
+				{"fact", 0.6*0.18 + 0.05, 0.18, 0, 0, 0.5, 0, nil},
+				{"weak", 0.6*0.1 + 0.05, 0.1, 0.25, 0, 0.5, 0, nil},
 			},
 		},
 		{
@@ -274,8 +299,8 @@ func TestFinishSelectsAmongCompetenceAndPlans(t *testing.T) {
 	q := membrane.RetrieveQuery{Terms: []string{"deploy"}, Limit: 2}
 	// Text relative to 20, the best text score of all candidates (of which
 	// these are the best few).
-	r, missing := membrane.Finish(q, cands, 20, 0.7, now)
-	if len(missing) != 0 || len(r.Hits) != 2 || r.Hits[0].ID != "fact" || r.Hits[1].ID != "deploy" || r.Hits[0].Record != fact || r.Hits[0].Parts.Text != 0.5 {
+	r, missing := membrane.Finish(q, cands, 20, 1/membrane.Fusion.Total(false), 0.7, now)
+	if len(missing) != 0 || len(r.Hits) != 2 || r.Hits[0].ID != "fact" || r.Hits[1].ID != "deploy" || r.Hits[0].Record != fact || r.Hits[0].Parts.Text != 0.5 || !near(r.Hits[0].Parts.Relevance, 0.5) {
 		t.Fatalf("hits = %+v, missing %v", r.Hits, missing)
 	}
 	// Both skills are scored although only one made the hits.
@@ -295,7 +320,7 @@ func TestFinishSelectsAmongCompetenceAndPlans(t *testing.T) {
 	// Records not loaded with their candidates are reported missing, then
 	// completed; one that cannot be loaded is left out.
 	cands[0].Loaded, cands[2].Loaded = nil, nil
-	r, missing = membrane.Finish(q, cands, 20, 0.7, now)
+	r, missing = membrane.Finish(q, cands, 20, 1/membrane.Fusion.Total(false), 0.7, now)
 	if !reflect.DeepEqual(missing, []string{"rollback", "fact"}) || r.Hits[0].Record != nil {
 		t.Fatalf("missing %v", missing)
 	}

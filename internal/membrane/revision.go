@@ -380,6 +380,8 @@ func Relate(src, tgt *Record, pred Predicate, weight *float64, meta RevisionMeta
 		v.add("predicate", "unknown predicate %q", pred)
 	} else if pred.IsLineage() {
 		v.add("predicate", "%s edges are written by the revision operations, not addRelation", pred)
+	} else if pred == PredNext {
+		v.add("predicate", "next edges follow the episodes' sessionId and time, not addRelation")
 	}
 	w := 1.0
 	if weight != nil {

@@ -59,6 +59,15 @@ func TestCheckInvariants(t *testing.T) {
 					Edges:  []membrane.Relation{edge(membrane.PredSupersedes, b.ID, a.ID)}}, nil
 			})
 		}, "invariants_edges"},
+		{"proper session chain", func(t *testing.T, scope string) {
+			create(t, db, t0, episode(scope, "s", 2), episode(scope, "s", 0), episode(scope, "s", 1))
+		}, ""},
+		{"NEXT edge against time order", func(t *testing.T, scope string) {
+			eps := create(t, db, t0, episode(scope, "s", 0), episode(scope, "s", 1))
+			revise(t, db, nil, func(map[string]*membrane.Record) (*membrane.Change, error) {
+				return &membrane.Change{Edges: []membrane.Relation{edge(membrane.PredNext, eps[1].ID, eps[0].ID)}, Result: eps[0]}, nil
+			})
+		}, "invariants_chains"},
 		{"record superseded twice", func(t *testing.T, scope string) {
 			old := create(t, db, t0, fact(scope, "old", 1, nil))[0]
 			for _, s := range []string{"new 1", "new 2"} {
@@ -112,6 +121,12 @@ func TestCheckInvariants(t *testing.T) {
 			t.Logf("reported: %v", got)
 		})
 	}
+}
+
+// episode is an episode of session in scope whose event is min minutes after t0.
+func episode(scope, session string, min int) membrane.RecordInput {
+	return membrane.RecordInput{Type: membrane.TypeEpisodic, Scope: ptr(scope), Payload: membrane.PayloadInput{Episodic: &membrane.EpisodicPayload{
+		SessionID: session, Timeline: []membrane.TimelineEvent{{T: t0.Add(time.Duration(min) * time.Minute), EventKind: "k", Ref: "r"}}}}}
 }
 
 func deleteScope(t *testing.T, db *neo4j.DB, scope string) {

@@ -72,6 +72,11 @@ func plainProps(r *membrane.Record) (map[string]any, error) {
 	for k, v := range membrane.BrowserFields(r.Payload) {
 		p[k] = v
 	}
+	if session, at, ok := membrane.SessionPosition(r); ok {
+		// The session chain's lookup key (memory_session): sealed records
+		// store neither (see seal), so they are in no chain.
+		p["sessionKey"], p["sessionAt"] = session, at
+	}
 	if k, ok := membrane.KeyOf(r); ok {
 		// Consolidation finds a fact by this digest (membrane.FactKey).
 		p["factKey"] = k.Hash()
@@ -364,8 +369,11 @@ func (db *DB) blindTerms(r *membrane.Record, p map[string]any) error {
 }
 
 // freeTextProps are the payload fields copied out as properties that hold
-// free text, which a sensitive record does not store in clear.
-var freeTextProps = []string{"subject", "predicate", "object", "threadId", "skillName", "planId", "intent", "canonicalName", "terms"}
+// free text, which a sensitive record does not store in clear. The session
+// (sessionKey) is one, and its position (sessionAt) goes with it: a sealed
+// episode is in no session chain.
+var freeTextProps = []string{"subject", "predicate", "object", "threadId", "skillName", "planId", "intent", "canonicalName", "terms",
+	"sessionKey", "sessionAt"}
 
 // unseal opens p's sealed properties in place.
 func (db *DB) unseal(p map[string]any) error {

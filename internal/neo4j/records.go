@@ -128,6 +128,9 @@ func (db *DB) CreateRecords(ctx context.Context, idem *membrane.Idempotency, rec
 		for i, in := range recs {
 			created[i] = in.Record
 		}
+		if err := db.linkSessions(ctx, tx, created); err != nil {
+			return nil, err
+		}
 		return created, writePlanSteps(ctx, tx, created)
 	})
 	if err != nil {

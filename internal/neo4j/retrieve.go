@@ -24,8 +24,8 @@ const maxScan = 20_000
 // of an instant) are fixed texts chosen in Go.
 var (
 	retrieveStatements = func() map[string]string {
-		stateNow := "WITH m, m AS v, text, vec"
-		stateAsOf := "CALL (m) {\n" + asOfFragment + "\n}\nWITH m, v, text, vec"
+		stateNow := "WITH m, m AS v, text, vec, ctx, ent, der"
+		stateAsOf := "CALL (m) {\n" + asOfFragment + "\n}\nWITH m, v, text, vec, ctx, ent, der"
 		out := map[string]string{}
 		for _, hits := range []string{"text", "vector", "browse"} {
 			hitsFrag := cypher.Must("retrieve_hits_" + hits)
@@ -75,11 +75,11 @@ func (db *DB) rankingInstant(q membrane.RetrieveQuery) time.Time {
 // returns the records of the best, then (only if ranking in Go picked one
 // it did not return) the missing records.
 func (db *DB) retrieve(ctx context.Context, tx neo4j.ManagedTransaction, q membrane.RetrieveQuery, threshold float64, now time.Time) (*membrane.Retrieval, error) {
-	cands, best, err := db.candidates(ctx, tx, q, now)
+	cands, best, top, err := db.candidates(ctx, tx, q, now)
 	if err != nil {
 		return nil, err
 	}
-	r, missing := membrane.Finish(q, cands, best, threshold, now)
+	r, missing := membrane.Finish(q, cands, best, top, threshold, now)
 	if len(missing) > 0 {
 		stmt := cypher.Must("retrieve_records")
 		if q.AsOf != nil {
@@ -94,14 +94,14 @@ func (db *DB) retrieve(ctx context.Context, tx neo4j.ManagedTransaction, q membr
 	return r, nil
 }
 
-// candidates reads the candidates of q and the best text score among them,
-// scanning further (up to maxScan matches) while the index returned as
+// candidates reads the candidates of q, the best text score and the best
+// fused score among them, scanning further (up to maxScan matches) while the index returned as
 // many matches as were asked for but gating and filters left fewer
 // candidates than q.Limit.
-func (db *DB) candidates(ctx context.Context, tx neo4j.ManagedTransaction, q membrane.RetrieveQuery, now time.Time) ([]membrane.Candidate, float64, error) {
+func (db *DB) candidates(ctx context.Context, tx neo4j.ManagedTransaction, q membrane.RetrieveQuery, now time.Time) ([]membrane.Candidate, float64, float64, error) {
 	if q.Unmatchable() {
 		// Only stop words: nothing to search for, and no browsing either.
-		return nil, 0, nil
+		return nil, 0, 0, nil
 	}
 	hits := "browse"
 	switch {
@@ -115,7 +115,7 @@ func (db *DB) candidates(ctx context.Context, tx neo4j.ManagedTransaction, q mem
 		state = "asOf"
 	}
 	stmt := retrieveStatements[hits+"/"+state]
-	w := q.Weights()
+	w, f := q.Weights(), membrane.Fusion
 	layerRank := map[string]any{}
 	for _, t := range membrane.MemoryTypes {
 		layerRank[string(t)] = int64(membrane.LayerIndex(t))
@@ -125,8 +125,11 @@ func (db *DB) candidates(ctx context.Context, tx neo4j.ManagedTransaction, q mem
 		"includeRetracted": q.IncludeRetracted, "minSalience": q.MinSalience, "nowMs": now.UnixMilli(),
 		"vector": nil, "vectorIndex": nil, "scopes": nil, "tags": nil,
 		"wRelevance": w.Relevance, "wSalience": w.Salience, "wRecency": w.Recency, "wConfidence": w.Confidence,
-		"blend": membrane.VectorBlend, "recencyHalfLifeMs": float64(membrane.RecencyHalfLife.Milliseconds()),
-		"layerRank": layerRank, "limit": int64(q.Limit), "selectLimit": int64(membrane.MaxSelectionCandidates),
+		"recencyHalfLifeMs": float64(membrane.RecencyHalfLife.Milliseconds()),
+		"layerRank":         layerRank, "limit": int64(q.Limit), "selectLimit": int64(membrane.MaxSelectionCandidates),
+		"seeds": int64(membrane.ContextSeeds), "fanout": int64(membrane.ContextFanout), "secondHop": membrane.SecondHop, "contextNorm": membrane.ContextNorm,
+		"fText": f.Text, "fVector": f.Vector, "fContext": f.Context, "fEntity": f.Entity, "fDerived": f.Derived,
+		"fTotal": f.Total(len(q.Vector) > 0),
 	})
 	if q.Scopes != nil {
 		params["scopes"] = q.Scopes
@@ -142,14 +145,14 @@ func (db *DB) candidates(ctx context.Context, tx neo4j.ManagedTransaction, q mem
 		params["scan"] = int64(scan)
 		row, err := single(ctx, tx, stmt, params)
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, 0, err
 		}
 		raw, _ := row.Values[0].(int64)
-		best := float(row.Values[1])
-		rows, _ := row.Values[2].([]any)
+		best, top := float(row.Values[1]), float(row.Values[2])
+		rows, _ := row.Values[3].([]any)
 		if len(rows) >= q.Limit || raw < int64(scan) || scan >= maxScan || hits == "browse" {
 			cands, err := db.candidateRows(ctx, rows, q.AsOf)
-			return cands, best, err
+			return cands, best, top, err
 		}
 	}
 }
@@ -161,6 +164,7 @@ func (db *DB) candidateRows(ctx context.Context, rows []any, asOf *time.Time) ([
 		c := membrane.Candidate{
 			ID: str(m["id"]), Type: membrane.MemoryType(str(m["type"])), Text: float(m["text"]),
 			Salience: float(m["salience"]), Confidence: float(m["confidence"]), CreatedAt: tm(m["createdAt"]),
+			Context: float(m["context"]), Entity: float(m["entity"]), Derived: float(m["derived"]),
 		}
 		if v, ok := m["vec"].(float64); ok {
 			c.Vector = &v

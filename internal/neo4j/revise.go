@@ -150,6 +150,9 @@ func (db *DB) apply(ctx context.Context, tx neo4j.ManagedTransaction, stmt strin
 	if err := checkReused(row); err != nil {
 		return err
 	}
+	if err := db.linkSessions(ctx, tx, c.Creates); err != nil {
+		return err
+	}
 	return writePlanSteps(ctx, tx, c.Creates)
 }
 
