@@ -75,6 +75,17 @@ const (
 	// soakMaxWrites bounds each writer's operations, so that a fast machine
 	// cannot write without limit.
 	soakMaxWrites = 2000
+	// The well-behaved load's pace, per client: agents that write a memory
+	// a second and read a few times a second (with 9 writers and 6
+	// readers: about 7 writes, 20 batched records and 12 reads a second,
+	// besides the subscribers). It is well under what this 2-core machine
+	// serves, so that the latency ratio measures what the hostile clients
+	// and the outage take from a well-behaved client, not a saturated
+	// machine (at 5 writes and 10 reads a second per client the legitimate
+	// load alone saturated it: the writers reached half their pace).
+	soakWriteInterval = time.Second
+	soakBatchInterval = 5 * time.Second
+	soakReadInterval  = 500 * time.Millisecond
 )
 
 // soakHangupHolds are how long an SSE client that reads nothing holds
@@ -632,7 +643,7 @@ func paced(ctx context.Context, interval time.Duration, maxSteps int, step func(
 
 // createWriter creates records with client-chosen ids.
 func (r *soakRun) createWriter(ctx context.Context, key string) {
-	paced(ctx, 200*time.Millisecond, soakMaxWrites, func(i int) {
+	paced(ctx, soakWriteInterval, soakMaxWrites, func(i int) {
 		id := membrane.NewID()
 		in := factInput(r.sc, "create-"+id)
 		in["id"] = id
@@ -649,7 +660,7 @@ func (r *soakRun) ingestWriter(ctx context.Context, key string) {
 		obsQ  = `mutation($in: IngestObservationInput!, $k: String) { ingestObservation(input: $in, idempotencyKey: $k) { id } }`
 		toolQ = `mutation($in: IngestToolOutputInput!, $k: String) { ingestToolOutput(input: $in, idempotencyKey: $k) { id } }`
 	)
-	paced(ctx, 200*time.Millisecond, soakMaxWrites, func(i int) {
+	paced(ctx, soakWriteInterval, soakMaxWrites, func(i int) {
 		k := "soak-" + membrane.NewID()
 		kind, q := "write ingestObservation(key)", obsQ
 		in := map[string]any{"source": "soak", "subject": "s-" + k, "predicate": "is", "object": "x", "scope": r.sc}
@@ -675,7 +686,7 @@ func (r *soakRun) ingestWriter(ctx context.Context, key string) {
 // idempotency key.
 func (r *soakRun) batchWriter(ctx context.Context, key string) {
 	const batchQ = `mutation($in: [RecordInput!]!, $k: String) { ingestBatch(inputs: $in, actor: "soak", idempotencyKey: $k) { id } }`
-	paced(ctx, 2*time.Second, soakMaxWrites/50, func(i int) {
+	paced(ctx, soakBatchInterval, soakMaxWrites/50, func(i int) {
 		ids := make([]string, 50)
 		ins := make([]map[string]any, 50)
 		for j := range ins {
@@ -697,7 +708,7 @@ func (r *soakRun) batchWriter(ctx context.Context, key string) {
 func (r *soakRun) supersedeWriter(ctx context.Context, key string) {
 	const q = `mutation($id: ID!, $in: RecordInput!, $k: String) { supersede(oldId: $id, newRecord: $in, actor: "soak", idempotencyKey: $k) { id } }`
 	head := ""
-	paced(ctx, 200*time.Millisecond, soakMaxWrites, func(i int) {
+	paced(ctx, soakWriteInterval, soakMaxWrites, func(i int) {
 		id := membrane.NewID()
 		in := factInput(r.sc, "supersede-"+id)
 		in["id"] = id
@@ -721,7 +732,7 @@ func (r *soakRun) supersedeWriter(ctx context.Context, key string) {
 
 // reader reads records by id, pages of the scope, and retrievals.
 func (r *soakRun) reader(ctx context.Context, key string) {
-	paced(ctx, 100*time.Millisecond, math.MaxInt, func(i int) {
+	paced(ctx, soakReadInterval, math.MaxInt, func(i int) {
 		switch i % 3 {
 		case 0:
 			_, _ = r.post(ctx, "read record", key, recordQ, map[string]any{"id": r.pool.pick()})

@@ -269,10 +269,12 @@ func TestOperationRateLimit(t *testing.T) {
 				refused++
 			}
 		}
-		// burst-1 accepted (init took a token), then refusedBeforeClose
-		// refusals, then the close: the rest were never run.
-		if refused != refusedBeforeClose || answered != burst-1+refusedBeforeClose {
-			t.Fatalf("%d answered, %d refused before the close; want %d and %d", answered, refused, burst-1+refusedBeforeClose, refusedBeforeClose)
+		// About refusedBeforeClose refusals, then the close: the rest were
+		// never run. gqlgen runs a socket's operations concurrently, so
+		// the few accepted ones (burst-1: the init took a token) may be
+		// answered, or cut by the close, around the refusals.
+		if refused < refusedBeforeClose-burst || refused > refusedBeforeClose+burst || answered > refused+burst {
+			t.Fatalf("%d answered, %d refused before the close; want about %d refusals of %d sent", answered, refused, refusedBeforeClose, sent)
 		}
 	})
 	t.Run("sse", func(t *testing.T) {
