@@ -78,10 +78,27 @@ func facts(t *testing.T, db *neo4j.DB, scope string, n int, at time.Time) []*mem
 
 func findRun(t *testing.T, r *jobs.Runner, id string) *membrane.JobRun {
 	t.Helper()
+	var found *membrane.JobRun
+	eachDecayRun(t, r, func(run *membrane.JobRun) bool {
+		if run.ID == id {
+			found = run
+		}
+		return found == nil
+	})
+	if found == nil {
+		t.Fatalf("run %s not listed", id)
+	}
+	return found
+}
+
+// eachDecayRun calls fn with the recorded decay runs, newest first, page
+// by page, until fn returns false or none are left.
+func eachDecayRun(t *testing.T, r *jobs.Runner, fn func(*membrane.JobRun) bool) {
+	t.Helper()
 	job := membrane.JobDecay
 	var after *string
 	for {
-		page, err := membrane.NewPage(ptr(int64(100)), after)
+		page, err := membrane.NewPage(ptr(int64(500)), after)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -90,12 +107,12 @@ func findRun(t *testing.T, r *jobs.Runner, id string) *membrane.JobRun {
 			t.Fatal(err)
 		}
 		for _, run := range p.Runs {
-			if run.ID == id {
-				return run
+			if !fn(run) {
+				return
 			}
 		}
 		if !p.PageInfo.HasNextPage {
-			t.Fatalf("run %s not listed", id)
+			return
 		}
 		after = p.PageInfo.EndCursor
 	}

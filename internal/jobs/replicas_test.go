@@ -276,28 +276,14 @@ func firstPage(t *testing.T) membrane.Page {
 // slotRuns lists the recorded decay runs of scope for slot.
 func slotRuns(t *testing.T, r *jobs.Runner, scope string, slot time.Time) []*membrane.JobRun {
 	t.Helper()
-	job := membrane.JobDecay
 	var out []*membrane.JobRun
-	var after *string
-	for {
-		page, err := membrane.NewPage(ptr(int64(500)), after)
-		if err != nil {
-			t.Fatal(err)
+	eachDecayRun(t, r, func(run *membrane.JobRun) bool {
+		if len(run.Scopes) == 1 && run.Scopes[0] == scope && run.Slot != nil && run.Slot.Equal(slot) {
+			out = append(out, run)
 		}
-		p, err := r.JobRuns(sysCtx(), &job, page)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, run := range p.Runs {
-			if len(run.Scopes) == 1 && run.Scopes[0] == scope && run.Slot != nil && run.Slot.Equal(slot) {
-				out = append(out, run)
-			}
-		}
-		if !p.PageInfo.HasNextPage {
-			return out
-		}
-		after = p.PageInfo.EndCursor
-	}
+		return true
+	})
+	return out
 }
 
 // A process that was taken for dead (its lease expired and another replica
