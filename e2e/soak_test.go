@@ -245,6 +245,24 @@ func TestSoak(t *testing.T) {
 		soakPoliteInterval, len(idleDs), ms(pct(idleDs, .5)), ms(idleP95), ms(pct(idleDs, .99)),
 		len(loadedDs), excluded, refused, ms(pct(loadedDs, .5)), ms(loadedP95), ms(pct(loadedDs, .99)),
 		float64(loadedP95)/float64(base), soakLatencyFloor, ms(base), soakMaxRatio)
+	// Where the tail is: the measured client's p95 before the outage and
+	// after it (past the recovery margin), and in each minute of the load.
+	before := durations(loaded, func(s soakSample) bool { return !out.killed.IsZero() && s.end.Before(out.killed) })
+	after := durations(loaded, func(s soakSample) bool { return !out.until.IsZero() && s.start.After(out.until) })
+	fmt.Fprintf(&rep, "well-behaved client p95: before the outage %s (n=%d), after it %s (n=%d); by minute of load:",
+		ms(pct(before, .95)), len(before), ms(pct(after, .95)), len(after))
+	if len(loaded) > 0 {
+		first := loaded[0].start
+		for m := 0; ; m++ {
+			from, to := first.Add(time.Duration(m)*time.Minute), first.Add(time.Duration(m+1)*time.Minute)
+			if !from.Before(loaded[len(loaded)-1].start) {
+				break
+			}
+			ds := durations(loaded, func(s soakSample) bool { return !s.start.Before(from) && s.start.Before(to) && !out.overlaps(s) })
+			fmt.Fprintf(&rep, " %d: %s (n=%d)", m+1, ms(pct(ds, .95)), len(ds))
+		}
+	}
+	rep.WriteString("\n")
 	fmt.Fprintf(&rep, "writes: %d records acknowledged, %d read back by id (%d lost, %d with a wrong status); %d retries refused as CONFLICT; %d writes never acknowledged\n",
 		acked, acked-lost, lost, wrong, r.unsafeRetries.Load(), r.unacked.Load())
 	rep.WriteString(r.stats.String())
