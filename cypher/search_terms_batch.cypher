@@ -9,5 +9,5 @@ ORDER BY m.id
 LIMIT $limit
 RETURN m.id AS id,
        CASE WHEN coalesce(m.searchTermsVersion, 0) < $version
-         THEN {type: m.type, payload: m.payload, encrypted: coalesce(m.encrypted, false)}
+         THEN {type: m.type, scope: m.scope, payload: m.payload, encrypted: coalesce(m.encrypted, false)}
        END AS stale

@@ -129,10 +129,9 @@ func TestConversations(t *testing.T) {
 }
 
 // deleteScopeAtEnd deletes the scope's records when the test ends: the
-// full-text index is shared by every scope of the test database, and a
-// scoped retrieve reads the index's best matches across scopes before it
-// filters them, so records left behind would change the figures of every
-// later eval (this one's and TestRetrievalQuality's).
+// full-text index is shared by every scope of the test database and its
+// BM25 statistics are index-wide, so records left behind would move the
+// figures of every later eval (this one's and TestRetrievalQuality's).
 func deleteScopeAtEnd(t *testing.T, db *neo4j.DB, scope string) {
 	t.Cleanup(func() {
 		if err := db.DeleteScope(context.Background(), scope); err != nil {

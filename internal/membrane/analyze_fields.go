@@ -10,7 +10,9 @@ import (
 // record (Memory.searchTermsVersion). Bump it whenever AnalyzeText or
 // IndexText changes what a record is indexed under: the store then
 // recomputes the terms of every record once at start (docs/retrieval.md).
-const AnalysisVersion = 1
+//
+// 2: the index entries begin with the record's ScopeToken.
+const AnalysisVersion = 2
 
 // SearchTerms is the full-text index entry of a payload: its IndexText's
 // terms (AnalyzeText) joined by spaces, which the index splits on

@@ -223,17 +223,29 @@ func (q RetrieveQuery) Unmatchable() bool {
 // rewards records matching more of them). Terms come from AnalyzeQuery
 // (lower-case letters, digits and '_'), so none carries Lucene syntax;
 // escaping anyway keeps a query's shape fixed whatever a caller passes.
-// (Adding the whole query as a boosted phrase made no difference on the
-// eval; docs/retrieval.md.)
+// A whole identifier (a term with '_', which AnalyzeQuery emits beside the
+// identifier's words) weighs WholeIdentifierBoost: it is a rare term, and
+// at full weight an identifier counted its words once more at a high IDF
+// (docs/retrieval.md, "Ranking experiments"). The boost does not change
+// which records match.
 func LuceneQuery(terms []string) string {
 	out := make([]string, 0, len(terms))
 	for _, t := range terms {
-		if t = luceneEscaper.Replace(t); t != "" {
-			out = append(out, t)
+		whole := strings.Contains(t, "_")
+		if t = luceneEscaper.Replace(t); t == "" {
+			continue
 		}
+		if whole {
+			t += "^" + WholeIdentifierBoost
+		}
+		out = append(out, t)
 	}
 	return strings.Join(out, " ")
 }
+
+// WholeIdentifierBoost is the weight of a whole identifier's term in
+// LuceneQuery, as Lucene query syntax.
+const WholeIdentifierBoost = "0.3"
 
 // luceneEscaper escapes Lucene's query syntax (classic query parser) and
 // turns whitespace, which would split a term, into nothing.

@@ -20,9 +20,10 @@ func TestLuceneQuery(t *testing.T) {
 		{nil, ""},
 		{[]string{"postgres"}, "postgres"},
 		{[]string{"auth", "database"}, "auth database"},
-		{[]string{"uses_database", "databas"}, "uses_database databas"},
+		// A whole identifier weighs less than its words.
+		{[]string{"uses_database", "use", "databas"}, "uses_database^0.3 use databas"},
 		// Never from AnalyzeQuery, but escaped all the same.
-		{[]string{`title:x`, "(y*", `"z"~2`, "a b", "&&", ""}, `title\:x \(y\* \"z\"\~2 ab \&\&`},
+		{[]string{`title:x`, "(y*", `"z"~2`, "a b", "&&", "", "x_y:z"}, `title\:x \(y\* \"z\"\~2 ab \&\& x_y\:z^0.3`},
 	}
 	for _, tt := range tests {
 		if got := membrane.LuceneQuery(tt.terms); got != tt.want {

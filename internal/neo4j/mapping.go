@@ -23,7 +23,8 @@ func (db *DB) recordProps(r *membrane.Record) (map[string]any, error) {
 // plainProps returns the node properties of r in clear. Besides the record
 // fields it has a few derived, read-only properties for analysts in Neo4j
 // Browser (name, subject, canonicalName…) and the full-text index entry
-// searchTerms (membrane.SearchTerms, of membrane.AnalysisVersion).
+// searchTerms (membrane.SearchTerms, of membrane.AnalysisVersion, after
+// the record's membrane.ScopeToken, which retrieval restricts its query to).
 func plainProps(r *membrane.Record) (map[string]any, error) {
 	payload, err := membrane.EncodePayload(r.Payload)
 	if err != nil {
@@ -66,7 +67,7 @@ func plainProps(r *membrane.Record) (map[string]any, error) {
 		"payload":             string(payload),
 		"contestEvidence":     nonNil(r.ContestEvidence),
 		"name":                membrane.DisplayName(r),
-		"searchTerms":         membrane.SearchTerms(r.Payload),
+		"searchTerms":         membrane.IndexDocument(r.Scope, membrane.SearchTerms(r.Payload)),
 		"searchTermsVersion":  int64(membrane.AnalysisVersion),
 	}
 	for k, v := range membrane.BrowserFields(r.Payload) {
@@ -364,7 +365,9 @@ func (db *DB) blindTerms(r *membrane.Record, p map[string]any) error {
 		p["blindTerms"], p["blindKeyId"], p["blindTermsVersion"] = nil, nil, nil
 		return nil
 	}
-	p["blindTerms"], p["blindKeyId"], p["blindTermsVersion"] = doc, keyID, int64(membrane.AnalysisVersion)
+	// After the scope token, as in memory_terms (membrane.IndexDocument):
+	// the scope is stored in clear on the node anyway.
+	p["blindTerms"], p["blindKeyId"], p["blindTermsVersion"] = membrane.IndexDocument(r.Scope, doc), keyID, int64(membrane.AnalysisVersion)
 	return nil
 }
 

@@ -103,6 +103,12 @@ func (db *DB) candidates(ctx context.Context, tx neo4j.ManagedTransaction, q mem
 		// Only stop words: nothing to search for, and no browsing either.
 		return nil, 0, 0, nil
 	}
+	scopes, scoped := membrane.SearchScopes(membrane.TrustFromContext(ctx), q.Scopes)
+	if scoped && len(scopes) == 0 {
+		// The scopes filter names none the caller may see: no record
+		// passes the gate, so there is nothing to read.
+		return nil, 0, 0, nil
+	}
 	hits := "browse"
 	switch {
 	case len(q.Vector) > 0:
@@ -121,7 +127,7 @@ func (db *DB) candidates(ctx context.Context, tx neo4j.ManagedTransaction, q mem
 		layerRank[string(t)] = int64(membrane.LayerIndex(t))
 	}
 	params := gated(ctx, map[string]any{
-		"lucene": membrane.LuceneQuery(q.Terms), "layers": stringsOf(q.Layers), "asOf": timeParam(q.AsOf),
+		"lucene": db.textLucene(q, scopes, scoped), "layers": stringsOf(q.Layers), "asOf": timeParam(q.AsOf),
 		"includeRetracted": q.IncludeRetracted, "minSalience": q.MinSalience, "nowMs": now.UnixMilli(),
 		"vector": nil, "vectorIndex": nil, "scopes": nil, "tags": nil,
 		"wRelevance": w.Relevance, "wSalience": w.Salience, "wRecency": w.Recency, "wConfidence": w.Confidence,
@@ -134,7 +140,7 @@ func (db *DB) candidates(ctx context.Context, tx neo4j.ManagedTransaction, q mem
 	if q.Scopes != nil {
 		params["scopes"] = q.Scopes
 	}
-	params["blindLucene"] = db.blindLucene(ctx, q)
+	params["blindLucene"] = db.blindLucene(ctx, q, scopes, scoped)
 	if len(q.Tags) > 0 {
 		params["tags"] = q.Tags
 	}
@@ -347,7 +353,7 @@ func (db *DB) AwaitSearchIndexes(ctx context.Context) error {
 // them. It is nil, and the index not queried, without query text or when
 // the request's ceiling does not reach sealed records: such a request can
 // never see one, so it never touches their tokens.
-func (db *DB) blindLucene(ctx context.Context, q membrane.RetrieveQuery) any {
+func (db *DB) blindLucene(ctx context.Context, q membrane.RetrieveQuery, scopes []string, scoped bool) any {
 	if q.Text == "" || !db.sealer.Searchable(membrane.TrustFromContext(ctx).Ceiling) {
 		return nil
 	}
@@ -355,5 +361,20 @@ func (db *DB) blindLucene(ctx context.Context, q membrane.RetrieveQuery) any {
 	if len(toks) == 0 {
 		return nil
 	}
+	if scoped {
+		return membrane.ScopedLucene(strings.Join(toks, " "), scopes)
+	}
 	return strings.Join(toks, " ")
+}
+
+// textLucene is the query of memory_terms for q: its terms, restricted to
+// the scopes the request searches (membrane.SearchScopes) when scoped, so
+// that the index's best $scan matches are the caller's own. It is unused
+// (and empty) without terms.
+func (db *DB) textLucene(q membrane.RetrieveQuery, scopes []string, scoped bool) string {
+	lucene := membrane.LuceneQuery(q.Terms)
+	if lucene == "" || !scoped {
+		return lucene
+	}
+	return membrane.ScopedLucene(lucene, scopes)
 }

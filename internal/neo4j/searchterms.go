@@ -93,7 +93,7 @@ func (db *DB) searchTermsBatch(ctx context.Context, after string) (int, string, 
 				if err != nil {
 					return result{}, fmt.Errorf("record %s: %w", id, err)
 				}
-				terms = membrane.SearchTerms(p)
+				terms = membrane.IndexDocument(str(stale["scope"]), membrane.SearchTerms(p))
 			}
 			set = append(set, map[string]any{"id": id, "terms": terms})
 		}

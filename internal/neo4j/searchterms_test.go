@@ -127,8 +127,9 @@ func TestSearchTermsMigration(t *testing.T) {
 			t.Errorf("%s: searchTermsVersion %v, searchText %v; want %d and none", id, p["searchTermsVersion"], p["searchText"], membrane.AnalysisVersion)
 		}
 	}
-	if got := props[plain.ID]["searchTerms"]; got != membrane.SearchTerms(plain.Payload) {
-		t.Errorf("terms = %q, want %q", got, membrane.SearchTerms(plain.Payload))
+	// The terms after the scope token retrieval restricts its query to.
+	if want := membrane.IndexDocument(scope, membrane.SearchTerms(plain.Payload)); props[plain.ID]["searchTerms"] != want {
+		t.Errorf("terms = %q, want %q", props[plain.ID]["searchTerms"], want)
 	}
 	if got := props[sealed.ID]["searchTerms"]; got != "" {
 		t.Errorf("sealed record's terms = %q, want none in clear", got)

@@ -1,0 +1,56 @@
+package membrane_test
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/membrane/membrane/internal/membrane"
+)
+
+func TestSearchScopes(t *testing.T) {
+	many := make([]string, 600)
+	for i := range many {
+		many[i] = fmt.Sprint("s", i)
+	}
+	for _, tc := range []struct {
+		name   string
+		trust  membrane.Trust
+		filter []string
+		want   []string
+		ok     bool
+	}{
+		{"all scopes, no filter: no clause", membrane.Trust{All: true}, nil, nil, false},
+		{"all scopes, filter", membrane.Trust{All: true}, []string{"b", "a", "b"}, []string{"a", "b"}, true},
+		{"trusted scopes and unscoped", membrane.Trust{Scopes: []string{"b", "a"}}, nil, []string{"", "a", "b"}, true},
+		{"filter within trust", membrane.Trust{Scopes: []string{"a", "b"}}, []string{"a", "c", ""}, []string{"", "a"}, true},
+		{"filter outside trust: nothing", membrane.Trust{Scopes: []string{"a"}}, []string{"c"}, nil, true},
+		{"too many scopes for one query: no clause", membrane.Trust{Scopes: many}, nil, nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := membrane.SearchScopes(tc.trust, tc.filter)
+			if ok != tc.ok || !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("SearchScopes = %q, %v; want %q, %v", got, ok, tc.want, tc.ok)
+			}
+		})
+	}
+}
+
+func TestScopeTokenNeverAnAnalysedTerm(t *testing.T) {
+	for _, scope := range []string{"", "tenant-a", "#u", "a b"} {
+		tok := membrane.ScopeToken(scope)
+		if !strings.HasPrefix(tok, "#") || strings.ContainsAny(tok, " \t") {
+			t.Errorf("ScopeToken(%q) = %q: not one '#' token", scope, tok)
+		}
+		if terms := membrane.AnalyzeQuery(tok); len(terms) > 0 && terms[0] == tok {
+			t.Errorf("the query %q analyses to the scope token itself", tok)
+		}
+	}
+	if membrane.ScopeToken("a") == membrane.ScopeToken("b") || membrane.ScopeToken("") != "#u" {
+		t.Error("scope tokens must differ by scope, and be #u unscoped")
+	}
+	if got := membrane.ScopedLucene("x y", []string{"", "a"}); got != "+(#u "+membrane.ScopeToken("a")+")^0 +(x y)" {
+		t.Errorf("ScopedLucene = %q", got)
+	}
+}
