@@ -272,13 +272,20 @@ func (db *DB) replay(ctx context.Context, tx neo4j.ManagedTransaction, idem *mem
 
 // changedProps returns the properties of next that differ from old's, as
 // stored (sealed when sensitive). Comparing in clear keeps an unchanged
-// sealed payload from being rewritten with a fresh nonce.
+// sealed payload from being rewritten with a fresh nonce. A record crossing
+// the encryption threshold (either way) is rewritten whole: its stored form
+// changes even where its values do not (an unchanged payload raised to a
+// sealed level must not stay in clear, nor one lowered stay sealed and
+// unsearchable).
 func (db *DB) changedProps(old, nextRec *membrane.Record) (map[string]any, error) {
-	prev, err := plainProps(old)
+	next, err := plainProps(nextRec)
 	if err != nil {
 		return nil, err
 	}
-	next, err := plainProps(nextRec)
+	if db.sealer.Required(old.Sensitivity) != db.sealer.Required(nextRec.Sensitivity) {
+		return next, db.seal(nextRec, next)
+	}
+	prev, err := plainProps(old)
 	if err != nil {
 		return nil, err
 	}
