@@ -342,16 +342,26 @@ func (db *DB) AwaitSearchIndexes(ctx context.Context) error {
 	return nil
 }
 
-// blindLucene is the query of the blind index for q (retrieve_hits_blind):
-// its analysed terms as keyed tokens under every configured key, any of
-// them. It is nil, and the index not queried, without query text or when
-// the request's ceiling does not reach sealed records: such a request can
-// never see one, so it never touches their tokens.
+// blindLucene is the query of the blind index for q (retrieve_hits_blind),
+// or nil without query text (see blindQuery).
 func (db *DB) blindLucene(ctx context.Context, q membrane.RetrieveQuery) any {
-	if q.Text == "" || !db.sealer.Searchable(membrane.TrustFromContext(ctx).Ceiling) {
+	if q.Text == "" {
 		return nil
 	}
-	toks := db.sealer.BlindQuery(membrane.AnalyzeQuery(q.Text))
+	return db.blindQuery(ctx, membrane.AnalyzeQuery(q.Text))
+}
+
+// blindQuery is the memory_blind query for analysed search terms (of
+// retrieve, or of the records text filter): the terms as keyed tokens under
+// every configured key, any of them. It is nil, and the index not queried,
+// without terms or when the request's ceiling does not reach sealed
+// records: such a request can never see one, so it never touches their
+// tokens.
+func (db *DB) blindQuery(ctx context.Context, terms []string) any {
+	if len(terms) == 0 || !db.sealer.Searchable(membrane.TrustFromContext(ctx).Ceiling) {
+		return nil
+	}
+	toks := db.sealer.BlindQuery(terms)
 	if len(toks) == 0 {
 		return nil
 	}
