@@ -131,7 +131,7 @@ func (db *DB) CreateRecords(ctx context.Context, idem *membrane.Idempotency, rec
 		if err := db.linkSessions(ctx, tx, created); err != nil {
 			return nil, err
 		}
-		return created, writePlanSteps(ctx, tx, created)
+		return created, db.writePlanSteps(ctx, tx, created)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create %d records: %w", len(recs), err)
