@@ -193,3 +193,52 @@ func TestSealTransitionDetaches(t *testing.T) {
 		t.Errorf("lowered: chain %q (want ab bc), steps %d and %d (want 2)", chain(), steps(p), steps(sealedPlan))
 	}
 }
+
+// TestSealRepairMigration: a record that an earlier server raised to a
+// sealed level without sealing it (payload, terms and copies in clear) is
+// sealed when the server starts, and still found by its text through the
+// blind index by a principal cleared for it.
+func TestSealRepairMigration(t *testing.T) {
+	db := neo4jtest.DB(t)
+	scope := neo4jtest.Scope(t)
+	id := sealedFact(t, db, scope, membrane.SensitivityMedium, "lighthouse", "guards", "smuggler tunnels")
+	// What the earlier server left: the sensitivity raised, the text not
+	// sealed, and no record of the repair.
+	drv, err := driver.NewDriverWithContext(os.Getenv("NEO4J_URI"), driver.NoAuth())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer drv.Close(context.Background())
+	if _, err := driver.ExecuteQuery(t.Context(), drv, `MATCH (m:Memory {id: $id})
+		SET m.sensitivity = 'high', m.sensitivityLevel = 3, m.encrypted = true
+		WITH count(*) AS n OPTIONAL MATCH (g:Migration {name: 'seal_repair_v1'}) DETACH DELETE g`,
+		map[string]any{"id": id}, driver.EagerResultTransformer); err != nil {
+		t.Fatal(err)
+	}
+	if p := nodeProps(t, id); membrane.IsSealed(fmt.Sprint(p["payload"])) {
+		t.Fatal("the fixture is already sealed")
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	if err := db.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	p := nodeProps(t, id)
+	if !membrane.IsSealed(fmt.Sprint(p["payload"])) || p["searchTerms"] != "" || p["blindTerms"] == nil {
+		t.Fatalf("after the migration: payload %v, searchTerms %q, blindTerms %v", p["payload"], p["searchTerms"], p["blindTerms"])
+	}
+	for k, v := range p {
+		for _, w := range []string{"lighth", "guard", "smuggl", "tunnel"} {
+			if strings.Contains(strings.ToLower(fmt.Sprint(v)), w) {
+				t.Errorf("property %s holds %q in clear: %v", k, w, v)
+			}
+		}
+	}
+	now := time.Now().Add(time.Minute).UTC()
+	if got, _ := retrieveAs(t, db, trustAt(membrane.SensitivityHigh, scope), "smugglers", now); !slices.Equal(got, []string{id}) {
+		t.Fatalf("high reader after the migration: %v, want %s", got, id)
+	}
+	if got, _ := retrieveAs(t, db, trustAt(membrane.SensitivityMedium, scope), "smugglers", now); len(got) != 0 {
+		t.Fatalf("medium reader after the migration: %v", got)
+	}
+}
