@@ -242,3 +242,43 @@ func TestSealRepairMigration(t *testing.T) {
 		t.Fatalf("medium reader after the migration: %v", got)
 	}
 }
+
+// TestSealedPlanStepsMigration: plan steps an earlier server wrote for a
+// sealed plan (its ops and parameters in clear) are deleted at start; a
+// plain plan's stay.
+func TestSealedPlanStepsMigration(t *testing.T) {
+	db := neo4jtest.DB(t)
+	scope := neo4jtest.Scope(t)
+	plan := func(sens membrane.Sensitivity) string {
+		return built(t, db, scope, sens, time.Now().UTC(), membrane.PayloadInput{PlanGraph: &membrane.PlanGraphPayload{PlanID: "p-" + string(sens),
+			Nodes: []membrane.PlanNode{{ID: "n1", Op: "drain_secret_vault"}}}}, nil)
+	}
+	sealed, plain := plan(membrane.SensitivityHigh), plan(membrane.SensitivityLow)
+	drv, err := driver.NewDriverWithContext(os.Getenv("NEO4J_URI"), driver.NoAuth())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer drv.Close(context.Background())
+	// What the earlier server wrote for the sealed plan, and no record of
+	// the migration.
+	if _, err := driver.ExecuteQuery(t.Context(), drv, `MATCH (m:Memory {id: $id})
+		CREATE (m)-[:HAS_STEP]->(:PlanStep {id: $id + '/n1', planRecordId: $id, stepId: 'n1', op: 'drain_secret_vault', position: 0})
+		WITH count(*) AS n OPTIONAL MATCH (g:Migration {name: 'sealed_plan_steps'}) DETACH DELETE g`,
+		map[string]any{"id": sealed}, driver.EagerResultTransformer); err != nil {
+		t.Fatal(err)
+	}
+	steps := func(id string) int64 {
+		return count(t, `MATCH (:Memory {id: $id})-[:HAS_STEP]->(s:PlanStep) RETURN count(s)`, map[string]any{"id": id})
+	}
+	if steps(sealed) != 1 || steps(plain) != 1 {
+		t.Fatalf("fixture: %d and %d steps", steps(sealed), steps(plain))
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	if err := db.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if steps(sealed) != 0 || steps(plain) != 1 {
+		t.Fatalf("after the migration: sealed plan %d steps (want 0), plain plan %d (want 1)", steps(sealed), steps(plain))
+	}
+}
