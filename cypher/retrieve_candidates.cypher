@@ -25,6 +25,10 @@
 // Each record keeps the best of each signal. The records reached join the
 // hits and go through the same gate as they do: a record the caller does
 // not see in full neither passes a signal (it is no seed) nor is returned.
+// The $fanout records an entity or a seed reaches are chosen after that
+// gate (and the filters), never before: otherwise records the caller cannot
+// see would take the places of those it can, and its hits and scores would
+// depend on them.
 //
 // Effective salience is internal/membrane.EffectiveSalience at $nowMs (the
 // ranking instant, epoch milliseconds), from the salience at the decay
@@ -62,11 +66,19 @@ CALL (seeds, seedBest) {
     RETURN n, $secondHop * t AS ctx, 0.0 AS ent, 0.0 AS der
     UNION ALL
     MATCH (x:Entity)<-[:MENTIONS|ABOUT]-(n:Memory)
+    WHERE n.sensitivityLevel <= $ceiling AND ($allScopes OR n.scope = '' OR n.scope IN $trustScopes)
+      AND n.type IN $layers AND ($scopes IS NULL OR n.scope IN $scopes)
+      AND ($asOf IS NULL OR n.createdAt <= $asOf)
+      AND ($tags IS NULL OR all(g IN $tags WHERE g IN n.tags))
     WITH n, t
     LIMIT $fanout
     RETURN n, 0.0 AS ctx, t AS ent, 0.0 AS der
     UNION ALL
     MATCH (x)-[:DERIVED_FROM]-(n:Memory)
+    WHERE n.sensitivityLevel <= $ceiling AND ($allScopes OR n.scope = '' OR n.scope IN $trustScopes)
+      AND n.type IN $layers AND ($scopes IS NULL OR n.scope IN $scopes)
+      AND ($asOf IS NULL OR n.createdAt <= $asOf)
+      AND ($tags IS NULL OR all(g IN $tags WHERE g IN n.tags))
     WITH n, t
     LIMIT $fanout
     RETURN n, 0.0 AS ctx, 0.0 AS ent, t AS der

@@ -208,7 +208,9 @@ func TestConsolidation(t *testing.T) {
 		!slices.Equal(derivedFrom(t, db, comps[0].ID), sorted(e1.Record.ID, e2.Record.ID)) {
 		t.Fatalf("competence = %+v %+v", comps[0], cp)
 	}
-	// Plans: one per episode with three tool calls, stored as subgraphs.
+	// Plans: one per episode with three tool calls, stored as subgraphs,
+	// except the sealed one (of the high episode): its steps would be its
+	// ops and parameters in clear.
 	plans := byType(recs, membrane.TypePlanGraph, membrane.StatusActive)
 	if len(plans) != 3 {
 		t.Fatalf("%d plans, want 3", len(plans))
@@ -218,6 +220,12 @@ func TestConsolidation(t *testing.T) {
 		steps, links, err := db.PlanSubgraph(sysCtx(), p.ID)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if p.Sensitivity == membrane.SensitivityHigh {
+			if len(from) != 1 || from[0] != e2.Record.ID || len(steps) != 0 || len(links) != 0 {
+				t.Fatalf("sealed plan %s: from %v, steps %+v, links %+v", p.ID, from, steps, links)
+			}
+			continue
 		}
 		if len(from) != 1 || len(steps) != 3 || !slices.Equal(links, []membrane.PlanLink{
 			{From: "a", To: "c", Type: "DATA"}, {From: "a", To: "b", Type: "NEXT"}, {From: "b", To: "c", Type: "NEXT"}}) {

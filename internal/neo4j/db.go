@@ -160,6 +160,12 @@ func (db *DB) Migrate(ctx context.Context) error {
 	if err := db.backfillSearchTerms(ctx); err != nil {
 		return fmt.Errorf("backfill search terms: %w", err)
 	}
+	if err := db.repairSealing(ctx); err != nil {
+		return fmt.Errorf("repair sealing: %w", err)
+	}
+	if err := db.once(ctx, "sealed_plan_steps"); err != nil {
+		return fmt.Errorf("drop the plan steps of sealed plans: %w", err)
+	}
 	if err := db.backfillBlindTerms(ctx); err != nil {
 		return fmt.Errorf("backfill blind index: %w", err)
 	}

@@ -290,9 +290,9 @@ var sealedProps = []string{"payload", "provenanceSources"}
 func (db *DB) seal(r *membrane.Record, p map[string]any) error {
 	if !db.sealer.Required(r.Sensitivity) {
 		if _, ok := p["sensitivity"]; ok {
-			// Only sealed records have blind terms (a record whose
-			// sensitivity was lowered loses them).
-			p["blindTerms"], p["blindKeyId"], p["blindTermsVersion"] = nil, nil, nil
+			// Only sealed records have blind terms and the encrypted
+			// mark (a record whose sensitivity was lowered loses them).
+			p["blindTerms"], p["blindKeyId"], p["blindTermsVersion"], p["encrypted"] = nil, nil, nil, nil
 		}
 		return nil
 	}

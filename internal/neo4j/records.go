@@ -131,7 +131,7 @@ func (db *DB) CreateRecords(ctx context.Context, idem *membrane.Idempotency, rec
 		if err := db.linkSessions(ctx, tx, created); err != nil {
 			return nil, err
 		}
-		return created, writePlanSteps(ctx, tx, created)
+		return created, db.writePlanSteps(ctx, tx, created)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create %d records: %w", len(recs), err)
@@ -158,17 +158,19 @@ func (db *DB) FindRecordByID(ctx context.Context, id string) (*membrane.Record, 
 	return view(ctx, r), nil
 }
 
-// filterParams returns the parameters of record_filter.cypher (and of
-// records_match_text); nil means "do not filter on this".
-func filterParams(f membrane.RecordFilter) map[string]any {
+// filterParams returns the gated parameters of record_filter.cypher (and
+// of records_match_text); nil means "do not filter on this".
+func (db *DB) filterParams(ctx context.Context, f membrane.RecordFilter) map[string]any {
 	p := map[string]any{
 		"types": nil, "scopes": nil, "levels": nil, "statuses": nil, "tags": nil,
 		"minSalience": nil, "maxSalience": nil, "createdAfter": nil, "createdBefore": nil, "asOf": nil,
-		"lucene": nil,
+		"lucene": nil, "blindLucene": nil,
 	}
 	if len(f.TextTerms) > 0 {
-		// The same builder as retrieve's, so both search alike.
+		// The same builders as retrieve's, so both search alike: sealed
+		// records by their blind terms, for requests cleared for them.
 		p["lucene"] = membrane.LuceneQuery(f.TextTerms)
+		p["blindLucene"] = db.blindQuery(ctx, f.TextTerms)
 	}
 	if f.AsOf != nil {
 		p["asOf"] = f.AsOf.UTC()
@@ -204,7 +206,7 @@ func filterParams(f membrane.RecordFilter) map[string]any {
 	if f.CreatedBefore != nil {
 		p["createdBefore"] = f.CreatedBefore.UTC()
 	}
-	return p
+	return gated(ctx, p)
 }
 
 func stringsOf[T ~string](vs []T) []string {
@@ -230,7 +232,7 @@ func (db *DB) FindRecords(ctx context.Context, f membrane.RecordFilter, order me
 		// Only stop words: the text matches nothing (never every record).
 		return &membrane.RecordPage{Records: []*membrane.Record{}, Cursors: []string{}}, nil
 	}
-	params := gated(ctx, filterParams(f))
+	params := db.filterParams(ctx, f)
 	params["afterKey"], params["afterId"] = nil, nil
 	if c := page.After; c != nil {
 		key, err := cursorKey(c, order.Field)
@@ -317,7 +319,7 @@ func (db *DB) CountRecords(ctx context.Context, f membrane.RecordFilter) (int64,
 		if f.AsOf != nil {
 			stmt = recordsCountAt[key]
 		}
-		row, err := single(ctx, tx, stmt, gated(ctx, filterParams(f)))
+		row, err := single(ctx, tx, stmt, db.filterParams(ctx, f))
 		if err != nil || row == nil {
 			return 0, err
 		}

@@ -348,21 +348,33 @@ func (db *DB) AwaitSearchIndexes(ctx context.Context) error {
 	return nil
 }
 
-// blindLucene is the query of the blind index for q (retrieve_hits_blind):
-// its analysed terms as keyed tokens under every configured key, any of
-// them. It is nil, and the index not queried, without query text or when
-// the request's ceiling does not reach sealed records: such a request can
-// never see one, so it never touches their tokens.
+// blindLucene is the query of the blind index for q (retrieve_hits_blind),
+// restricted to the scopes the request searches when scoped (as
+// textLucene), or nil without query text (see blindQuery).
 func (db *DB) blindLucene(ctx context.Context, q membrane.RetrieveQuery, scopes []string, scoped bool) any {
-	if q.Text == "" || !db.sealer.Searchable(membrane.TrustFromContext(ctx).Ceiling) {
+	if q.Text == "" {
 		return nil
 	}
-	toks := db.sealer.BlindQuery(membrane.AnalyzeQuery(q.Text))
+	toks := db.blindQuery(ctx, membrane.AnalyzeQuery(q.Text))
+	if toks == nil || !scoped {
+		return toks
+	}
+	return membrane.ScopedLucene(toks.(string), scopes)
+}
+
+// blindQuery is the memory_blind query for analysed search terms (of
+// retrieve, or of the records text filter): the terms as keyed tokens under
+// every configured key, any of them. It is nil, and the index not queried,
+// without terms or when the request's ceiling does not reach sealed
+// records: such a request can never see one, so it never touches their
+// tokens.
+func (db *DB) blindQuery(ctx context.Context, terms []string) any {
+	if len(terms) == 0 || !db.sealer.Searchable(membrane.TrustFromContext(ctx).Ceiling) {
+		return nil
+	}
+	toks := db.sealer.BlindQuery(terms)
 	if len(toks) == 0 {
 		return nil
-	}
-	if scoped {
-		return membrane.ScopedLucene(strings.Join(toks, " "), scopes)
 	}
 	return strings.Join(toks, " ")
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 	"time"
 
 	"github.com/membrane/membrane/cypher"
@@ -150,18 +151,46 @@ func (db *DB) apply(ctx context.Context, tx neo4j.ManagedTransaction, stmt strin
 	if err := checkReused(row); err != nil {
 		return err
 	}
-	if err := db.linkSessions(ctx, tx, c.Creates); err != nil {
+	// Records that crossed the encryption threshold get what a record
+	// created at their new level has beside its properties: all are
+	// detached (seal_detach: no embedding, plan steps or session links),
+	// and those lowered below it are then linked and get plan steps as new
+	// records do. Detaching a lowered record first also clears plan steps
+	// that a plan sealed before they were left out wrote in clear.
+	var crossed []string
+	var lowered []*membrane.Record
+	for _, r := range c.Updates {
+		old := before[r.ID]
+		if old == nil || db.sealer.Required(old.Sensitivity) == db.sealer.Required(r.Sensitivity) {
+			continue
+		}
+		crossed = append(crossed, r.ID)
+		if !db.sealer.Required(r.Sensitivity) {
+			lowered = append(lowered, r)
+		}
+	}
+	if len(crossed) > 0 {
+		if _, err := single(ctx, tx, cypher.Must("seal_detach"), map[string]any{"ids": crossed}); err != nil {
+			return err
+		}
+	}
+	attach := append(slices.Clone(c.Creates), lowered...)
+	if err := db.linkSessions(ctx, tx, attach); err != nil {
 		return err
 	}
-	return writePlanSteps(ctx, tx, c.Creates)
+	return db.writePlanSteps(ctx, tx, attach)
 }
 
 // writePlanSteps stores the plan graph records among recs as subgraphs of
-// plan steps (see membrane.PlanSubgraph), in the caller's transaction. It
+// plan steps (see membrane.PlanSubgraph), in the caller's transaction,
+// except sealed ones: their steps would spell out the plan in clear. It
 // costs a round trip only when there are plans.
-func writePlanSteps(ctx context.Context, tx neo4j.ManagedTransaction, recs []*membrane.Record) error {
+func (db *DB) writePlanSteps(ctx context.Context, tx neo4j.ManagedTransaction, recs []*membrane.Record) error {
 	var plans []map[string]any
 	for _, r := range recs {
+		if db.sealer.Required(r.Sensitivity) {
+			continue
+		}
 		steps, links, err := membrane.PlanSubgraph(r)
 		if err != nil {
 			return err
@@ -272,13 +301,20 @@ func (db *DB) replay(ctx context.Context, tx neo4j.ManagedTransaction, idem *mem
 
 // changedProps returns the properties of next that differ from old's, as
 // stored (sealed when sensitive). Comparing in clear keeps an unchanged
-// sealed payload from being rewritten with a fresh nonce.
+// sealed payload from being rewritten with a fresh nonce. A record crossing
+// the encryption threshold (either way) is rewritten whole: its stored form
+// changes even where its values do not (an unchanged payload raised to a
+// sealed level must not stay in clear, nor one lowered stay sealed and
+// unsearchable).
 func (db *DB) changedProps(old, nextRec *membrane.Record) (map[string]any, error) {
-	prev, err := plainProps(old)
+	next, err := plainProps(nextRec)
 	if err != nil {
 		return nil, err
 	}
-	next, err := plainProps(nextRec)
+	if db.sealer.Required(old.Sensitivity) != db.sealer.Required(nextRec.Sensitivity) {
+		return next, db.seal(nextRec, next)
+	}
+	prev, err := plainProps(old)
 	if err != nil {
 		return nil, err
 	}
