@@ -251,6 +251,11 @@ func TestRecordsTextFilter(t *testing.T) {
 	}
 	for _, tt := range tests {
 		for _, scoped := range []bool{true, false} {
+			if !scoped && tt.name == "blank text filters nothing" {
+				// Unscoped, a blank text lists every scope's records of
+				// the shared database: there is no fixed answer to check.
+				continue
+			}
 			t.Run(fmt.Sprintf("%s/scoped=%v", tt.name, scoped), func(t *testing.T) {
 				f := map[string]any{}
 				for k, v := range tt.filter {
@@ -258,8 +263,6 @@ func TestRecordsTextFilter(t *testing.T) {
 				}
 				if scoped {
 					f["scopes"] = []any{scope}
-				} else if tt.name == "blank text filters nothing" {
-					t.Skip("lists every scope's records")
 				}
 				got := c.with(t).listText(f, tt.order, 4, tt.asOf)
 				if !slices.Equal(got.ids, tt.want) && !(len(got.ids) == 0 && len(tt.want) == 0) {
