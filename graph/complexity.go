@@ -36,12 +36,10 @@ type rootCosted struct {
 // QueryRootCost). Subscriptions read the feed in transactions of their own
 // for as long as they run: they cost what a query does.
 func costRoots(es graphql.ExecutableSchema) rootCosted {
-	s := es.Schema()
+	cost := map[ast.Operation]int{ast.Query: QueryRootCost, ast.Mutation: MutationRootCost, ast.Subscription: QueryRootCost}
 	base := map[string]int{}
-	for def, cost := range map[*ast.Definition]int{s.Query: QueryRootCost, s.Mutation: MutationRootCost, s.Subscription: QueryRootCost} {
-		if def != nil {
-			base[def.Name] = cost
-		}
+	for op, name := range rootTypes(es.Schema()) {
+		base[name] = cost[op]
 	}
 	return rootCosted{ExecutableSchema: es, base: base}
 }

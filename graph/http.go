@@ -53,10 +53,7 @@ func NewHandler(r *Resolver, db Pinger, keys *membrane.Keyring, log *slog.Logger
 	// SSE, which must come before POST, since an SSE request is a POST
 	// that accepts text/event-stream.
 	// A WebSocket message may be as large as a request body.
-	wsReadLimit := o.MaxBodyBytes
-	if wsReadLimit <= 0 {
-		wsReadLimit = MaxBodyBytes
-	}
+	wsReadLimit := o.bodyLimit()
 	srv.AddTransport(newWebsocketTransport(transport.Websocket{
 		PayloadReadLimit: &wsReadLimit,
 		// Browsers send Origin on WebSocket upgrades but do not apply CORS

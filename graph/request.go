@@ -112,9 +112,13 @@ func withDeadline(d time.Duration) graphql.ResponseMiddleware {
 // requestLimits holds an authenticated request to its rate limit, then
 // its body size: a request refused by its rate costs no body read.
 func requestLimits(o HandlerOptions, pl *principalLimits, next http.Handler) http.Handler {
-	body := o.MaxBodyBytes
-	if body <= 0 {
-		body = MaxBodyBytes
+	return rateLimit(pl, limitBody(o.bodyLimit(), o.ReadTimeout, next))
+}
+
+// bodyLimit is the largest request body, and WebSocket message, o allows.
+func (o HandlerOptions) bodyLimit() int64 {
+	if o.MaxBodyBytes <= 0 {
+		return MaxBodyBytes
 	}
-	return rateLimit(pl, limitBody(body, o.ReadTimeout, next))
+	return o.MaxBodyBytes
 }

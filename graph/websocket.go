@@ -149,8 +149,8 @@ func (s *sealWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 // graphql-transport-ws close codes beyond those of authenticateInit.
 const (
 	// closeTooManyInits is the protocol's code for a second
-	// connection_init; Membrane also closes with it a socket whose client
-	// keeps sending operations refused for its rate.
+	// connection_init (the same number as closeRateLimited, which closes a
+	// socket whose client keeps sending operations refused for its rate).
 	closeTooManyInits = 4429
 	subprotocolGTWS   = "graphql-transport-ws"
 )
@@ -216,8 +216,7 @@ func (c *protocolConn) NextReader() (int, io.Reader, error) {
 	if !gtws {
 		// graphql-ws: only the flood rule; "start" starts an operation.
 		if m.Type == "start" && c.charges.abusive() {
-			_ = c.WriteClose(closeTooManyInits, "Too many requests: operations refused for the rate limit were sent again")
-			return typ, nil, transport.ErrWebsocketClosed
+			return typ, nil, c.closeFlood()
 		}
 		return typ, bytes.NewReader(data), nil
 	}
@@ -234,9 +233,15 @@ func (c *protocolConn) NextReader() (int, io.Reader, error) {
 			return typ, nil, transport.ErrWebsocketClosed
 		}
 		if c.charges.abusive() {
-			_ = c.WriteClose(closeTooManyInits, "Too many requests: operations refused for the rate limit were sent again")
-			return typ, nil, transport.ErrWebsocketClosed
+			return typ, nil, c.closeFlood()
 		}
 	}
 	return typ, bytes.NewReader(data), nil
+}
+
+// closeFlood closes the socket of a client that goes on sending operations
+// refused for its rate, and returns the error that ends gqlgen's loop.
+func (c *protocolConn) closeFlood() error {
+	_ = c.WriteClose(closeRateLimited, "Too many requests: operations refused for the rate limit were sent again")
+	return transport.ErrWebsocketClosed
 }
