@@ -587,8 +587,9 @@ func (e *entry) resume(now time.Time) {
 		if l.Holder != "" && l.Slot != nil && !l.Ran(*l.Slot) {
 			slot = l.Slot
 		}
-		return l, nil
-	}); err != nil {
+		// Only a read: a lease that a running job renews is not written.
+		return l, errLeaseUnchanged
+	}); err != nil && !errors.Is(err, errLeaseUnchanged) {
 		e.r.log.Warn("job lease not read at start; an unfinished slot waits for the next one", "job", e.job, "err", err)
 		return
 	}

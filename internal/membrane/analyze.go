@@ -1,6 +1,7 @@
 package membrane
 
 import (
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -138,7 +139,7 @@ func analyze(s string, emit func(string) bool) {
 // chunkTerms emits the terms of one chunk (a word or an identifier).
 func chunkTerms(chunk []rune, emit func(string) bool) bool {
 	// Apostrophes join letters of one word: drop them.
-	if containsFunc(chunk, isApostrophe) {
+	if slices.ContainsFunc(chunk, isApostrophe) {
 		c := make([]rune, 0, len(chunk))
 		for _, r := range chunk {
 			if !isApostrophe(r) {
@@ -271,17 +272,8 @@ func splitRunes(rs []rune, sep func(rune) bool) [][]rune {
 	return out
 }
 
-func containsFunc(rs []rune, f func(rune) bool) bool {
-	for _, r := range rs {
-		if f(r) {
-			return true
-		}
-	}
-	return false
-}
-
 func hasSeparator(rs []rune) bool {
-	return containsFunc(rs, func(r rune) bool { return r == '.' || isConnector(r) })
+	return slices.ContainsFunc(rs, func(r rune) bool { return r == '.' || isConnector(r) })
 }
 
 func isWordRune(r rune) bool {

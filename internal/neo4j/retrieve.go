@@ -350,12 +350,9 @@ func (db *DB) AwaitSearchIndexes(ctx context.Context) error {
 
 // blindLucene is the query of the blind index for q (retrieve_hits_blind),
 // restricted to the scopes the request searches when scoped (as
-// textLucene), or nil without query text (see blindQuery).
+// textLucene), or nil without query terms (see blindQuery).
 func (db *DB) blindLucene(ctx context.Context, q membrane.RetrieveQuery, scopes []string, scoped bool) any {
-	if q.Text == "" {
-		return nil
-	}
-	toks := db.blindQuery(ctx, membrane.AnalyzeQuery(q.Text))
+	toks := db.blindQuery(ctx, q.Terms)
 	if toks == nil || !scoped {
 		return toks
 	}

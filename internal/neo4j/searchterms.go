@@ -35,14 +35,7 @@ func SearchTermsMigration() string {
 // left alone.
 func (db *DB) backfillSearchTerms(ctx context.Context) error {
 	name := SearchTermsMigration()
-	done, err := read(ctx, db, func(tx neo4j.ManagedTransaction) (bool, error) {
-		row, err := single(ctx, tx, cypher.Must("migration_done"), map[string]any{"name": name})
-		if err != nil || row == nil {
-			return false, err
-		}
-		done, _ := row.Values[0].(bool)
-		return done, nil
-	})
+	done, err := db.migrationDone(ctx, name)
 	if err != nil || done {
 		return err
 	}
@@ -59,11 +52,7 @@ func (db *DB) backfillSearchTerms(ctx context.Context) error {
 	if err := db.schemaStatement(ctx, "DROP INDEX memory_text IF EXISTS"); err != nil {
 		return fmt.Errorf("drop memory_text: %w", err)
 	}
-	_, err = write(ctx, db, func(tx neo4j.ManagedTransaction) (struct{}, error) {
-		_, err := single(ctx, tx, cypher.Must("migration_record"), map[string]any{"name": name, "now": db.Now().UTC()})
-		return struct{}{}, err
-	})
-	return err
+	return db.recordMigration(ctx, name)
 }
 
 // searchTermsBatch migrates the records after id after, in one write
