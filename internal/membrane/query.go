@@ -67,6 +67,12 @@ func (f *RecordFilter) Validate() error {
 	return v.err()
 }
 
+// MaxTextMatches bounds the full-text matches a records text filter reads
+// (the best ones, in the scopes the request searches): a listing by text
+// costs at most this many matches however many records share its words.
+// A text shared by more records lists and counts the best MaxTextMatches.
+const MaxTextMatches = 10_000
+
 // Unmatchable reports a text filter without search terms (only stop words,
 // or a filter never validated): it matches no record.
 func (f RecordFilter) Unmatchable() bool { return f.Text != "" && len(f.TextTerms) == 0 }

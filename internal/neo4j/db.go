@@ -74,6 +74,10 @@ type DB struct {
 	// blindMigrated and blindSkipped count what Migrate's blind-index
 	// backfill did (BlindBackfill).
 	blindMigrated, blindSkipped int
+
+	// textMatches bounds the full-text matches a records text filter
+	// reads (membrane.MaxTextMatches when 0); tests lower it.
+	textMatches int
 }
 
 // Open creates the driver and waits, until ctx ends, for Neo4j to answer.

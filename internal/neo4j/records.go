@@ -164,13 +164,21 @@ func (db *DB) filterParams(ctx context.Context, f membrane.RecordFilter) map[str
 	p := map[string]any{
 		"types": nil, "scopes": nil, "levels": nil, "statuses": nil, "tags": nil,
 		"minSalience": nil, "maxSalience": nil, "createdAfter": nil, "createdBefore": nil, "asOf": nil,
-		"lucene": nil, "blindLucene": nil,
+		"lucene": nil, "blindLucene": nil, "textMatches": nil,
 	}
 	if len(f.TextTerms) > 0 {
 		// The same builders as retrieve's, so both search alike: sealed
-		// records by their blind terms, for requests cleared for them.
-		p["lucene"] = membrane.LuceneQuery(f.TextTerms)
-		p["blindLucene"] = db.blindQuery(ctx, f.TextTerms)
+		// records by their blind terms, for requests cleared for them,
+		// and only in the scopes the request searches, so that another
+		// scope's matches never count towards the bound.
+		scopes, scoped := membrane.SearchScopes(membrane.TrustFromContext(ctx), nilIfEmpty(f.Scopes))
+		q := membrane.RetrieveQuery{Terms: f.TextTerms}
+		p["lucene"] = db.textLucene(q, scopes, scoped)
+		p["blindLucene"] = db.blindLucene(ctx, q, scopes, scoped)
+		p["textMatches"] = int64(membrane.MaxTextMatches)
+		if db.textMatches > 0 {
+			p["textMatches"] = int64(db.textMatches)
+		}
 	}
 	if f.AsOf != nil {
 		p["asOf"] = f.AsOf.UTC()
@@ -209,6 +217,29 @@ func (db *DB) filterParams(ctx context.Context, f membrane.RecordFilter) map[str
 	return gated(ctx, p)
 }
 
+// nilIfEmpty is s, or nil (no filter) when s is empty, as the records
+// filter reads an empty scopes list.
+func nilIfEmpty(s []string) []string {
+	if len(s) == 0 {
+		return nil
+	}
+	return s
+}
+
+// textUnmatchable reports a text filter that can match nothing: only stop
+// words, or a scopes filter naming none of the scopes the request sees
+// (the index query would then name no scope at all).
+func textUnmatchable(ctx context.Context, f membrane.RecordFilter) bool {
+	if f.Unmatchable() {
+		return true
+	}
+	if len(f.TextTerms) == 0 {
+		return false
+	}
+	scopes, scoped := membrane.SearchScopes(membrane.TrustFromContext(ctx), nilIfEmpty(f.Scopes))
+	return scoped && len(scopes) == 0
+}
+
 func stringsOf[T ~string](vs []T) []string {
 	out := make([]string, len(vs))
 	for i, v := range vs {
@@ -228,8 +259,9 @@ func (db *DB) FindRecords(ctx context.Context, f membrane.RecordFilter, order me
 	if !ok {
 		return nil, membrane.Errorf(membrane.EINVALID, "cannot order by %q", order.Field)
 	}
-	if f.Unmatchable() {
-		// Only stop words: the text matches nothing (never every record).
+	if textUnmatchable(ctx, f) {
+		// Only stop words, or no scope to search: the text matches
+		// nothing (never every record).
 		return &membrane.RecordPage{Records: []*membrane.Record{}, Cursors: []string{}}, nil
 	}
 	params := db.filterParams(ctx, f)
@@ -310,7 +342,7 @@ func cursorKey(c *membrane.Cursor, f membrane.RecordOrderField) (any, error) {
 
 // CountRecords counts the records matching filter.
 func (db *DB) CountRecords(ctx context.Context, f membrane.RecordFilter) (int64, error) {
-	if f.Unmatchable() {
+	if textUnmatchable(ctx, f) {
 		return 0, nil
 	}
 	n, err := read(ctx, db, func(tx neo4j.ManagedTransaction) (int64, error) {
