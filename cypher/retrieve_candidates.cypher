@@ -26,9 +26,11 @@
 // hits and go through the same gate as they do: a record the caller does
 // not see in full neither passes a signal (it is no seed) nor is returned.
 // The $fanout records an entity or a seed reaches are chosen after that
-// gate (and the filters), never before: otherwise records the caller cannot
-// see would take the places of those it can, and its hits and scores would
-// depend on them.
+// gate, the filters and the status test (retracted records are no hits
+// unless asked for), never before: otherwise records the caller cannot see,
+// or that cannot be returned, would take the places of those that can, and
+// its hits and scores would depend on them. They are the newest $fanout
+// (ties by id), not whichever the store meets first.
 //
 // Effective salience is internal/membrane.EffectiveSalience at $nowMs (the
 // ranking instant, epoch milliseconds), from the salience at the decay
@@ -70,7 +72,9 @@ CALL (seeds, seedBest) {
       AND n.type IN $layers AND ($scopes IS NULL OR n.scope IN $scopes)
       AND ($asOf IS NULL OR n.createdAt <= $asOf)
       AND ($tags IS NULL OR all(g IN $tags WHERE g IN n.tags))
+      AND ($includeRetracted OR n.status <> 'retracted')
     WITH n, t
+    ORDER BY n.createdAt DESC, n.id
     LIMIT $fanout
     RETURN n, 0.0 AS ctx, t AS ent, 0.0 AS der
     UNION ALL
@@ -79,7 +83,9 @@ CALL (seeds, seedBest) {
       AND n.type IN $layers AND ($scopes IS NULL OR n.scope IN $scopes)
       AND ($asOf IS NULL OR n.createdAt <= $asOf)
       AND ($tags IS NULL OR all(g IN $tags WHERE g IN n.tags))
+      AND ($includeRetracted OR n.status <> 'retracted')
     WITH n, t
+    ORDER BY n.createdAt DESC, n.id
     LIMIT $fanout
     RETURN n, 0.0 AS ctx, 0.0 AS ent, t AS der
   }
