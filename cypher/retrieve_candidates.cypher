@@ -17,7 +17,10 @@
 // episodes are asked for) each pass their text score t (relative to the
 // best seed, in [0,1]) to
 //   - context: their session neighbours (NEXT, either way: t one hop away,
-//     $secondHop·t two hops away through a neighbour seen in full),
+//     $secondHop·t two hops away through a neighbour seen in full, times
+//     $contextAfter for a record after the seed and $contextBefore for one
+//     before it; summed over the seeds and divided by $contextNorm:
+//     internal/membrane.ContextScore),
 //   - entity: the records that MENTION or are ABOUT them (when the seed is
 //     an entity; at most $fanout records per entity),
 //   - derived: the records DERIVED_FROM them and those they derive from
@@ -59,13 +62,21 @@ CALL (seeds, seedBest) {
   UNWIND seeds AS s
   WITH s[0] AS x, s[1] / seedBest AS t
   CALL (x, t) {
-    MATCH (x)-[:NEXT]-(n:Memory)
-    RETURN n, t AS ctx, 0.0 AS ent, 0.0 AS der
+    MATCH (x)-[:NEXT]->(n:Memory)
+    RETURN n, $contextAfter * t AS ctx, 0.0 AS ent, 0.0 AS der
     UNION ALL
-    MATCH (x)-[:NEXT]-(y:Memory)-[:NEXT]-(n:Memory)
-    WHERE n <> x AND y.sensitivityLevel <= $ceiling AND ($allScopes OR y.scope = '' OR y.scope IN $trustScopes)
+    MATCH (x)<-[:NEXT]-(n:Memory)
+    RETURN n, $contextBefore * t AS ctx, 0.0 AS ent, 0.0 AS der
+    UNION ALL
+    MATCH (x)-[:NEXT]->(y:Memory)-[:NEXT]->(n:Memory)
+    WHERE y.sensitivityLevel <= $ceiling AND ($allScopes OR y.scope = '' OR y.scope IN $trustScopes)
       AND ($asOf IS NULL OR y.createdAt <= $asOf)
-    RETURN n, $secondHop * t AS ctx, 0.0 AS ent, 0.0 AS der
+    RETURN n, $contextAfter * $secondHop * t AS ctx, 0.0 AS ent, 0.0 AS der
+    UNION ALL
+    MATCH (x)<-[:NEXT]-(y:Memory)<-[:NEXT]-(n:Memory)
+    WHERE y.sensitivityLevel <= $ceiling AND ($allScopes OR y.scope = '' OR y.scope IN $trustScopes)
+      AND ($asOf IS NULL OR y.createdAt <= $asOf)
+    RETURN n, $contextBefore * $secondHop * t AS ctx, 0.0 AS ent, 0.0 AS der
     UNION ALL
     MATCH (x:Entity)<-[:MENTIONS|ABOUT]-(n:Memory)
     WHERE n.sensitivityLevel <= $ceiling AND ($allScopes OR n.scope = '' OR n.scope IN $trustScopes)

@@ -1,6 +1,7 @@
 package graph_test
 
 import (
+	"math"
 	"slices"
 	"sort"
 	"testing"
@@ -297,10 +298,10 @@ func TestRetrieveGraphSignals(t *testing.T) {
 			}
 		})
 	}
-	// One hop is worth the match's text score, two hops half of it, over
-	// the most a record can collect (ContextNorm).
+	// One hop after the match is worth its text score, two hops half of
+	// it, over the most a record can collect (ContextNorm).
 	got, order := retrieveParts(t, c, map[string]any{"query": q, "scopes": []string{scope}, "limit": 20})
-	if h1, h2 := got[ids["hop1"]].Parts.Context, got[ids["hop2"]].Parts.Context; h1 != 1/membrane.ContextNorm || h2 != membrane.SecondHop/membrane.ContextNorm {
+	if h1, h2 := got[ids["hop1"]].Parts.Context, got[ids["hop2"]].Parts.Context; h1 != membrane.ContextAfter/membrane.ContextNorm || h2 != membrane.ContextAfter*membrane.SecondHop/membrane.ContextNorm {
 		t.Errorf("context one hop %v, two hops %v", h1, h2)
 	}
 	if !slices.Equal(order[:3], []string{ids["match"], ids["hop1"], ids["hop2"]}) {
@@ -315,6 +316,44 @@ func TestRetrieveGraphSignals(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("retrieveGraph edges %+v lack match NEXT hop1", g.RetrieveGraph.Edges)
+	}
+}
+
+// TestRetrieveGraphSignalsDirection: a match passes its text score to the
+// episodes after it at full weight and to those before it at
+// ContextBefore: the reply to a matching turn outranks the turn it
+// answers. The store's context (Cypher) equals membrane.ContextScore, the
+// definition.
+func TestRetrieveGraphSignalsDirection(t *testing.T) {
+	c := newClient(t)
+	scope := neo4jtest.Scope(t)
+	q := word()
+	ids := map[string]string{}
+	writeEpisodes(t, c, scope, []sessionEp{
+		{name: "before2", session: "s", min: 0, summary: "we packed the car"},
+		{name: "before1", session: "s", min: 1, summary: "and drove north for an hour"},
+		{name: "match", session: "s", min: 2, summary: "which trail did we take " + q},
+		{name: "after1", session: "s", min: 3, summary: "the ridge path above the valley"},
+		{name: "after2", session: "s", min: 4, summary: "it was steep near the top"},
+	}, ids)
+	awaitSearch(t, c)
+	got, order := retrieveParts(t, c, map[string]any{"query": q, "scopes": []string{scope}, "limit": 20})
+	type sn = membrane.SessionNeighbour
+	for name, want := range map[string]float64{
+		"after1":  membrane.ContextScore([]sn{{T: 1, Hops: 1, After: true}}),
+		"after2":  membrane.ContextScore([]sn{{T: 1, Hops: 2, After: true}}),
+		"before1": membrane.ContextScore([]sn{{T: 1, Hops: 1}}),
+		"before2": membrane.ContextScore([]sn{{T: 1, Hops: 2}}),
+	} {
+		if h, ok := got[ids[name]]; !ok || math.Abs(h.Parts.Context-want) > 1e-9 {
+			t.Errorf("%s: context %v, want %v (retrieved %v)", name, h.Parts.Context, want, ok)
+		}
+	}
+	if want := []string{ids["match"], ids["after1"]}; len(order) < 2 || !slices.Equal(order[:2], want) {
+		t.Errorf("order %v, want the match and then the reply after it %v", order, want)
+	}
+	if slices.Index(order, ids["after1"]) > slices.Index(order, ids["before1"]) {
+		t.Errorf("order %v: the episode before the match ranks above the one after it", order)
 	}
 }
 

@@ -34,12 +34,60 @@ const (
 	// SecondHop weighs a session neighbour two NEXT hops away against one
 	// next to the match.
 	SecondHop = 0.5
+	// ContextAfter and ContextBefore weigh a match's text score passed to
+	// the records after it and before it in its session chain. What
+	// follows a match is its reply, result or consequence, which is what a
+	// question about the match usually asks for; what precedes it is its
+	// cause or setting, related but less often the answer
+	// (docs/retrieval.md, "Ranking with the graph").
+	ContextAfter  = 1.0
+	ContextBefore = 0.5
 )
 
 // ContextNorm divides the sum of a record's session neighbours' weighted
-// text scores: two neighbours one hop away and two two hops away at most
-// (its context is 1 when all four are the best match).
-var ContextNorm = 2 * (1 + SecondHop)
+// text scores: one neighbour on each side at one hop and at two hops at
+// most (its context is 1 when all four are the best match).
+var ContextNorm = (ContextAfter + ContextBefore) * (1 + SecondHop)
+
+// SessionNeighbour is what one seed (a best text match the caller sees in
+// full) passes to a record of its session chain.
+type SessionNeighbour struct {
+	// T is the seed's text score relative to the best seed's, in [0,1].
+	T float64
+	// Hops is the distance along the chain: 1 or 2 (farther passes
+	// nothing).
+	Hops int
+	// After is true when the record comes after the seed in the session.
+	After bool
+}
+
+// ContextScore is the context signal of a record from its session
+// neighbours among the seeds:
+//
+//	min(1, Σ dir·hop·T / ContextNorm)
+//
+// with dir = ContextAfter for a record after the seed and ContextBefore
+// for one before it, hop = 1 one NEXT hop away and SecondHop two hops
+// away. retrieve_candidates.cypher computes the same sum in the store (its
+// weights are passed from here); this is its definition, table-tested.
+func ContextScore(ns []SessionNeighbour) float64 {
+	sum := 0.0
+	for _, n := range ns {
+		w := ContextBefore
+		if n.After {
+			w = ContextAfter
+		}
+		switch n.Hops {
+		case 1:
+		case 2:
+			w *= SecondHop
+		default:
+			continue
+		}
+		sum += w * unitClamp(n.T)
+	}
+	return unitClamp(sum / ContextNorm)
+}
 
 // FusionWeights weigh the relevance signals of a candidate. Relevance is
 // the weighted sum of its signals, divided by the best such sum among the
@@ -268,9 +316,8 @@ type Candidate struct {
 	Vector *float64
 	// Context, Entity and Derived are the graph signals, each in [0,1],
 	// from the text scores t of the best matches the caller sees in full
-	// (relative to the best of them): context is the sum over the
-	// record's session neighbours of t (one NEXT hop away) or SecondHop·t
-	// (two hops away), divided by ContextNorm; entity the best t of an
+	// (relative to the best of them): context is ContextScore of the
+	// record's session neighbours among them; entity the best t of an
 	// entity the record MENTIONS or is ABOUT; derived the best t of a
 	// record it is DERIVED_FROM or that derives from it.
 	Context, Entity, Derived float64

@@ -330,3 +330,37 @@ func TestFinishSelectsAmongCompetenceAndPlans(t *testing.T) {
 		t.Errorf("completed: hits %+v selection %+v", r.Hits, r.Selection)
 	}
 }
+
+// TestContextScore pins the context signal: a seed's text score passes to
+// the records after it at full weight and to those before it at
+// ContextBefore (1/2), halved again two hops away, summed over the seeds
+// and divided by ContextNorm = (1 + 1/2)(1 + 1/2) = 2.25, capped at 1.
+func TestContextScore(t *testing.T) {
+	type sn = membrane.SessionNeighbour
+	tests := []struct {
+		name string
+		ns   []sn
+		want float64
+	}{
+		{"no seed next to it", nil, 0},
+		{"right after the best match", []sn{{T: 1, Hops: 1, After: true}}, 1 / 2.25},
+		{"right before the best match", []sn{{T: 1, Hops: 1}}, 0.5 / 2.25},
+		{"two after", []sn{{T: 1, Hops: 2, After: true}}, 0.5 / 2.25},
+		{"two before", []sn{{T: 1, Hops: 2}}, 0.25 / 2.25},
+		{"after a weaker match", []sn{{T: 0.4, Hops: 1, After: true}}, 0.4 / 2.25},
+		{"three hops pass nothing", []sn{{T: 1, Hops: 3, After: true}}, 0},
+		{"between two matches", []sn{{T: 1, Hops: 1, After: true}, {T: 0.6, Hops: 1}}, (1 + 0.3) / 2.25},
+		{"all four the best match", []sn{{T: 1, Hops: 1, After: true}, {T: 1, Hops: 1}, {T: 1, Hops: 2, After: true}, {T: 1, Hops: 2}}, 1},
+		{"scores out of range are clamped", []sn{{T: 7, Hops: 1, After: true}, {T: -1, Hops: 1}}, 1 / 2.25},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := membrane.ContextScore(tt.ns); !near(got, tt.want) {
+				t.Errorf("ContextScore = %v, want %v", got, tt.want)
+			}
+		})
+	}
+	if !near(membrane.ContextNorm, 2.25) {
+		t.Errorf("ContextNorm = %v, want 2.25", membrane.ContextNorm)
+	}
+}

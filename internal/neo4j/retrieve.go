@@ -134,6 +134,7 @@ func (db *DB) candidates(ctx context.Context, tx neo4j.ManagedTransaction, q mem
 		"recencyHalfLifeMs": float64(membrane.RecencyHalfLife.Milliseconds()),
 		"layerRank":         layerRank, "limit": int64(q.Limit), "selectLimit": int64(membrane.MaxSelectionCandidates),
 		"seeds": int64(membrane.ContextSeeds), "fanout": int64(membrane.ContextFanout), "secondHop": membrane.SecondHop, "contextNorm": membrane.ContextNorm,
+		"contextAfter": membrane.ContextAfter, "contextBefore": membrane.ContextBefore,
 		"fText": f.Text, "fVector": f.Vector, "fContext": f.Context, "fEntity": f.Entity, "fDerived": f.Derived,
 		"fTotal": f.Total(len(q.Vector) > 0),
 	})
