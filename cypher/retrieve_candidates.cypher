@@ -33,7 +33,11 @@
 // unless asked for), never before: otherwise records the caller cannot see,
 // or that cannot be returned, would take the places of those that can, and
 // its hits and scores would depend on them. They are the newest $fanout
-// (ties by id), not whichever the store meets first.
+// (ties by id) among the first $fanoutScan records that pass, in the order
+// the store reads the seed's links: a sort needs every row before it, and
+// a hub entity has thousands of links (reading them all made a query naming
+// one several times slower), so for a seed with more than $fanoutScan such
+// records, which $fanoutScan is the store's order.
 //
 // Effective salience is internal/membrane.EffectiveSalience at $nowMs (the
 // ranking instant, epoch milliseconds), from the salience at the decay
@@ -85,6 +89,8 @@ CALL (seeds, seedBest) {
       AND ($tags IS NULL OR all(g IN $tags WHERE g IN n.tags))
       AND ($includeRetracted OR n.status <> 'retracted')
     WITH n, t
+    LIMIT $fanoutScan
+    WITH n, t
     ORDER BY n.createdAt DESC, n.id
     LIMIT $fanout
     RETURN n, 0.0 AS ctx, t AS ent, 0.0 AS der
@@ -95,6 +101,8 @@ CALL (seeds, seedBest) {
       AND ($asOf IS NULL OR n.createdAt <= $asOf)
       AND ($tags IS NULL OR all(g IN $tags WHERE g IN n.tags))
       AND ($includeRetracted OR n.status <> 'retracted')
+    WITH n, t
+    LIMIT $fanoutScan
     WITH n, t
     ORDER BY n.createdAt DESC, n.id
     LIMIT $fanout

@@ -29,8 +29,14 @@ const (
 	// ContextSeeds bounds the best text matches whose graph neighbourhood
 	// (session neighbours, entities, derived facts) a retrieval expands.
 	ContextSeeds = 40
-	// ContextFanout bounds the records reached from one seed entity.
+	// ContextFanout bounds the records reached from one seed entity (or
+	// one seed, for derived records): the newest of those that can be
+	// hits among the first ContextFanoutScan links read from it.
 	ContextFanout = 25
+	// ContextFanoutScan bounds the links read from one seed before its
+	// ContextFanout records are chosen, so that a hub entity (thousands of
+	// mentions) costs no more than this.
+	ContextFanoutScan = 4 * ContextFanout
 	// SecondHop weighs a session neighbour two NEXT hops away against one
 	// next to the match.
 	SecondHop = 0.5

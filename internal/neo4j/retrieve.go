@@ -133,7 +133,7 @@ func (db *DB) candidates(ctx context.Context, tx neo4j.ManagedTransaction, q mem
 		"wRelevance": w.Relevance, "wSalience": w.Salience, "wRecency": w.Recency, "wConfidence": w.Confidence,
 		"recencyHalfLifeMs": float64(membrane.RecencyHalfLife.Milliseconds()),
 		"layerRank":         layerRank, "limit": int64(q.Limit), "selectLimit": int64(membrane.MaxSelectionCandidates),
-		"seeds": int64(membrane.ContextSeeds), "fanout": int64(membrane.ContextFanout), "secondHop": membrane.SecondHop, "contextNorm": membrane.ContextNorm,
+		"seeds": int64(membrane.ContextSeeds), "fanout": int64(membrane.ContextFanout), "fanoutScan": int64(membrane.ContextFanoutScan), "secondHop": membrane.SecondHop, "contextNorm": membrane.ContextNorm,
 		"contextAfter": membrane.ContextAfter, "contextBefore": membrane.ContextBefore,
 		"fText": f.Text, "fVector": f.Vector, "fContext": f.Context, "fEntity": f.Entity, "fDerived": f.Derived,
 		"fTotal": f.Total(len(q.Vector) > 0),
