@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"maps"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/membrane/membrane/graph"
@@ -133,4 +134,81 @@ func mean(xs []float64) float64 {
 		s += x
 	}
 	return s / float64(len(xs))
+}
+
+// TestTakenIDsAnswerAlike: a client-chosen id answers the same CONFLICT
+// on every create path whether a record the caller sees has it, one in
+// another scope, one above its ceiling (redacted or invisible), a deleted
+// record, or the caller's own earlier request with other content; nothing
+// is written; and a fresh id succeeds.
+func TestTakenIDsAnswerAlike(t *testing.T) {
+	scope, other := neo4jtest.Scope(t), neo4jtest.Scope(t)
+	wr := membrane.Principal{Actor: "writer-" + membrane.NewID(), Role: membrane.RoleWriter, MaxSensitivity: membrane.SensitivityMedium, Scopes: []string{scope}}
+	c := newClientWith(t, func(r *graph.Resolver) { r.Deletes = r.Store.(membrane.DeleteService) }, wr)
+	w := c.as(wr.Actor)
+	deleted := c.create(scope, "SEMANTIC", fact("deleted"), nil)
+	c.do(`mutation($id: ID!) { deleteRecord(id: $id) { id } }`, map[string]any{"id": deleted}, nil)
+	own := membrane.NewID()
+	w.do(`mutation($in: RecordInput!) { createRecord(input: $in) { id } }`, map[string]any{"in": withID(factInput(scope, "own"), own)}, nil)
+	taken := map[string]string{
+		"visible":            c.create(scope, "SEMANTIC", fact("visible"), nil),
+		"other scope":        c.create(other, "SEMANTIC", fact("other"), nil),
+		"redacted":           c.create(scope, "SEMANTIC", fact("high"), map[string]any{"sensitivity": "HIGH"}),
+		"invisible":          c.create(scope, "SEMANTIC", fact("hyper"), map[string]any{"sensitivity": "HYPER"}),
+		"deleted":            deleted,
+		"own, other request": own,
+	}
+	src1 := w.create(scope, "SEMANTIC", fact("source one"), nil)
+	src2 := w.create(scope, "SEMANTIC", fact("source two"), nil)
+	paths := []struct {
+		name, query string
+		vars        func(in map[string]any) map[string]any
+	}{
+		{"createRecord", `mutation($in: RecordInput!) { createRecord(input: $in) { id } }`,
+			func(in map[string]any) map[string]any { return map[string]any{"in": in} }},
+		{"ingestBatch", `mutation($in: RecordInput!) { ingestBatch(inputs: [$in]) { id } }`,
+			func(in map[string]any) map[string]any { return map[string]any{"in": in} }},
+		{"supersede", `mutation($in: RecordInput!, $old: ID!) { supersede(oldId: $old, newRecord: $in) { id } }`,
+			func(in map[string]any) map[string]any { return map[string]any{"in": in, "old": src1} }},
+		{"fork", `mutation($in: RecordInput!, $src: ID!) { fork(sourceId: $src, newRecord: $in) { id } }`,
+			func(in map[string]any) map[string]any { return map[string]any{"in": in, "src": src1} }},
+		{"merge", `mutation($in: RecordInput!, $ids: [ID!]!) { merge(ids: $ids, mergedRecord: $in) { id } }`,
+			func(in map[string]any) map[string]any { return map[string]any{"in": in, "ids": []any{src1, src2}} }},
+	}
+	before := c.snapshot(scope)
+	for _, p := range paths {
+		t.Run(p.name, func(t *testing.T) {
+			var first string
+			for name, id := range taken {
+				resp := w.raw(p.query, p.vars(withID(factInput(scope, "new "+p.name), id)))
+				if len(resp.Errors) != 1 || resp.Errors[0].Extensions["code"] != membrane.ECONFLICT {
+					t.Fatalf("%s: want one CONFLICT, got %s %+v", name, resp.Data, resp.Errors)
+				}
+				b, _ := json.Marshal(resp.Errors)
+				if strings.Contains(string(b), id) || strings.Contains(string(b), "exist") {
+					t.Fatalf("%s: the answer names the id or says it exists: %s", name, b)
+				}
+				if first == "" {
+					first = string(b)
+				} else if string(b) != first {
+					t.Fatalf("%s answers %s, another taken id %s", name, b, first)
+				}
+			}
+			if got := c.snapshot(scope); got != before {
+				t.Fatalf("a refused create changed the scope")
+			}
+		})
+	}
+	// A fresh id is created, on the path that answered CONFLICT above.
+	fresh := membrane.NewID()
+	var got struct{ CreateRecord struct{ ID string } }
+	w.do(`mutation($in: RecordInput!) { createRecord(input: $in) { id } }`, map[string]any{"in": withID(factInput(scope, "fresh"), fresh)}, &got)
+	if got.CreateRecord.ID != fresh {
+		t.Fatalf("fresh id: created %q", got.CreateRecord.ID)
+	}
+}
+
+func withID(in map[string]any, id string) map[string]any {
+	in["id"] = id
+	return in
 }
