@@ -2,7 +2,11 @@
 // one sensitivity level above its $ceiling, and in its $trustScopes unless $allScopes
 // (unscoped records are visible to everyone); and in $only when it is not
 // null (a caller's own narrowing, like records' scope filter). Each CALL is one aggregation
-// pass; nothing is returned per record. successRate exists only on
+// pass; nothing is returned per record. Every count is of what the caller can
+// list: what a redacted record hides (its lifecycle's pinned flag, its payload's
+// successRate and executionCount, its audit trail) is counted only for records
+// seen in full (level <= $ceiling), and audit entries are gated by their own
+// copies of scope and sensitivity, as auditLog gates them. successRate exists only on
 // competences with performance counts and executionCount only on plans with
 // metrics (copied out of the payload), and avg skips nulls, so no label
 // test is needed (each cost about 2 s per million records). The histogram buckets are the
@@ -14,7 +18,7 @@ CALL () {
   RETURN count(m) AS total,
          sum(CASE WHEN m.sensitivityLevel > $ceiling THEN 1 ELSE 0 END) AS redacted,
          sum(CASE WHEN m.salience > 0 THEN 1 ELSE 0 END) AS active,
-         sum(CASE WHEN m.pinned THEN 1 ELSE 0 END) AS pinned,
+         sum(CASE WHEN m.pinned AND m.sensitivityLevel <= $ceiling THEN 1 ELSE 0 END) AS pinned,
          sum(CASE WHEN m.createdAt >= $since THEN 1 ELSE 0 END) AS recent,
          coalesce(avg(m.salience), 0.0) AS avgSalience,
          coalesce(avg(m.confidence), 0.0) AS avgConfidence,
@@ -23,8 +27,8 @@ CALL () {
           sum(CASE WHEN m.salience >= 0.4 AND m.salience < 0.6 THEN 1 ELSE 0 END),
           sum(CASE WHEN m.salience >= 0.6 AND m.salience < 0.8 THEN 1 ELSE 0 END),
           sum(CASE WHEN m.salience >= 0.8 THEN 1 ELSE 0 END)] AS histogram,
-         coalesce(avg(m.successRate), 0.0) AS competenceSuccessRate,
-         coalesce(avg(toFloat(m.executionCount)), 0.0) AS planReuseFrequency
+         coalesce(avg(CASE WHEN m.sensitivityLevel <= $ceiling THEN m.successRate END), 0.0) AS competenceSuccessRate,
+         coalesce(avg(CASE WHEN m.sensitivityLevel <= $ceiling THEN toFloat(m.executionCount) END), 0.0) AS planReuseFrequency
 }
 CALL () {
   MATCH (m:Memory)
@@ -38,6 +42,7 @@ CALL () {
   MATCH (m:Memory)-[:HAS_AUDIT]->(a:AuditEntry)
   WHERE m.sensitivityLevel <= $ceiling + 1 AND ($allScopes OR m.scope = '' OR m.scope IN $trustScopes)
     AND ($only IS NULL OR m.scope IN $only)
+    AND a.sensitivityLevel <= $ceiling AND ($allScopes OR a.scope = '' OR a.scope IN $trustScopes)
   WITH a.action AS action, count(*) AS n
   ORDER BY action
   RETURN collect({action: action, count: n}) AS audits

@@ -331,14 +331,14 @@ type ComplexityRoot struct {
 		DerivedFrom     func(childComplexity int) int
 		History         func(childComplexity int) int
 		ID              func(childComplexity int) int
-		Lifecycle       func(childComplexity int) int
 		Payload         func(childComplexity int) int
-		Provenance      func(childComplexity int) int
 		Redacted        func(childComplexity int) int
 		Relations       func(childComplexity int, direction *membrane.Direction, predicates []membrane.Predicate, first *int64, after *string) int
 		Salience        func(childComplexity int) int
 		Scope           func(childComplexity int) int
 		Sensitivity     func(childComplexity int) int
+		ShownLifecycle  func(childComplexity int) int
+		ShownProvenance func(childComplexity int) int
 		Status          func(childComplexity int) int
 		SupersededBy    func(childComplexity int) int
 		Supersedes      func(childComplexity int) int
@@ -1897,24 +1897,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Record.ID(childComplexity), true
-	case "Record.lifecycle":
-		if e.ComplexityRoot.Record.Lifecycle == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Record.Lifecycle(childComplexity), true
 	case "Record.payload":
 		if e.ComplexityRoot.Record.Payload == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Record.Payload(childComplexity), true
-	case "Record.provenance":
-		if e.ComplexityRoot.Record.Provenance == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Record.Provenance(childComplexity), true
 	case "Record.redacted":
 		if e.ComplexityRoot.Record.Redacted == nil {
 			break
@@ -1950,6 +1938,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Record.Sensitivity(childComplexity), true
+	case "Record.lifecycle":
+		if e.ComplexityRoot.Record.ShownLifecycle == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Record.ShownLifecycle(childComplexity), true
+	case "Record.provenance":
+		if e.ComplexityRoot.Record.ShownProvenance == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Record.ShownProvenance(childComplexity), true
 	case "Record.status":
 		if e.ComplexityRoot.Record.Status == nil {
 			break
@@ -9986,21 +9986,21 @@ func (ec *executionContext) _Record_lifecycle(ctx context.Context, field graphql
 			return ec.fieldContext_Record_lifecycle(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Lifecycle, nil
+			return obj.ShownLifecycle(), nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v membrane.Lifecycle) graphql.Marshaler {
-			return ec.marshalNLifecycle2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐLifecycle(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *membrane.Lifecycle) graphql.Marshaler {
+			return ec.marshalOLifecycle2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐLifecycle(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Record_lifecycle(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "Record",
 		Field:      field,
-		IsMethod:   false,
+		IsMethod:   true,
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Lifecycle(ctx, field)
@@ -10018,21 +10018,21 @@ func (ec *executionContext) _Record_provenance(ctx context.Context, field graphq
 			return ec.fieldContext_Record_provenance(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Provenance, nil
+			return obj.ShownProvenance(), nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v membrane.Provenance) graphql.Marshaler {
-			return ec.marshalNProvenance2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐProvenance(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *membrane.Provenance) graphql.Marshaler {
+			return ec.marshalOProvenance2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐProvenance(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Record_provenance(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "Record",
 		Field:      field,
-		IsMethod:   false,
+		IsMethod:   true,
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Provenance(ctx, field)
@@ -18904,12 +18904,12 @@ func (ec *executionContext) _Record(ctx context.Context, sel ast.SelectionSet, o
 			}
 		case "lifecycle":
 			out.Values[i] = ec._Record_lifecycle(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "provenance":
 			out.Values[i] = ec._Record_provenance(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "payload":
@@ -21567,10 +21567,6 @@ var (
 	}
 )
 
-func (ec *executionContext) marshalNLifecycle2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐLifecycle(ctx context.Context, sel ast.SelectionSet, v membrane.Lifecycle) graphql.Marshaler {
-	return ec._Lifecycle(ctx, sel, &v)
-}
-
 func (ec *executionContext) marshalNLineage2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐLineage(ctx context.Context, sel ast.SelectionSet, v *membrane.Lineage) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -21756,10 +21752,6 @@ func (ec *executionContext) marshalNPlanNode2ᚕgithubᚗcomᚋmembraneᚋmembra
 func (ec *executionContext) unmarshalNPlanNodeInput2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐPlanNode(ctx context.Context, v any) (membrane.PlanNode, error) {
 	res, err := ec.unmarshalInputPlanNodeInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
-}
-
-func (ec *executionContext) marshalNProvenance2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐProvenance(ctx context.Context, sel ast.SelectionSet, v membrane.Provenance) graphql.Marshaler {
-	return ec._Provenance(ctx, sel, &v)
 }
 
 func (ec *executionContext) unmarshalNProvenanceKind2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐProvenanceKind(ctx context.Context, v any) (membrane.ProvenanceKind, error) {
@@ -23171,6 +23163,13 @@ var (
 	}
 )
 
+func (ec *executionContext) marshalOLifecycle2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐLifecycle(ctx context.Context, sel ast.SelectionSet, v *membrane.Lifecycle) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Lifecycle(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalOLifecycleInput2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐLifecycleInput(ctx context.Context, v any) (*membrane.LifecycleInput, error) {
 	if v == nil {
 		return nil, nil
@@ -23356,6 +23355,13 @@ func (ec *executionContext) unmarshalOPlanNodeInput2ᚕgithubᚗcomᚋmembrane�
 		}
 	}
 	return res, nil
+}
+
+func (ec *executionContext) marshalOProvenance2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐProvenance(ctx context.Context, sel ast.SelectionSet, v *membrane.Provenance) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Provenance(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOProvenanceInput2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐProvenanceInput(ctx context.Context, v any) (*membrane.ProvenanceInput, error) {

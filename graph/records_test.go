@@ -302,7 +302,7 @@ func TestChosenIDsAreIdempotent(t *testing.T) {
 	root := newClientWith(t, func(r *graph.Resolver) { r.Deletes = db }, writer)
 	// in returns the client failing sub-test t, not the parent.
 	in := func(t *testing.T) *client { d := *root; d.t = t; return &d }
-	const taken = "a record with this id already exists"
+	const taken = membrane.IDTaken
 	create := `mutation($in: RecordInput!) { createRecord(input: $in, actor: "agent-1") { id createdAt version } }`
 	batch := `mutation($in: [RecordInput!]!) { ingestBatch(inputs: $in, actor: "agent-1") { id createdAt version } }`
 	fork := `mutation($old: ID!, $in: RecordInput!) { fork(sourceId: $old, newRecord: $in, actor: "agent-1") { id createdAt version } }`

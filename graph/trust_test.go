@@ -74,7 +74,7 @@ func TestGatingMatrix(t *testing.T) {
 			}
 		case "redacted":
 			if got == nil || got["redacted"] != true || got["payload"] != nil || len(got["auditLog"].(map[string]any)["nodes"].([]any)) != 0 ||
-				len(got["provenance"].(map[string]any)["sources"].([]any)) != 0 {
+				got["provenance"] != nil {
 				t.Fatalf("%s: want the redacted record, got %v", name, got)
 			}
 		case "none":

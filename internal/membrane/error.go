@@ -38,6 +38,15 @@ const (
 	ENOTALLOWED = "PERSISTED_QUERY_NOT_ALLOWED"
 )
 
+// IDTaken is the message of the CONFLICT a create answers when the record
+// id the client chose is taken: by a record the caller sees, one it cannot
+// see (another scope, above its ceiling), a deleted record (ids are never
+// reused), or the caller's own earlier request with other content. One
+// answer for all, so that it reveals nothing of a record the caller may not
+// see: only that the id was used once, which whoever names it already
+// claims to know (docs/security.md, "Client-chosen ids").
+const IDTaken = "this id is not available; choose another"
+
 // FieldError names one invalid input field. Field is a dotted path relative
 // to the input object (for example "lifecycle.halfLifeSeconds").
 type FieldError struct {

@@ -33,6 +33,10 @@ type ActionCount struct {
 
 // Metrics describes the records a caller may see, in full or redacted
 // (never those above that or outside its scopes), and their audit trails.
+// Every figure is of what the caller can list: what a redacted record
+// hides (its lifecycle, payload and audit trail) counts only for records
+// seen in full, so that narrowing metrics to one scope cannot read a
+// hidden payload's figures.
 // The behavioural metrics are the reference's (§1.12), computed by
 // aggregation in the database rather than by loading every record.
 type Metrics struct {
@@ -42,12 +46,13 @@ type Metrics struct {
 	RedactedRecords   int64
 	Records           []RecordCount
 	ActiveRecords     int64 // salience > 0
-	PinnedRecords     int64
+	PinnedRecords     int64 // seen in full
 	SalienceHistogram []SalienceBucket
 	AverageSalience   float64
 	AverageConfidence float64
-	// AuditEntries counts the entries of the records counted (tombstones
-	// of deleted records have no record, so no visibility, and are left out).
+	// AuditEntries counts the entries of the records counted that the
+	// caller's auditLog lists, those of records seen in full (tombstones of
+	// deleted records have no record and are left out).
 	AuditEntries  int64
 	AuditByAction []ActionCount
 	// MemoryGrowthRate: records created in the 24 h before CollectedAt,

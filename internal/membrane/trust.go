@@ -131,6 +131,24 @@ func Redact(r *Record) *Record {
 	}
 }
 
+// ShownLifecycle is r's lifecycle as the API shows it: nil when r is
+// redacted (its decay settings and anchor are not shown one level below).
+func (r *Record) ShownLifecycle() *Lifecycle {
+	if r.Redacted {
+		return nil
+	}
+	return &r.Lifecycle
+}
+
+// ShownProvenance is r's provenance as the API shows it: nil when r is
+// redacted (its sources and author are free text of the hidden record).
+func (r *Record) ShownProvenance() *Provenance {
+	if r.Redacted {
+		return nil
+	}
+	return &r.Provenance
+}
+
 type trustKey struct{}
 
 // NewContextWithTrust returns ctx carrying t.

@@ -499,10 +499,10 @@ func mapError(err error) error {
 }
 
 // idTaken is the answer to a create whose id a record has or had: the same
-// for an existing and a deleted record, so that it tells no more than
-// before deleted ids were kept.
+// for a record the caller sees, one it cannot see and a deleted one
+// (membrane.IDTaken).
 func idTaken() error {
-	return &membrane.Error{Code: membrane.ECONFLICT, Message: "a record with this id already exists"}
+	return &membrane.Error{Code: membrane.ECONFLICT, Message: membrane.IDTaken}
 }
 
 // checkReused returns idTaken when a statement that created records

@@ -100,7 +100,7 @@ func TestDeletedIDsAreNeverReused(t *testing.T) {
 				trail := auditOf(t, db, gone.ID)
 
 				sources, err := path.create(t, scope, gone.ID)
-				if membrane.ErrorCode(err) != membrane.ECONFLICT || membrane.ErrorMessage(err) != "a record with this id already exists" {
+				if membrane.ErrorCode(err) != membrane.ECONFLICT || membrane.ErrorMessage(err) != membrane.IDTaken {
 					t.Fatalf("creating the deleted id: %v, want the CONFLICT of an existing record", err)
 				}
 				if _, err := db.FindRecordByID(ctx, gone.ID); membrane.ErrorCode(err) != membrane.ENOTFOUND {

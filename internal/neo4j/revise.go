@@ -282,19 +282,25 @@ func (db *DB) replay(ctx context.Context, tx neo4j.ManagedTransaction, idem *mem
 	if err != nil {
 		return nil, true, err
 	}
+	// A replay answers only with records the request sees in full: the
+	// principal's key may have been narrowed, or a record raised above its
+	// ceiling, since the first request, and a replay must not show more of
+	// a record than a read would (nor its redaction, which a create never
+	// answers with).
+	t := membrane.TrustFromContext(ctx)
 	out := make([]*membrane.Record, 0, len(ids))
 	for _, id := range ids {
-		if r := byID[id]; r != nil && view(ctx, r) != nil {
-			out = append(out, view(ctx, r))
+		if r := byID[id]; r != nil && t.Visibility(r) == membrane.Visible {
+			out = append(out, r)
 		}
 	}
 	if len(out) != len(ids) {
 		if idem.Implied {
-			// Deleted since (the ids are kept, as taken), or out of this
-			// request's view: a taken id either way.
+			// Deleted since (the ids are kept, as taken), or not in this
+			// request's full view: a taken id either way.
 			return nil, true, idTaken()
 		}
-		return nil, true, membrane.Errorf(membrane.ECONFLICT, "this idempotency key names records that no longer exist")
+		return nil, true, membrane.Errorf(membrane.ECONFLICT, "this idempotency key names records that no longer exist or that this request does not see in full")
 	}
 	return out, true, nil
 }
