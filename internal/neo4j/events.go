@@ -100,7 +100,7 @@ func (db *DB) Events(ctx context.Context, q membrane.EventQuery) (membrane.Event
 				e.Entry = membrane.RedactEntry(a)
 			}
 			if rp, ok := row.Values[1].(map[string]any); ok {
-				r, err := db.recordFromProps(rp)
+				r, err := db.readRecord(rp)
 				if err != nil {
 					return membrane.EventBatch{}, err
 				}

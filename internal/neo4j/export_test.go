@@ -1,5 +1,14 @@
 package neo4j
 
+import "context"
+
 // CommitUncertain exposes commitUncertain to the external tests, which
 // classify real driver errors with it.
 var CommitUncertain = commitUncertain
+
+// MigrationDue exposes migrationDue: whether a start of db would run the
+// data migration name (the tests assert that a server missing a key does
+// not rescan at every start).
+func (db *DB) MigrationDue(ctx context.Context, name string) (bool, error) {
+	return db.migrationDue(ctx, name)
+}

@@ -256,7 +256,7 @@ func (db *DB) RetrieveGraph(ctx context.Context, g membrane.GraphQuery, threshol
 			var next []*membrane.GraphNode
 			for _, x := range nodes {
 				props, _ := x.(map[string]any)
-				rec, err := db.recordFromProps(props)
+				rec, err := db.readRecord(props)
 				if err != nil {
 					return nil, err
 				}
