@@ -177,10 +177,10 @@ func (db *DB) candidateRows(ctx context.Context, rows []any, asOf *time.Time) ([
 		}
 		if props, ok := m["props"].(map[string]any); ok {
 			r, err := db.recordFromProps(props)
-			if errors.Is(err, membrane.ErrSealKeyMissing) {
-				// Sealed under a key this server lacks (its caption or
-				// its blind terms matched): it cannot be shown, and it
-				// must not fail the retrieval of the others.
+			if errors.Is(err, errUnopened) {
+				// Sealed under a key this server lacks, or a changed key
+				// (its caption or its blind terms matched): it cannot be
+				// shown, and it must not fail the retrieval of the others.
 				continue
 			}
 			if err != nil {
