@@ -203,13 +203,26 @@ func plainAuditProps(a *membrane.AuditEntry) (map[string]any, error) {
 	return p, nil
 }
 
+// readAudit is auditFromProps for read paths: an entry whose sealed values
+// do not open (its record's key is missing or changed) is returned
+// redacted (membrane.RedactEntry: id, record id, action, time), so that it
+// never fails a whole page nor a subscription's feed.
+func (db *DB) readAudit(p map[string]any) (*membrane.AuditEntry, error) {
+	a, err := db.auditFromProps(p)
+	if !errors.Is(err, errUnopened) {
+		return a, err
+	}
+	return membrane.RedactEntry(&membrane.AuditEntry{ID: str(p["id"]), RecordID: str(p["recordId"]),
+		Action: membrane.AuditAction(str(p["action"])), Timestamp: tm(p["at"])}), nil
+}
+
 // auditFromProps rebuilds an audit entry from its node properties.
 func (db *DB) auditFromProps(p map[string]any) (*membrane.AuditEntry, error) {
 	for _, k := range []string{"rationale", "previous", "actorDetail"} {
 		if s, ok := p[k].(string); ok && membrane.IsSealed(s) {
 			plain, err := db.sealer.Open(s, str(p["id"])+"/"+k)
 			if err != nil {
-				return nil, fmt.Errorf("audit %s: %w", str(p["id"]), err)
+				return nil, fmt.Errorf("audit %s: %w: %w", str(p["id"]), errUnopened, err)
 			}
 			p[k] = string(plain)
 		}
