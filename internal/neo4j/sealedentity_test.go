@@ -188,4 +188,20 @@ func TestSealedEntityNamesAtRest(t *testing.T) {
 			}
 		})
 	}
+
+	// A key rotation: `membrane reseal` recomputes the blind names under
+	// the new key, and a server holding only that key still resolves the
+	// entity.
+	newKey := membrane.SealKey{ID: "ent-new-" + suffix, Key: bytes.Repeat([]byte{22}, 32)}
+	sys := membrane.NewContextWithTrust(t.Context(), membrane.SystemTrust("test"))
+	if _, _, err := open(t, []membrane.SealKey{newKey, key}, newKey.ID).Reseal(sys, key.ID); err != nil {
+		t.Fatal(err)
+	}
+	if p := nodeProps(t, hidden); p["digestKeyId"] != newKey.ID || p["terms"] != nil {
+		t.Fatalf("after reseal: digestKeyId %v, terms %v", p["digestKeyId"], p["terms"])
+	}
+	newOnly := open(t, []membrane.SealKey{newKey}, newKey.ID)
+	if got := captureProject(t, newOnly, writerAt(high, scope), scope, high, name); !slices.Equal(got, []string{hidden}) {
+		t.Fatalf("after reseal, with the new key only, a high capture mentions %v, want %v", got, []string{hidden})
+	}
 }
