@@ -195,7 +195,3 @@ func (db *DB) backfillEntityTerms(ctx context.Context) error {
 		}
 	}
 }
-
-// SealedEntityMigration names the one-time repair that removes the
-// plaintext terms an earlier start wrote onto sealed entities.
-const SealedEntityMigration = "sealed_entity_terms_v1"

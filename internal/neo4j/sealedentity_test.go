@@ -142,20 +142,30 @@ func TestSealedEntityNamesAtRest(t *testing.T) {
 		t.Fatalf("a high capture naming the entity mentions %v, want %v", got, []string{hidden})
 	}
 
-	// The restart: the start-up migrations of a second store, as if no
-	// earlier start had run the repair.
+	// The restart: the start-up migrations of a second store. Twice: over
+	// the database as this version wrote it, and over one an earlier
+	// version left, whose start-up backfill wrote the sealed entity's
+	// names in clear into Entity.terms (and which had no blind names, nor
+	// the repair recorded).
 	drv, err := driver.NewDriverWithContext(os.Getenv("NEO4J_URI"), driver.NoAuth())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer drv.Close(context.Background())
-	if _, err := driver.ExecuteQuery(t.Context(), drv, `OPTIONAL MATCH (g:Migration {name: $name}) DETACH DELETE g`,
-		map[string]any{"name": neo4j.SealedEntityMigration}, driver.EagerResultTransformer); err != nil {
+	second := open(t, []membrane.SealKey{key}, key.ID)
+	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
+	defer cancel()
+	if err := second.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	second := open(t, []membrane.SealKey{key}, key.ID)
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-	defer cancel()
+	if p := nodeProps(t, hidden); p["terms"] != nil || p["blindNames"] == nil {
+		t.Fatalf("after a restart: terms %v, blind names %v", p["terms"], p["blindNames"])
+	}
+	if _, err := driver.ExecuteQuery(t.Context(), drv, `MATCH (e:Entity {id: $id}) SET e.terms = $terms REMOVE e.blindNames, e.digestKeyId
+		WITH count(*) AS n OPTIONAL MATCH (g:Migration {name: $name}) DETACH DELETE g`,
+		map[string]any{"id": hidden, "terms": needles, "name": neo4j.SealedDigestsMigration}, driver.EagerResultTransformer); err != nil {
+		t.Fatal(err)
+	}
 	if err := second.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
