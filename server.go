@@ -192,6 +192,12 @@ func run(args []string) error {
 	} else if migrated > 0 {
 		log.Info("blind index: records migrated", "migrated", migrated)
 	}
+	if n := db.Unreadable(); n > 0 {
+		// Sealed under a key this server lacks (or a changed key): left
+		// unreadable, everything else is served (docs/operations.md).
+		log.Warn("sealed records this server cannot open", "unreadable", n)
+	}
+	m.RecordsUnreadable(db.Unreadable())
 	// closeStore runs once: at the end of shutdown, or on the way out of
 	// a failed start.
 	closeStore := sync.OnceFunc(func() {

@@ -6,7 +6,8 @@
 // capture's entities up again. A capture that creates an entity records
 // its id in the buckets of its names (capture_apply), so a second capture
 // creating the same entity, which waits for the first to commit, finds it
-// there even before the eventually consistent index has it.
+// there even before the eventually consistent index has it. Sealed
+// entities are matched by $blindNames, as in entity_lookup.
 CALL () {
   UNWIND $buckets AS b
   MERGE (l:EntityLock {bucket: b})
@@ -18,6 +19,11 @@ CALL (locks) {
   CALL db.index.fulltext.queryNodes('entity_name_terms', $query, {limit: $limit}) YIELD node AS e
   RETURN e
   UNION
+  WITH $blindQuery AS q
+  WHERE q IS NOT NULL
+  CALL db.index.fulltext.queryNodes('entity_blind_names', q, {limit: $limit}) YIELD node AS e
+  RETURN e
+  UNION
   UNWIND locks AS l
   UNWIND coalesce(l.recent, []) AS rid
   MATCH (e:Memory {id: rid})
@@ -26,5 +32,5 @@ CALL (locks) {
 WITH e
 WHERE e:Entity AND e.scope = $scope AND e.status <> 'retracted'
   AND e.sensitivityLevel <= $ceiling AND ($allScopes OR e.scope = '' OR e.scope IN $trustScopes)
-  AND any(t IN e.terms WHERE t IN $terms)
+  AND (any(t IN coalesce(e.terms, []) WHERE t IN $terms) OR any(t IN coalesce(e.blindNames, []) WHERE t IN $blindNames))
 RETURN properties(e) AS e

@@ -58,6 +58,12 @@ CREATE FULLTEXT INDEX memory_blind IF NOT EXISTS FOR (m:Memory) ON EACH [m.blind
 DROP INDEX entity_terms IF EXISTS;
 CREATE FULLTEXT INDEX entity_name_terms IF NOT EXISTS FOR (e:Entity) ON EACH [e.terms, e.scope]
   OPTIONS {indexConfig: {`fulltext.analyzer`: 'keyword', `fulltext.eventually_consistent`: true}};
+// Sealed entities have no plaintext terms: they are resolved by blindNames,
+// the keyed digests of their scope and names (membrane.EntityNameDigests,
+// docs/security.md), matched whole by the keyword analyzer. Eventually
+// consistent like entity_name_terms, and made up for the same way.
+CREATE FULLTEXT INDEX entity_blind_names IF NOT EXISTS FOR (e:Entity) ON EACH [e.blindNames]
+  OPTIONS {indexConfig: {`fulltext.analyzer`: 'keyword', `fulltext.eventually_consistent`: true}};
 // Lock buckets that serialise captures creating same-named entities.
 CREATE CONSTRAINT entity_lock_bucket IF NOT EXISTS FOR (l:EntityLock) REQUIRE l.bucket IS UNIQUE;
 // Idempotency keys of mutations; prune forgets them by age

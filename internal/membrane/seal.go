@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -29,6 +30,8 @@ type Sealer struct {
 	keys      map[string]cipher.AEAD
 	// blind holds each key's blind-index key (BlindKey), by key id.
 	blind map[string][]byte
+	// digest holds each key's lookup-digest key (DigestKey), by key id.
+	digest map[string][]byte
 }
 
 // SealKey is one named 32-byte key.
@@ -45,7 +48,7 @@ func NewSealer(threshold Sensitivity, keys []SealKey, active string) (*Sealer, e
 	if !threshold.Valid() {
 		return nil, fmt.Errorf("encryption threshold %q is not a sensitivity", threshold)
 	}
-	s := &Sealer{threshold: threshold.Level(), active: active, keys: map[string]cipher.AEAD{}, blind: map[string][]byte{}}
+	s := &Sealer{threshold: threshold.Level(), active: active, keys: map[string]cipher.AEAD{}, blind: map[string][]byte{}, digest: map[string][]byte{}}
 	for _, k := range keys {
 		if k.ID == "" || strings.Contains(k.ID, ":") {
 			return nil, fmt.Errorf("encryption key id %q must be non-empty and without ':'", k.ID)
@@ -63,6 +66,7 @@ func NewSealer(threshold Sensitivity, keys []SealKey, active string) (*Sealer, e
 		}
 		s.keys[k.ID] = aead
 		s.blind[k.ID] = BlindKey(k.Key)
+		s.digest[k.ID] = DigestKey(k.Key)
 	}
 	if len(keys) > 0 && s.keys[active] == nil {
 		return nil, fmt.Errorf("active encryption key %q is not among the configured keys", active)
@@ -124,4 +128,14 @@ func sensitivityAt(level int) Sensitivity {
 		}
 	}
 	return ""
+}
+
+// KeyIDs returns the ids of the configured keys, sorted.
+func (s *Sealer) KeyIDs() []string {
+	ids := make([]string, 0, len(s.keys))
+	for id := range s.keys {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
 }

@@ -81,7 +81,7 @@ func (db *DB) FindAuditEntries(ctx context.Context, f membrane.AuditFilter, page
 		out := make([]*membrane.AuditEntry, 0, len(rows))
 		for _, row := range rows {
 			props, _ := row.Values[0].(map[string]any)
-			a, err := db.auditFromProps(props)
+			a, err := db.readAudit(props)
 			if err != nil {
 				return nil, err
 			}
@@ -114,7 +114,7 @@ func (db *DB) AuditPagesForRecords(ctx context.Context, ids []string, page membr
 			list, _ := row.Values[1].([]any)
 			for _, e := range list {
 				props, _ := e.(map[string]any)
-				a, err := db.auditFromProps(props)
+				a, err := db.readAudit(props)
 				if err != nil {
 					return nil, err
 				}

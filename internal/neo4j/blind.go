@@ -23,7 +23,8 @@ func BlindTermsMigration() string {
 // how many sealed records it gave blind terms, and how many it skipped
 // because they are sealed under a key this server lacks (or do not open).
 // Skipped records cannot be found by text until a server holding their key
-// starts (the migration runs again at every start until none is skipped).
+// starts (the migration runs again at a start with a key it has not run
+// with, until none is skipped).
 func (db *DB) BlindBackfill() (migrated, skipped int) {
 	return db.blindMigrated, db.blindSkipped
 }
@@ -37,8 +38,8 @@ func (db *DB) backfillBlindTerms(ctx context.Context) error {
 	if !db.sealer.Searchable(membrane.SensitivityHyper.Level()) {
 		return nil // no key: nothing sealed can be opened
 	}
-	done, err := db.migrationDone(ctx, BlindTermsMigration())
-	if err != nil || done {
+	due, err := db.migrationDue(ctx, BlindTermsMigration())
+	if err != nil || !due {
 		return err
 	}
 	const batch = 500
@@ -61,7 +62,7 @@ func (db *DB) backfillBlindTerms(ctx context.Context) error {
 				props, _ := row.Values[0].(map[string]any)
 				res.last = str(props["id"])
 				r, err := db.recordFromProps(props)
-				if err != nil {
+				if db.unopened(props, err) {
 					res.skipped++
 					continue
 				}
@@ -94,8 +95,6 @@ func (db *DB) backfillBlindTerms(ctx context.Context) error {
 		}
 		after = res.last
 	}
-	if db.blindSkipped > 0 {
-		return nil // run again at the next start
-	}
-	return db.recordMigration(ctx, BlindTermsMigration())
+	// With records skipped, it runs again at a start with another key.
+	return db.finishMigration(ctx, BlindTermsMigration(), db.blindSkipped)
 }

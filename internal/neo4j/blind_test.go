@@ -307,7 +307,8 @@ func TestBlindMigration(t *testing.T) {
 	if got, _ := retrieveAs(t, server, hi, "apple", now); !slices.Equal(got, []string{id}) {
 		t.Fatalf("after the migration: %v", got)
 	}
-	res, err := driver.ExecuteQuery(t.Context(), drv, `OPTIONAL MATCH (g:Migration) WHERE g.name STARTS WITH 'blind_terms_v' RETURN count(g) > 0`,
+	// Recorded as skipping (with the keys it ran with), not done.
+	res, err := driver.ExecuteQuery(t.Context(), drv, `OPTIONAL MATCH (g:Migration) WHERE g.name STARTS WITH 'blind_terms_v' AND g.skipped IS NULL RETURN count(g) > 0`,
 		nil, driver.EagerResultTransformer)
 	if err != nil {
 		t.Fatal(err)

@@ -32,8 +32,14 @@ func (db *DB) Capture(ctx context.Context, idem *membrane.Idempotency, c *membra
 			return nil, err
 		}
 		plan = c.Plan(found, actor)
+		sealed := db.sealer.Required(c.Primary.Sensitivity)
 		if len(plan.NewTerms) > 0 {
 			buckets := lockBuckets(c.Scope(), plan.NewTerms)
+			if sealed {
+				// Also those of the names' keyed digests, where sealed
+				// entities are remembered (see below).
+				buckets = mergeBuckets(buckets, lockBuckets(c.Scope(), db.sealer.NameDigests(c.Scope(), plan.NewTerms)))
+			}
 			if found, err = db.lookupEntities(ctx, tx, cypher.Must("entity_lock"), c.Scope(), c.Terms(), buckets); err != nil {
 				return nil, err
 			}
@@ -44,7 +50,15 @@ func (db *DB) Capture(ctx context.Context, idem *membrane.Idempotency, c *membra
 		recent := []map[string]any{}
 		for _, e := range plan.Created {
 			if p, ok := e.Payload.(*membrane.EntityPayload); ok {
-				for _, b := range lockBuckets(c.Scope(), membrane.EntityTerms(p)) {
+				names := membrane.EntityTerms(p)
+				if sealed {
+					// A bucket is a 12-bit hash of what it is computed
+					// from: of a sealed entity's plaintext name it would
+					// let someone holding the database check guesses of
+					// the name against the entity's bucket.
+					names = db.sealer.NameDigests(c.Scope(), names)
+				}
+				for _, b := range lockBuckets(c.Scope(), names) {
 					recent = append(recent, map[string]any{"bucket": b, "id": e.ID})
 				}
 			}
@@ -70,9 +84,19 @@ func (db *DB) lookupEntities(ctx context.Context, tx neo4j.ManagedTransaction, s
 	if len(terms) == 0 {
 		return nil, nil
 	}
+	// Sealed entities only for a request that may see sealed records: the
+	// keyed digests of the terms, or none (and the blind index is not
+	// queried).
+	names := db.sealer.EntityNameQuery(membrane.TrustFromContext(ctx).Ceiling, scope, terms)
+	var blindQuery any
+	if len(names) > 0 {
+		blindQuery = blindNamesQuery(names)
+	} else {
+		names = []string{}
+	}
 	rows, err := collect(ctx, tx, stmt, gated(ctx, map[string]any{
 		"query": entityQuery(scope, terms), "scope": scope, "terms": terms, "limit": int64(min(20*len(terms), 2000)),
-		"buckets": buckets,
+		"buckets": buckets, "blindNames": names, "blindQuery": blindQuery,
 	}))
 	if err != nil {
 		return nil, err
@@ -105,6 +129,23 @@ func entityQuery(scope string, terms []string) string {
 	return "+scope:" + quote(scope) + " +(" + strings.Join(qs, " ") + ")"
 }
 
+// blindNamesQuery is the Lucene query of entity_blind_names for digests:
+// any of them, whole (hex digits need no escaping).
+func blindNamesQuery(digests []string) string {
+	qs := make([]string, len(digests))
+	for i, d := range digests {
+		qs[i] = `blindNames:"` + d + `"`
+	}
+	return strings.Join(qs, " ")
+}
+
+// mergeBuckets returns the sorted, distinct buckets of a and b.
+func mergeBuckets(a, b []int64) []int64 {
+	out := slices.Concat(a, b)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
 // lockBuckets are the sorted, distinct lock buckets of terms in scope.
 func lockBuckets(scope string, terms []string) []int64 {
 	var out []int64
@@ -119,8 +160,10 @@ func lockBuckets(scope string, terms []string) []int64 {
 	return out
 }
 
-// backfillEntityTerms stores the terms of entities written before entity
-// terms existed, in batches, so that captures resolve to them.
+// backfillEntityTerms stores the terms of entities in clear written before
+// entity terms existed, in batches, so that captures resolve to them.
+// Sealed entities never get plaintext terms (entity_terms_missing leaves
+// them out): they have keyed blindNames (keySealedDigests).
 func (db *DB) backfillEntityTerms(ctx context.Context) error {
 	for {
 		n, err := write(ctx, db, func(tx neo4j.ManagedTransaction) (int, error) {
@@ -132,8 +175,11 @@ func (db *DB) backfillEntityTerms(ctx context.Context) error {
 			for _, row := range rows {
 				props, _ := row.Values[0].(map[string]any)
 				r, err := db.recordFromProps(props)
-				if err != nil {
-					return 0, err
+				if db.unopened(props, err) {
+					// Stored in clear, so it only fails to decode: it gets
+					// no terms, and the loop moves on.
+					set = append(set, map[string]any{"id": str(props["id"]), "terms": []string{}})
+					continue
 				}
 				terms := []string{}
 				if e, ok := r.Payload.(*membrane.EntityPayload); ok {

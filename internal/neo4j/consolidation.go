@@ -2,6 +2,7 @@ package neo4j
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/membrane/membrane/cypher"
@@ -55,19 +56,21 @@ func (db *DB) Episodes(ctx context.Context, stage membrane.ConsolidationStage, s
 	})
 }
 
-// FindFacts returns the oldest non-retracted fact of each key, in one query.
+// FindFacts returns the oldest non-retracted fact of each key, in one query:
+// one index seek per digest of the key, the unkeyed one of facts in clear
+// and the keyed ones (under every configured key) of sealed facts.
 func (db *DB) FindFacts(ctx context.Context, keys []membrane.FactKey) (map[membrane.FactKey]*membrane.Record, error) {
-	byHash := make(map[string]membrane.FactKey, len(keys))
-	hashes := make([]string, 0, len(keys))
+	byID := make(map[string]membrane.FactKey, len(keys))
+	ks := make([]map[string]any, 0, len(keys))
 	for _, k := range keys {
-		h := k.Hash()
-		if _, dup := byHash[h]; !dup {
-			byHash[h] = k
-			hashes = append(hashes, h)
+		id := k.Hash()
+		if _, dup := byID[id]; !dup {
+			byID[id] = k
+			ks = append(ks, map[string]any{"id": id, "digests": append([]string{id}, db.sealer.Digests(membrane.DigestFact, k.Fields()...)...)})
 		}
 	}
 	return read(ctx, db, func(tx neo4j.ManagedTransaction) (map[membrane.FactKey]*membrane.Record, error) {
-		rows, err := collect(ctx, tx, cypher.Must("find_facts"), map[string]any{"keys": hashes})
+		rows, err := collect(ctx, tx, cypher.Must("find_facts"), map[string]any{"keys": ks})
 		if err != nil {
 			return nil, err
 		}
@@ -75,20 +78,24 @@ func (db *DB) FindFacts(ctx context.Context, keys []membrane.FactKey) (map[membr
 		for _, row := range rows {
 			p, _ := row.Values[1].(map[string]any)
 			r, err := db.recordFromProps(p)
-			if err != nil {
+			if errors.Is(err, errUnopened) {
+				continue // sealed under a key this server lacks: as if absent
+			} else if err != nil {
 				return nil, err
 			}
-			out[byHash[str(row.Values[0])]] = r
+			out[byID[str(row.Values[0])]] = r
 		}
 		return out, nil
 	})
 }
 
-// FindCompetences returns the oldest active competence of each key, in one query.
+// FindCompetences returns the oldest active competence of each key, in one
+// query, by its digests as FindFacts.
 func (db *DB) FindCompetences(ctx context.Context, keys []membrane.CompetenceKey) (map[membrane.CompetenceKey]*membrane.Record, error) {
 	ks := make([]map[string]any, len(keys))
 	for i, k := range keys {
-		ks[i] = map[string]any{"skillName": k.SkillName, "scope": k.Scope, "skillKey": k.Hash()}
+		ks[i] = map[string]any{"skillName": k.SkillName, "scope": k.Scope,
+			"digests": append([]string{k.Hash()}, db.sealer.Digests(membrane.DigestSkill, k.Fields()...)...)}
 	}
 	return read(ctx, db, func(tx neo4j.ManagedTransaction) (map[membrane.CompetenceKey]*membrane.Record, error) {
 		rows, err := collect(ctx, tx, cypher.Must("find_competences"), map[string]any{"keys": ks})
@@ -100,7 +107,9 @@ func (db *DB) FindCompetences(ctx context.Context, keys []membrane.CompetenceKey
 			k, _ := row.Values[0].(map[string]any)
 			p, _ := row.Values[1].(map[string]any)
 			r, err := db.recordFromProps(p)
-			if err != nil {
+			if errors.Is(err, errUnopened) {
+				continue
+			} else if err != nil {
 				return nil, err
 			}
 			out[membrane.CompetenceKey{SkillName: str(k["skillName"]), Scope: str(k["scope"])}] = r

@@ -78,6 +78,12 @@ type DB struct {
 	// textMatches bounds the full-text matches a records text filter
 	// reads (membrane.MaxTextMatches when 0); tests lower it.
 	textMatches int
+
+	// failed holds the records Migrate's steps could not open (by id, with
+	// the key id that sealed them), and unreadable how many sealed records
+	// this server cannot open (Unreadable).
+	failed     map[string]string
+	unreadable int
 }
 
 // Open creates the driver and waits, until ctx ends, for Neo4j to answer.
@@ -152,6 +158,7 @@ func (db *DB) Migrate(ctx context.Context) error {
 	if err := db.schemaStatement(ctx, cypher.Must("await_indexes")); err != nil {
 		return fmt.Errorf("await indexes: %w", err)
 	}
+	db.failed = nil
 	if err := db.backfillEntityTerms(ctx); err != nil {
 		return fmt.Errorf("backfill entity terms: %w", err)
 	}
@@ -173,7 +180,10 @@ func (db *DB) Migrate(ctx context.Context) error {
 	if err := db.backfillBlindTerms(ctx); err != nil {
 		return fmt.Errorf("backfill blind index: %w", err)
 	}
-	return nil
+	if err := db.keySealedDigests(ctx); err != nil {
+		return err
+	}
+	return db.countUnreadable(ctx)
 }
 
 // once runs the data migration in cypher/<name>.cypher (an idempotent
@@ -199,7 +209,7 @@ func (db *DB) migrationDone(ctx context.Context, name string) (bool, error) {
 			return false, err
 		}
 		done, _ := row.Values[0].(bool)
-		return done, nil
+		return done, nil // tried but skipped records: not done
 	})
 }
 

@@ -88,7 +88,7 @@ func (db *DB) Events(ctx context.Context, q membrane.EventQuery) (membrane.Event
 			if vis == membrane.Invisible || vis == membrane.Redacted && !q.WithRecords {
 				continue // the statement's gate already left these out; this is the last word
 			}
-			a, err := db.auditFromProps(props)
+			a, err := db.readAudit(props)
 			if err != nil {
 				return membrane.EventBatch{}, err
 			}
@@ -100,7 +100,7 @@ func (db *DB) Events(ctx context.Context, q membrane.EventQuery) (membrane.Event
 				e.Entry = membrane.RedactEntry(a)
 			}
 			if rp, ok := row.Values[1].(map[string]any); ok {
-				r, err := db.recordFromProps(rp)
+				r, err := db.readRecord(rp)
 				if err != nil {
 					return membrane.EventBatch{}, err
 				}

@@ -1,5 +1,7 @@
 package neo4j
 
+import "context"
+
 // CommitUncertain exposes commitUncertain to the external tests, which
 // classify real driver errors with it.
 var CommitUncertain = commitUncertain
@@ -8,3 +10,17 @@ var CommitUncertain = commitUncertain
 // reads (membrane.MaxTextMatches by default), so that a test can reach the
 // bound with a few records.
 func SetTextMatches(db *DB, n int) { db.textMatches = n }
+
+// MigrationDue exposes migrationDue: whether a start of db would run the
+// data migration name (the tests assert that a server missing a key does
+// not rescan at every start).
+func (db *DB) MigrationDue(ctx context.Context, name string) (bool, error) {
+	return db.migrationDue(ctx, name)
+}
+
+// FinishMigration exposes finishMigration, so that a test can record a
+// migration of its own name instead of racing other tests' starts over
+// the real ones.
+func (db *DB) FinishMigration(ctx context.Context, name string, skipped int) error {
+	return db.finishMigration(ctx, name, skipped)
+}

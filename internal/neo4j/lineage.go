@@ -57,7 +57,7 @@ func (db *DB) FindRecordAsOf(ctx context.Context, id string, asOf time.Time) (*m
 		var r *membrane.Record
 		if row != nil {
 			props, _ := row.Values[0].(map[string]any)
-			if r, err = db.recordFromProps(props); err != nil {
+			if r, err = db.readRecord(props); err != nil {
 				return nil, err
 			}
 		}
@@ -110,7 +110,7 @@ func (db *DB) Neighbors(ctx context.Context, ids []string, q membrane.NeighborQu
 			rid, _ := row.Values[0].(string)
 			relProps, _ := row.Values[1].(map[string]any)
 			nodeProps, _ := row.Values[2].(map[string]any)
-			rec, err := db.recordFromProps(nodeProps)
+			rec, err := db.readRecord(nodeProps)
 			if err != nil {
 				return nil, err
 			}
@@ -143,7 +143,7 @@ func (db *DB) SupersedeChains(ctx context.Context, ids []string, asOf *time.Time
 			chain, _ := row.Values[1].([]any)
 			for _, c := range chain {
 				props, _ := c.(map[string]any)
-				r, err := db.recordFromProps(props)
+				r, err := db.readRecord(props)
 				if err != nil {
 					return nil, err
 				}
@@ -181,7 +181,7 @@ func (db *DB) Lineage(ctx context.Context, id string, q membrane.LineageQuery) (
 		for _, n := range nodes {
 			m, _ := n.(map[string]any)
 			props, _ := m["node"].(map[string]any)
-			rec, err := db.recordFromProps(props)
+			rec, err := db.readRecord(props)
 			if err != nil {
 				return nil, err
 			}

@@ -3,6 +3,7 @@ package neo4j
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -202,13 +203,26 @@ func plainAuditProps(a *membrane.AuditEntry) (map[string]any, error) {
 	return p, nil
 }
 
+// readAudit is auditFromProps for read paths: an entry whose sealed values
+// do not open (its record's key is missing or changed) is returned
+// redacted (membrane.RedactEntry: id, record id, action, time), so that it
+// never fails a whole page nor a subscription's feed.
+func (db *DB) readAudit(p map[string]any) (*membrane.AuditEntry, error) {
+	a, err := db.auditFromProps(p)
+	if !errors.Is(err, errUnopened) {
+		return a, err
+	}
+	return membrane.RedactEntry(&membrane.AuditEntry{ID: str(p["id"]), RecordID: str(p["recordId"]),
+		Action: membrane.AuditAction(str(p["action"])), Timestamp: tm(p["at"])}), nil
+}
+
 // auditFromProps rebuilds an audit entry from its node properties.
 func (db *DB) auditFromProps(p map[string]any) (*membrane.AuditEntry, error) {
 	for _, k := range []string{"rationale", "previous", "actorDetail"} {
 		if s, ok := p[k].(string); ok && membrane.IsSealed(s) {
 			plain, err := db.sealer.Open(s, str(p["id"])+"/"+k)
 			if err != nil {
-				return nil, fmt.Errorf("audit %s: %w", str(p["id"]), err)
+				return nil, fmt.Errorf("audit %s: %w: %w", str(p["id"]), errUnopened, err)
 			}
 			p[k] = string(plain)
 		}
@@ -293,12 +307,14 @@ func (db *DB) seal(r *membrane.Record, p map[string]any) error {
 			// Only sealed records have blind terms and the encrypted
 			// mark (a record whose sensitivity was lowered loses them).
 			p["blindTerms"], p["blindKeyId"], p["blindTermsVersion"], p["encrypted"] = nil, nil, nil, nil
+			p["blindNames"], p["digestKeyId"] = nil, nil
 		}
 		return nil
 	}
 	if err := db.blindTerms(r, p); err != nil {
 		return err
 	}
+	db.keyedDigests(r, p)
 	p["encrypted"] = true
 	for _, k := range sealedProps {
 		if s, ok := p[k].(string); ok {
@@ -371,6 +387,34 @@ func (db *DB) blindTerms(r *membrane.Record, p map[string]any) error {
 	return nil
 }
 
+// keyedDigests replaces the lookup digests p writes (factKey, skillKey) by
+// keyed ones under the active key, and gives a sealed entity whose payload
+// p writes its blindNames (the keyed digests of its names, which capture
+// resolves it by instead of plaintext terms), with digestKeyId, the key
+// they were computed under. An unkeyed digest of a sealed fact's or skill's
+// fields would let someone holding the database confirm a guess of them.
+func (db *DB) keyedDigests(r *membrane.Record, p map[string]any) {
+	keyed := false
+	if _, ok := p["factKey"]; ok {
+		if k, ok := membrane.KeyOf(r); ok {
+			p["factKey"], _, keyed = db.sealer.ActiveDigest(membrane.DigestFact, k.Fields()...)
+		}
+	}
+	if _, ok := p["skillKey"]; ok {
+		if k, ok := membrane.KeyOfCompetence(r); ok {
+			p["skillKey"], _, keyed = db.sealer.ActiveDigest(membrane.DigestSkill, k.Fields()...)
+		}
+	}
+	if _, ok := p["payload"]; ok {
+		if e, ok := r.Payload.(*membrane.EntityPayload); ok {
+			p["blindNames"], _, keyed = db.sealer.EntityNameDigests(r.Scope, e)
+		}
+	}
+	if keyed {
+		p["digestKeyId"] = db.sealer.Active()
+	}
+}
+
 // freeTextProps are the payload fields copied out as properties that hold
 // free text, which a sensitive record does not store in clear. The session
 // (sessionKey) is one, and its position (sessionAt) goes with it: a sealed
@@ -385,7 +429,7 @@ func (db *DB) unseal(p map[string]any) error {
 		if s, ok := p[k].(string); ok && membrane.IsSealed(s) {
 			plain, err := db.sealer.Open(s, id+"/"+k)
 			if err != nil {
-				return fmt.Errorf("record %s: %w", id, err)
+				return unopenedError(id, err)
 			}
 			p[k] = string(plain)
 		}
@@ -395,13 +439,46 @@ func (db *DB) unseal(p map[string]any) error {
 			if s, ok := e.(string); ok && membrane.IsSealed(s) {
 				plain, err := db.sealer.Open(s, id+"/contestEvidence")
 				if err != nil {
-					return fmt.Errorf("record %s: %w", id, err)
+					return unopenedError(id, err)
 				}
 				ev[i] = string(plain)
 			}
 		}
 	}
 	return nil
+}
+
+// errUnopened marks the error of a record whose sealed values do not open
+// (sealed under a key this server lacks, or failing authentication).
+var errUnopened = errors.New("sealed value does not open")
+
+// unopenedError is the error of record id whose sealed value did not open
+// (err): FAILED_PRECONDITION for a caller (a revision of it), with
+// errUnopened for the read paths and start-up steps that pass over it.
+func unopenedError(id string, err error) error {
+	return fmt.Errorf("%w: %w: %w", membrane.Errorf(membrane.EPRECONDITION,
+		"record %q is sealed under an encryption key this server does not hold", id), errUnopened, err)
+}
+
+// readRecord is recordFromProps for read paths, whose result is then gated
+// (view): a record whose sealed values do not open is returned redacted
+// (its clear metadata, no payload: docs/operations.md, "Unknown keys"), so
+// that it never fails a whole page; the gate then shows it redacted to a
+// request that would see it in full or redacted, and not at all to others.
+func (db *DB) readRecord(props map[string]any) (*membrane.Record, error) {
+	r, err := db.recordFromProps(props)
+	if !errors.Is(err, errUnopened) {
+		return r, err
+	}
+	meta := make(map[string]any, len(props))
+	for k, v := range props {
+		meta[k] = v
+	}
+	meta["payload"], meta["provenanceSources"], meta["contestEvidence"] = "{}", "", nil
+	if r, err = db.recordFromProps(meta); err != nil {
+		return nil, err
+	}
+	return membrane.Redact(r), nil
 }
 
 // recordRows decodes the record in the first column of each row.
@@ -422,12 +499,13 @@ func (db *DB) recordRows(rows []*neo4j.Record) ([]*membrane.Record, error) {
 // instant it was read as of, and returns them as the request may see them,
 // leaving out the invisible.
 func (db *DB) visibleRows(ctx context.Context, rows []*neo4j.Record, asOf *time.Time) ([]*membrane.Record, error) {
-	recs, err := db.recordRows(rows)
-	if err != nil {
-		return nil, err
-	}
-	out := recs[:0]
-	for _, r := range recs {
+	out := make([]*membrane.Record, 0, len(rows))
+	for _, row := range rows {
+		props, _ := row.Values[0].(map[string]any)
+		r, err := db.readRecord(props)
+		if err != nil {
+			return nil, err
+		}
 		r.AsOf = asOf
 		if r = view(ctx, r); r != nil {
 			out = append(out, r)

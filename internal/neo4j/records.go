@@ -147,7 +147,7 @@ func (db *DB) FindRecordByID(ctx context.Context, id string) (*membrane.Record, 
 			return nil, err
 		}
 		props, _ := row.Values[0].(map[string]any)
-		return db.recordFromProps(props)
+		return db.readRecord(props)
 	})
 	if err != nil {
 		return nil, err

@@ -40,7 +40,10 @@ func (db *DB) Reseal(ctx context.Context, keyID string) (records, audits int, er
 				out[i] = map[string]any{"id": r.ID, "props": map[string]any{
 					"payload": p["payload"], "provenanceSources": p["provenanceSources"], "contestEvidence": p["contestEvidence"],
 					// The blind terms move to the active key too.
-					"blindTerms": p["blindTerms"], "blindKeyId": p["blindKeyId"], "blindTermsVersion": p["blindTermsVersion"]}}
+					"blindTerms": p["blindTerms"], "blindKeyId": p["blindKeyId"], "blindTermsVersion": p["blindTermsVersion"],
+					// And the keyed lookup digests (null removes what the
+					// record has none of).
+					"factKey": p["factKey"], "skillKey": p["skillKey"], "blindNames": p["blindNames"], "digestKeyId": p["digestKeyId"]}}
 			}
 			_, err = single(ctx, tx, cypher.Must("reseal_records"), map[string]any{"rows": out})
 			return len(out), err

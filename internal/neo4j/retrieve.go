@@ -178,10 +178,10 @@ func (db *DB) candidateRows(ctx context.Context, rows []any, asOf *time.Time) ([
 		}
 		if props, ok := m["props"].(map[string]any); ok {
 			r, err := db.recordFromProps(props)
-			if errors.Is(err, membrane.ErrSealKeyMissing) {
-				// Sealed under a key this server lacks (its caption or
-				// its blind terms matched): it cannot be shown, and it
-				// must not fail the retrieval of the others.
+			if errors.Is(err, errUnopened) {
+				// Sealed under a key this server lacks, or a changed key
+				// (its caption or its blind terms matched): it cannot be
+				// shown, and it must not fail the retrieval of the others.
 				continue
 			}
 			if err != nil {
@@ -257,7 +257,7 @@ func (db *DB) RetrieveGraph(ctx context.Context, g membrane.GraphQuery, threshol
 			var next []*membrane.GraphNode
 			for _, x := range nodes {
 				props, _ := x.(map[string]any)
-				rec, err := db.recordFromProps(props)
+				rec, err := db.readRecord(props)
 				if err != nil {
 					return nil, err
 				}

@@ -30,8 +30,8 @@ func (db *DB) repairSealing(ctx context.Context) error {
 	if level < 0 || !db.sealer.Searchable(membrane.SensitivityHyper.Level()) {
 		return nil
 	}
-	done, err := db.migrationDone(ctx, sealRepairMigration)
-	if err != nil || done {
+	due, err := db.migrationDue(ctx, sealRepairMigration)
+	if err != nil || !due {
 		return err
 	}
 	const batch = 500
@@ -55,9 +55,10 @@ func (db *DB) repairSealing(ctx context.Context) error {
 				props, _ := row.Values[0].(map[string]any)
 				res.last = str(props["id"])
 				r, err := db.recordFromProps(props)
-				if err != nil {
+				if db.unopened(props, err) {
 					// Does not open (a sealed field under a key this server
-					// lacks): counted, and the migration runs again.
+					// lacks): counted, and the migration runs again at a
+					// start with another key.
 					res.skipped++
 					continue
 				}
@@ -86,8 +87,5 @@ func (db *DB) repairSealing(ctx context.Context) error {
 		}
 		after = res.last
 	}
-	if skipped > 0 {
-		return nil // run again at the next start
-	}
-	return db.recordMigration(ctx, sealRepairMigration)
+	return db.finishMigration(ctx, sealRepairMigration, skipped)
 }

@@ -1,0 +1,6 @@
+// How many sealed records each key id sealed (the id in the payload's
+// mbx1:<key id>: prefix): start-up counts those under key ids the server
+// does not hold.
+MATCH (m:Memory)
+WHERE m.encrypted = true AND m.payload STARTS WITH 'mbx1:'
+RETURN split(m.payload, ':')[1] AS keyId, count(*) AS n

@@ -1,0 +1,116 @@
+package neo4j_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/membrane/membrane/internal/membrane"
+	"github.com/membrane/membrane/internal/neo4j"
+	"github.com/membrane/membrane/internal/neo4jtest"
+	driver "github.com/neo4j/neo4j-go-driver/v5/neo4j"
+)
+
+// TestSealedDigestsKeyed: a sealed fact's stored factKey is keyed: neither
+// the unkeyed SHA-256 of its fields (the digest of an earlier version,
+// which confirmed a guess of them) nor the keyed digest under another key
+// matches it, while consolidation still finds the fact by its key and
+// groups sealed duplicates (and only duplicates: sealed facts store no
+// subject nor object, and used to be grouped all together); after a
+// rotation and `membrane reseal` it still does, under the new key only.
+// A sealed fact stored with the unkeyed digest (an old database) gets the
+// keyed one at the next start.
+func TestSealedDigestsKeyed(t *testing.T) {
+	neo4jtest.DB(t)
+	suffix := membrane.NewID()
+	oldKey := membrane.SealKey{ID: "dold-" + suffix, Key: bytes.Repeat([]byte{41}, 32)}
+	newKey := membrane.SealKey{ID: "dnew-" + suffix, Key: bytes.Repeat([]byte{42}, 32)}
+	scope := neo4jtest.Scope(t)
+	before := open(t, []membrane.SealKey{oldKey}, oldKey.ID)
+	t.Cleanup(func() {
+		if err := before.DeleteScope(context.Background(), scope); err != nil {
+			t.Error(err)
+		}
+	})
+	high := membrane.SensitivityHigh
+	key := membrane.FactKey{Scope: scope, Subject: "payroll", Predicate: "runs_on", Object: "the 25th"}
+	first := sealedFact(t, before, scope, high, key.Subject, key.Predicate, key.Object)
+	second := sealedFact(t, before, scope, high, key.Subject, key.Predicate, key.Object)
+	other := sealedFact(t, before, scope, high, "payroll", "runs_on", "the 1st")
+
+	stored, _ := nodeProps(t, first)["factKey"].(string)
+	unkeyed := sha256.New()
+	for _, f := range key.Fields() {
+		unkeyed.Write([]byte(f + "\x00"))
+	}
+	for name, guess := range map[string]string{
+		"unkeyed SHA-256 of the fields": hex.EncodeToString(unkeyed.Sum(nil)),
+		"FactKey.Hash":                  key.Hash(),
+		"keyed under another key":       membrane.Digest(membrane.DigestKey(newKey.Key), membrane.DigestFact, key.Fields()...),
+	} {
+		if stored == guess {
+			t.Fatalf("the stored factKey is the %s: a guess is confirmed without the key", name)
+		}
+	}
+	if want := membrane.Digest(membrane.DigestKey(oldKey.Key), membrane.DigestFact, key.Fields()...); stored != want {
+		t.Fatalf("factKey %s, want the keyed digest %s", stored, want)
+	}
+
+	sys := membrane.NewContextWithTrust(t.Context(), membrane.SystemTrust("test"))
+	consolidation := func(t *testing.T, db *neo4j.DB) {
+		t.Helper()
+		found, err := db.FindFacts(sys, []membrane.FactKey{key})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f := found[key]; f == nil || f.ID != first {
+			t.Fatalf("FindFacts: %+v, want %s", found[key], first)
+		}
+		groups, err := db.DuplicateFacts(sys, membrane.SweepOptions{Now: time.Now(), Scopes: []string{scope}}, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := [][]string{{first, second}}; len(groups) != 1 || !slices.Equal(groups[0], want[0]) {
+			t.Fatalf("duplicate groups %v, want %v (not %s)", groups, want, other)
+		}
+	}
+	t.Run("before rotation", func(t *testing.T) { consolidation(t, before) })
+
+	rotated := open(t, []membrane.SealKey{newKey, oldKey}, newKey.ID)
+	if _, _, err := rotated.Reseal(sys, oldKey.ID); err != nil {
+		t.Fatal(err)
+	}
+	if p := nodeProps(t, first); p["factKey"] != membrane.Digest(membrane.DigestKey(newKey.Key), membrane.DigestFact, key.Fields()...) || p["digestKeyId"] != newKey.ID {
+		t.Fatalf("after reseal: factKey %v under %v, want the new key's", p["factKey"], p["digestKeyId"])
+	}
+	newOnly := open(t, []membrane.SealKey{newKey}, newKey.ID)
+	t.Run("after reseal, new key only", func(t *testing.T) { consolidation(t, newOnly) })
+
+	t.Run("migration of an unkeyed digest", func(t *testing.T) {
+		drv, err := driver.NewDriverWithContext(os.Getenv("NEO4J_URI"), driver.NoAuth())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer drv.Close(context.Background())
+		if _, err := driver.ExecuteQuery(t.Context(), drv, `MATCH (m:Memory {id: $id}) SET m.factKey = $unkeyed REMOVE m.digestKeyId
+			WITH count(*) AS n OPTIONAL MATCH (g:Migration {name: $name}) DETACH DELETE g`,
+			map[string]any{"id": other, "unkeyed": membrane.FactKey{Scope: scope, Subject: "payroll", Predicate: "runs_on", Object: "the 1st"}.Hash(),
+				"name": neo4j.SealedDigestsMigration}, driver.EagerResultTransformer); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+		defer cancel()
+		if err := newOnly.Migrate(ctx); err != nil {
+			t.Fatal(err)
+		}
+		want := membrane.Digest(membrane.DigestKey(newKey.Key), membrane.DigestFact, scope, "payroll", "runs_on", "the 1st")
+		if p := nodeProps(t, other); p["factKey"] != want || p["digestKeyId"] != newKey.ID {
+			t.Fatalf("after the migration: factKey %v under %v, want the keyed digest", p["factKey"], p["digestKeyId"])
+		}
+	})
+}

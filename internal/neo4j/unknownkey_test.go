@@ -1,0 +1,155 @@
+package neo4j_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/membrane/membrane/internal/membrane"
+	"github.com/membrane/membrane/internal/neo4j"
+	"github.com/membrane/membrane/internal/neo4jtest"
+	driver "github.com/neo4j/neo4j-go-driver/v5/neo4j"
+)
+
+// TestUnknownKeyStart: records sealed under a key the server does not hold
+// (a lost key, and a key changed under the same id) do not stop its start
+// (an earlier start failed in the entity-terms backfill with "cipher:
+// message authentication failed"): they are counted (Unreadable), the
+// migrations that skipped them are recorded with the server's keys and not
+// run again at the next start with the same keys (only with a new one),
+// and reads serve every record: the unreadable ones redacted, never an
+// error for the page.
+func TestUnknownKeyStart(t *testing.T) {
+	neo4jtest.DB(t)
+	suffix := membrane.NewID()
+	lost := membrane.SealKey{ID: "lost-" + suffix, Key: bytes.Repeat([]byte{31}, 32)}
+	kept := membrane.SealKey{ID: "kept-" + suffix, Key: bytes.Repeat([]byte{32}, 32)}
+	changed := membrane.SealKey{ID: kept.ID, Key: bytes.Repeat([]byte{33}, 32)} // same id, other key
+	scope := neo4jtest.Scope(t)
+	withLost := open(t, []membrane.SealKey{lost}, lost.ID)
+	t.Cleanup(func() {
+		if err := withLost.DeleteScope(context.Background(), scope); err != nil {
+			t.Error(err)
+		}
+	})
+	high := membrane.SensitivityHigh
+	lostEntity := captureProject(t, withLost, writerAt(high, scope), scope, high, "Lost Harbour "+suffix)
+	lostFact := sealedFact(t, withLost, scope, high, "lighthouse", "guards", "the lost harbour")
+	changedFact := sealedFact(t, open(t, []membrane.SealKey{changed}, changed.ID), scope, high, "lighthouse", "guards", "the changed harbour")
+	server := open(t, []membrane.SealKey{kept}, kept.ID)
+	readable := sealedFact(t, server, scope, high, "lighthouse", "guards", "the kept harbour")
+	plain := sealedFact(t, server, scope, membrane.SensitivityLow, "lighthouse", "stands", "on the cliff")
+
+	// An earlier start: the entity has neither terms nor blind names, and
+	// no migration has run.
+	drv, err := driver.NewDriverWithContext(os.Getenv("NEO4J_URI"), driver.NoAuth())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer drv.Close(context.Background())
+	names := []string{neo4j.SealedDigestsMigration, neo4j.BlindTermsMigration(), "seal_repair_v1"}
+	if _, err := driver.ExecuteQuery(t.Context(), drv, `MATCH (e:Memory) WHERE e.id IN $ids REMOVE e.terms, e.blindNames, e.digestKeyId
+		WITH count(*) AS n OPTIONAL MATCH (g:Migration) WHERE g.name IN $names DETACH DELETE g`,
+		map[string]any{"ids": lostEntity, "names": names}, driver.EagerResultTransformer); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	if err := server.Migrate(ctx); err != nil {
+		t.Fatalf("start with a key missing: %v", err)
+	}
+	// At least the three of this test (other tests' records under their
+	// own keys are in the shared database too).
+	if n := server.Unreadable(); n < 3 {
+		t.Fatalf("unreadable = %d, want at least 3", n)
+	}
+	// The keyed-digest migration skipped the lost entity (it has neither
+	// terms nor blind names, nor a key to compute them): recorded as
+	// skipping, not done. (Other tests' starts may run it again meanwhile,
+	// with their keys; they skip the same entity.)
+	res, err := driver.ExecuteQuery(t.Context(), drv, `MATCH (g:Migration {name: $name}) RETURN g.skipped`,
+		map[string]any{"name": neo4j.SealedDigestsMigration}, driver.EagerResultTransformer)
+	if err != nil || len(res.Records) != 1 || res.Records[0].Values[0] == nil {
+		t.Fatalf("the keyed-digest migration is not recorded as skipping: %v %v", res, err)
+	}
+	// When it is due: a migration of this test's own name (the real ones
+	// are shared with every test's start).
+	name := "test_due_" + suffix
+	rotated := open(t, []membrane.SealKey{kept, {ID: "new-" + suffix, Key: bytes.Repeat([]byte{34}, 32)}}, kept.ID)
+	steps := []struct {
+		step    string
+		run     func() error
+		db      *neo4j.DB
+		wantDue bool
+	}{
+		{"never run", nil, server, true},
+		{"skipped with the same keys", func() error { return server.FinishMigration(ctx, name, 3) }, server, false},
+		{"with a new key", nil, rotated, true},
+		{"skipped with the new key too", func() error { return rotated.FinishMigration(ctx, name, 1) }, server, false},
+		{"done", func() error { return rotated.FinishMigration(ctx, name, 0) }, open(t, []membrane.SealKey{{ID: "other-" + suffix, Key: bytes.Repeat([]byte{35}, 32)}}, "other-"+suffix), false},
+	}
+	defer func() { // before drv closes
+		if _, err := driver.ExecuteQuery(context.Background(), drv, `MATCH (g:Migration {name: $name}) DELETE g`,
+			map[string]any{"name": name}, driver.EagerResultTransformer); err != nil {
+			t.Error(err)
+		}
+	}()
+	for _, s := range steps {
+		if s.run != nil {
+			if err := s.run(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if due, err := s.db.MigrationDue(ctx, name); err != nil || due != s.wantDue {
+			t.Fatalf("%s: due %v (%v), want %v", s.step, due, err, s.wantDue)
+		}
+	}
+
+	hyper := membrane.NewContextWithTrust(t.Context(), trustAt(membrane.SensitivityHyper, scope))
+	page, err := server.FindRecords(hyper, membrane.RecordFilter{Scopes: []string{scope}}, membrane.DefaultRecordOrder, membrane.Page{First: 100})
+	if err != nil {
+		t.Fatalf("records page with unreadable records: %v", err)
+	}
+	redacted := map[string]bool{}
+	for _, r := range page.Records {
+		redacted[r.ID] = r.Redacted
+		if r.Redacted && r.Payload != nil {
+			t.Fatalf("redacted record %s has a payload", r.ID)
+		}
+	}
+	for id, want := range map[string]bool{lostEntity[0]: true, lostFact: true, changedFact: true, readable: false, plain: false} {
+		got, ok := redacted[id]
+		if !ok || got != want {
+			t.Fatalf("record %s: listed %v, redacted %v; want listed, redacted %v", id, ok, got, want)
+		}
+	}
+	r, err := server.FindRecordByID(hyper, lostFact)
+	if err != nil || !r.Redacted {
+		t.Fatalf("record(lost): %+v, %v; want it redacted", r, err)
+	}
+	// Its audit entries (rationale sealed) come back redacted, in a page
+	// and per record, never as an error.
+	audits, err := server.FindAuditEntries(hyper, membrane.AuditFilter{RecordID: &lostFact}, membrane.Page{First: 10})
+	if err != nil || len(audits.Entries) != 1 || audits.Entries[0].Rationale != "" || audits.Entries[0].RecordID != lostFact {
+		t.Fatalf("auditLog(lost): %+v, %v; want its one entry, redacted", audits, err)
+	}
+	perRecord, err := server.AuditPagesForRecords(hyper, []string{lostFact, readable}, membrane.Page{First: 10})
+	if err != nil || len(perRecord[lostFact].Entries) != 1 || perRecord[readable].Entries[0].Rationale == "" {
+		t.Fatalf("Record.auditLog: %+v, %v", perRecord, err)
+	}
+	low := membrane.NewContextWithTrust(t.Context(), trustAt(membrane.SensitivityLow, scope))
+	if _, err := server.FindRecordByID(low, lostFact); membrane.ErrorCode(err) != membrane.ENOTFOUND {
+		t.Fatalf("record(lost) for a low reader: %v, want NOT_FOUND", err)
+	}
+	// Retrieve by text, and browsing (no query: the newest records, the
+	// unreadable ones among them), leave the unreadable records out.
+	for _, q := range []string{"lighthouse harbour", ""} {
+		got, _ := retrieveAs(t, server, trustAt(membrane.SensitivityHyper, scope), q, time.Now().Add(time.Minute))
+		if !slices.Contains(got, readable) || slices.Contains(got, changedFact) || slices.Contains(got, lostFact) {
+			t.Fatalf("retrieve %q: %v, want %s among the hits and neither %s nor %s", q, got, readable, changedFact, lostFact)
+		}
+	}
+}
