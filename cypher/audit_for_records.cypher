@@ -9,4 +9,5 @@ CALL (rid) {
   ORDER BY a.at, a.id
   LIMIT $limit
 }
-RETURN rid, collect(properties(a)) AS entries
+// refNow: as in audit_page.
+RETURN rid, collect(a {.*, refNow: [rid IN coalesce(a.refIds, []) | head(COLLECT { MATCH (o:Memory {id: rid}) RETURN [o.sensitivityLevel, o.scope] })]}) AS entries

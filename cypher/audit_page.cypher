@@ -1,5 +1,5 @@
 // Audit entries across records, oldest first, keyset on (at, id). ORDER BY
-// names the node a, so properties are built only for the rows returned.
+// and LIMIT name the node a, so properties are built only for the rows returned.
 // Trust gate: audit entries carry their record's scope and sensitivity
 // (copied when written, so tombstones of deleted records stay gated) and
 // are shown only for records seen in full.
@@ -11,6 +11,8 @@ WHERE a.sensitivityLevel <= $ceiling AND ($allScopes OR a.scope = '' OR a.scope 
   AND ($since IS NULL OR a.at >= $since)
   AND ($until IS NULL OR a.at < $until)
   AND ($afterAt IS NULL OR a.at > $afterAt OR (a.at = $afterAt AND a.id > $afterId))
-RETURN properties(a) AS props
+WITH a ORDER BY a.at, a.id LIMIT $limit
+// refNow: the level and scope now of each referenced record still there
+// (gating takes the stricter of them and the copy the entry keeps).
+RETURN a {.*, refNow: [rid IN coalesce(a.refIds, []) | head(COLLECT { MATCH (o:Memory {id: rid}) RETURN [o.sensitivityLevel, o.scope] })]} AS props
 ORDER BY a.at, a.id
-LIMIT $limit

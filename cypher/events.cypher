@@ -16,5 +16,6 @@ WHERE a.seq > $after AND a.seq <= $upTo
 WITH a ORDER BY a.seq LIMIT $limit
 OPTIONAL MATCH (m:Memory {id: a.recordId})
 WHERE $withRecords
-RETURN properties(a) AS audit, CASE WHEN m IS NULL THEN null ELSE properties(m) END AS record
+// refNow: as in audit_page.
+RETURN a {.*, refNow: [rid IN coalesce(a.refIds, []) | head(COLLECT { MATCH (o:Memory {id: rid}) RETURN [o.sensitivityLevel, o.scope] })]} AS audit, CASE WHEN m IS NULL THEN null ELSE properties(m) END AS record
 ORDER BY a.seq

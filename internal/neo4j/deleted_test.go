@@ -26,7 +26,7 @@ func TestDeletedIDsAreNeverReused(t *testing.T) {
 
 	deleteByAdmin := func(t *testing.T, id string) {
 		t.Helper()
-		if _, err := db.DeleteRecord(ctx, id, func(r *membrane.Record, edges []string) (*membrane.AuditEntry, error) {
+		if _, err := db.DeleteRecord(ctx, id, func(r *membrane.Record, edges []membrane.AuditRef) (*membrane.AuditEntry, error) {
 			return membrane.PlanDelete(r, edges, meta, at)
 		}); err != nil {
 			t.Fatal(err)
@@ -132,7 +132,7 @@ func TestDeletedIDsBackfill(t *testing.T) {
 	ctx := sysCtx()
 	scope := neo4jtest.Scope(t)
 	gone := create(t, db, t0, fact(scope, "deleted before", 0.5, nil))[0]
-	if _, err := db.DeleteRecord(ctx, gone.ID, func(r *membrane.Record, edges []string) (*membrane.AuditEntry, error) {
+	if _, err := db.DeleteRecord(ctx, gone.ID, func(r *membrane.Record, edges []membrane.AuditRef) (*membrane.AuditEntry, error) {
 		return membrane.PlanDelete(r, edges, membrane.RevisionMeta{Actor: "test"}, t0)
 	}); err != nil {
 		t.Fatal(err)

@@ -93,7 +93,7 @@ func (db *DB) Events(ctx context.Context, q membrane.EventQuery) (membrane.Event
 				return membrane.EventBatch{}, err
 			}
 			_, scoped := props["scope"]
-			e := &membrane.Event{Seq: integer(props["seq"]), Entry: a, Redacted: vis == membrane.Redacted,
+			e := &membrane.Event{Seq: integer(props["seq"]), Entry: t.GateEntry(a), Redacted: vis == membrane.Redacted,
 				Gate: membrane.EventGate{Level: int(integer(props["sensitivityLevel"])), Scope: str(props["scope"]), Unscoped: !scoped,
 					RecordType: membrane.MemoryType(str(props["recordType"]))}}
 			if e.Redacted {

@@ -173,8 +173,16 @@ func plainAuditProps(a *membrane.AuditEntry) (map[string]any, error) {
 		"at":          a.Timestamp.UTC(),
 		"rationale":   a.Rationale,
 	}
-	if len(a.RemovedEdges) > 0 {
-		p["removedEdges"] = a.RemovedEdges
+	if len(a.Related) > 0 {
+		// Parallel lists, in clear: ids, roles and predicates are no more
+		// than the graph's edges show; the level and scope copies let
+		// gating hide the reference even after its record is deleted.
+		roles, ids, preds, scopes := make([]string, len(a.Related)), make([]string, len(a.Related)), make([]string, len(a.Related)), make([]string, len(a.Related))
+		levels := make([]int64, len(a.Related))
+		for i, r := range a.Related {
+			roles[i], ids[i], preds[i], levels[i], scopes[i] = string(r.Role), r.RecordID, string(r.Pred), int64(r.Level), r.Scope
+		}
+		p["refRoles"], p["refIds"], p["refPredicates"], p["refLevels"], p["refScopes"] = roles, ids, preds, levels, scopes
 	}
 	if a.Previous != nil {
 		// Status and salience before the change are also plain properties:
@@ -222,15 +230,50 @@ func (db *DB) auditFromProps(p map[string]any) (*membrane.AuditEntry, error) {
 		Timestamp:   tm(p["at"]),
 		Rationale:   str(p["rationale"]),
 	}
-	if e, ok := p["removedEdges"]; ok {
-		a.RemovedEdges = strs(e)
-	}
+	a.Related = auditRefs(p)
 	if s := str(p["previous"]); s != "" {
 		if err := json.Unmarshal([]byte(s), &a.Previous); err != nil {
 			return nil, fmt.Errorf("audit %s: decode previous: %w", a.ID, err)
 		}
 	}
 	return a, nil
+}
+
+// auditRefs rebuilds an entry's references from its parallel lists. A
+// statement that read the entry may add refNow: per reference, the
+// [sensitivityLevel, scope] of its record now, or null when it is gone; a
+// reference is then gated on the stricter of the copy and the record now.
+func auditRefs(p map[string]any) []membrane.AuditRef {
+	ids := strs(p["refIds"])
+	if len(ids) == 0 {
+		return nil
+	}
+	roles, preds, scopes := strs(p["refRoles"]), strs(p["refPredicates"]), strs(p["refScopes"])
+	levels, _ := p["refLevels"].([]any)
+	now, _ := p["refNow"].([]any)
+	out := make([]membrane.AuditRef, len(ids))
+	for i, id := range ids {
+		r := membrane.AuditRef{RecordID: id, Level: membrane.UnknownLevel}
+		if i < len(roles) {
+			r.Role = membrane.AuditRefRole(roles[i])
+		}
+		if i < len(preds) {
+			r.Pred = membrane.Predicate(preds[i])
+		}
+		if i < len(levels) && i < len(scopes) {
+			r.Level, r.Scope = int(integer(levels[i])), scopes[i]
+		}
+		if i < len(now) {
+			if cur, ok := now[i].([]any); ok && len(cur) == 2 {
+				r.Level = max(r.Level, int(integer(cur[0])))
+				if str(cur[1]) != r.Scope {
+					r.Level = membrane.UnknownLevel // moved scope: seen by neither rule, shown to nobody
+				}
+			}
+		}
+		out[i] = r
+	}
+	return out
 }
 
 func str(v any) string {
