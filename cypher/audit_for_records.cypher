@@ -10,4 +10,9 @@ CALL (rid) {
   LIMIT $limit
 }
 // refNow: as in audit_page.
-RETURN rid, collect(a {.*, refNow: [rid IN coalesce(a.refIds, []) | head(COLLECT { MATCH (o:Memory {id: rid}) RETURN [o.sensitivityLevel, o.scope] })]}) AS entries
+CALL (a) {
+  UNWIND coalesce(a.refIds, []) AS ref
+  OPTIONAL MATCH (o:Memory {id: ref})
+  RETURN collect([ref, o.sensitivityLevel, o.scope]) AS refNow
+}
+RETURN rid, collect(a {.*, refNow: refNow}) AS entries

@@ -12,7 +12,13 @@ WHERE a.sensitivityLevel <= $ceiling AND ($allScopes OR a.scope = '' OR a.scope 
   AND ($until IS NULL OR a.at < $until)
   AND ($afterAt IS NULL OR a.at > $afterAt OR (a.at = $afterAt AND a.id > $afterId))
 WITH a ORDER BY a.at, a.id LIMIT $limit
-// refNow: the level and scope now of each referenced record still there
-// (gating takes the stricter of them and the copy the entry keeps).
-RETURN a {.*, refNow: [rid IN coalesce(a.refIds, []) | head(COLLECT { MATCH (o:Memory {id: rid}) RETURN [o.sensitivityLevel, o.scope] })]} AS props
+CALL (a) {
+  // refNow: the level and scope now of each referenced record still
+  // there, by id (gating takes the stricter of them and the copy the
+  // entry keeps).
+  UNWIND coalesce(a.refIds, []) AS rid
+  OPTIONAL MATCH (o:Memory {id: rid})
+  RETURN collect([rid, o.sensitivityLevel, o.scope]) AS refNow
+}
+RETURN a {.*, refNow: refNow} AS props
 ORDER BY a.at, a.id

@@ -17,5 +17,10 @@ WITH a ORDER BY a.seq LIMIT $limit
 OPTIONAL MATCH (m:Memory {id: a.recordId})
 WHERE $withRecords
 // refNow: as in audit_page.
-RETURN a {.*, refNow: [rid IN coalesce(a.refIds, []) | head(COLLECT { MATCH (o:Memory {id: rid}) RETURN [o.sensitivityLevel, o.scope] })]} AS audit, CASE WHEN m IS NULL THEN null ELSE properties(m) END AS record
+CALL (a) {
+  UNWIND coalesce(a.refIds, []) AS rid
+  OPTIONAL MATCH (o:Memory {id: rid})
+  RETURN collect([rid, o.sensitivityLevel, o.scope]) AS refNow
+}
+RETURN a {.*, refNow: refNow} AS audit, CASE WHEN m IS NULL THEN null ELSE properties(m) END AS record
 ORDER BY a.seq

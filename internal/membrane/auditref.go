@@ -108,3 +108,98 @@ func (t Trust) GateEntry(a *AuditEntry) *AuditEntry {
 	}
 	return &out
 }
+
+// LegacyRationalePrefixes are how the rationales that named other records
+// began before audit references existed; the start-up migration reads the
+// entries whose rationale begins so (or is sealed) and no others. A
+// relation's source entry began with the predicate and its target's with
+// the target's own id, so every relate entry is read too.
+var LegacyRationalePrefixes = []string{
+	"superseded by ", "supersedes ", "forked to ", "forked from ", "merged from ", "merged into ",
+	"contested by ", "contests ", "reinforced: supported by episode ", "extracted from successful episode ", "plan of ",
+}
+
+// LegacyRationale splits a rationale written before audit references into
+// the caller's words and the references the text named (Level and Scope
+// left for the caller to fill in). changed is false when the text names no
+// record. The caller's words are what followed the first ": " after the
+// generated part; on a contesting record's entry and a relation target's
+// entry they are dropped, as entries written now carry none there. The
+// texts are the ones internal/membrane wrote (revision.go, consolidation.go)
+// before this change; ids containing ": " or ", " cannot be told apart from
+// the words and are read up to the first of them.
+func LegacyRationale(action AuditAction, rationale string) (words string, refs []AuditRef, changed bool) {
+	head, tail, _ := strings.Cut(rationale, ": ")
+	cut := func(prefix string) (string, bool) { return strings.CutPrefix(head, prefix) }
+	one := func(role AuditRefRole, id string) (string, []AuditRef, bool) {
+		if id == "" {
+			return rationale, nil, false
+		}
+		return tail, []AuditRef{{Role: role, RecordID: id}}, true
+	}
+	switch action {
+	case AuditSupersede:
+		if id, ok := cut("superseded by "); ok {
+			return one(RefSupersededBy, id)
+		}
+	case AuditFork:
+		if id, ok := cut("forked to "); ok {
+			return one(RefForkedTo, id)
+		}
+	case AuditMerge:
+		if id, ok := cut("merged into "); ok {
+			return one(RefMergedInto, id)
+		}
+	case AuditCreate:
+		if id, ok := cut("supersedes "); ok {
+			return one(RefSupersedes, id)
+		}
+		if id, ok := cut("forked from "); ok {
+			return one(RefForkedFrom, id)
+		}
+		if list, ok := cut("merged from "); ok {
+			for _, id := range strings.Split(list, ", ") {
+				if id != "" {
+					refs = append(refs, AuditRef{Role: RefMergedFrom, RecordID: id})
+				}
+			}
+			return tail, refs, len(refs) > 0
+		}
+		if id, ok := strings.CutPrefix(rationale, "extracted from successful episode "); ok && id != "" {
+			return "extracted from a successful episode", []AuditRef{{Role: RefDerivedFrom, RecordID: id}}, true
+		}
+		if rest, ok := strings.CutPrefix(rationale, "plan of "); ok {
+			if n, id, ok := strings.Cut(rest, " steps extracted from episode "); ok && id != "" {
+				return "plan of " + n + " steps extracted from an episode", []AuditRef{{Role: RefDerivedFrom, RecordID: id}}, true
+			}
+		}
+	case AuditReinforce:
+		if id, ok := strings.CutPrefix(rationale, "reinforced: supported by episode "); ok && id != "" {
+			return "reinforced: supported by an episode", []AuditRef{{Role: RefSupportedBy, RecordID: id}}, true
+		}
+	case AuditContest:
+		if id, ok := cut("contests "); ok && id != "" {
+			return "", []AuditRef{{Role: RefContests, RecordID: id}}, true
+		}
+		if _, ok := cut("contested by external reference "); ok {
+			// The reference is the caller's own (also the record's
+			// contest evidence), not a record: kept as written.
+			return rationale, nil, false
+		}
+		if id, ok := cut("contested by "); ok {
+			return one(RefContestedBy, id)
+		}
+	case AuditRelate:
+		// "<target> is the target of <pred> from <source>[: words]"
+		if tgt, rest, ok := strings.Cut(head, " is the target of "); ok && tgt != "" {
+			if pred, src, ok := strings.Cut(rest, " from "); ok && src != "" {
+				return "", []AuditRef{{Role: RefRelatedFrom, RecordID: src, Pred: Predicate(pred)}}, true
+			}
+		}
+		// "<pred> <target>[: words]"
+		if pred, tgt, ok := strings.Cut(head, " "); ok && Predicate(pred).Valid() && tgt != "" && !strings.Contains(tgt, " ") {
+			return tail, []AuditRef{{Role: RefRelatedTo, RecordID: tgt, Pred: Predicate(pred)}}, true
+		}
+	}
+	return rationale, nil, false
+}

@@ -74,6 +74,9 @@ type DB struct {
 	// blindMigrated and blindSkipped count what Migrate's blind-index
 	// backfill did (BlindBackfill).
 	blindMigrated, blindSkipped int
+	// refsMigrated and refsSkipped count what Migrate's audit references
+	// migration did (AuditRefsBackfill).
+	refsMigrated, refsSkipped int
 }
 
 // Open creates the driver and waits, until ctx ends, for Neo4j to answer.
@@ -168,6 +171,9 @@ func (db *DB) Migrate(ctx context.Context) error {
 	}
 	if err := db.backfillBlindTerms(ctx); err != nil {
 		return fmt.Errorf("backfill blind index: %w", err)
+	}
+	if err := db.backfillAuditRefs(ctx); err != nil {
+		return fmt.Errorf("migrate audit references: %w", err)
 	}
 	return nil
 }

@@ -240,8 +240,8 @@ func (db *DB) auditFromProps(p map[string]any) (*membrane.AuditEntry, error) {
 }
 
 // auditRefs rebuilds an entry's references from its parallel lists. A
-// statement that read the entry may add refNow: per reference, the
-// [sensitivityLevel, scope] of its record now, or null when it is gone; a
+// statement that read the entry may add refNow: [id, sensitivityLevel,
+// scope] of each referenced record now (level null when it is gone); a
 // reference is then gated on the stricter of the copy and the record now.
 func auditRefs(p map[string]any) []membrane.AuditRef {
 	ids := strs(p["refIds"])
@@ -250,7 +250,14 @@ func auditRefs(p map[string]any) []membrane.AuditRef {
 	}
 	roles, preds, scopes := strs(p["refRoles"]), strs(p["refPredicates"]), strs(p["refScopes"])
 	levels, _ := p["refLevels"].([]any)
-	now, _ := p["refNow"].([]any)
+	now := map[string][]any{}
+	if l, ok := p["refNow"].([]any); ok {
+		for _, e := range l {
+			if cur, ok := e.([]any); ok && len(cur) == 3 && cur[1] != nil {
+				now[str(cur[0])] = cur[1:]
+			}
+		}
+	}
 	out := make([]membrane.AuditRef, len(ids))
 	for i, id := range ids {
 		r := membrane.AuditRef{RecordID: id, Level: membrane.UnknownLevel}
@@ -263,12 +270,10 @@ func auditRefs(p map[string]any) []membrane.AuditRef {
 		if i < len(levels) && i < len(scopes) {
 			r.Level, r.Scope = int(integer(levels[i])), scopes[i]
 		}
-		if i < len(now) {
-			if cur, ok := now[i].([]any); ok && len(cur) == 2 {
-				r.Level = max(r.Level, int(integer(cur[0])))
-				if str(cur[1]) != r.Scope {
-					r.Level = membrane.UnknownLevel // moved scope: seen by neither rule, shown to nobody
-				}
+		if cur, ok := now[id]; ok {
+			r.Level = max(r.Level, int(integer(cur[0])))
+			if str(cur[1]) != r.Scope {
+				r.Level = membrane.UnknownLevel // moved scope: seen by neither rule, shown to nobody
 			}
 		}
 		out[i] = r
