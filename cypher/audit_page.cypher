@@ -1,5 +1,5 @@
 // Audit entries across records, oldest first, keyset on (at, id). ORDER BY
-// and LIMIT name the node a, so properties are built only for the rows returned.
+// names the node a, so properties are built only for the rows returned.
 // Trust gate: audit entries carry their record's scope and sensitivity
 // (copied when written, so tombstones of deleted records stay gated) and
 // are shown only for records seen in full.
@@ -11,14 +11,6 @@ WHERE a.sensitivityLevel <= $ceiling AND ($allScopes OR a.scope = '' OR a.scope 
   AND ($since IS NULL OR a.at >= $since)
   AND ($until IS NULL OR a.at < $until)
   AND ($afterAt IS NULL OR a.at > $afterAt OR (a.at = $afterAt AND a.id > $afterId))
-WITH a ORDER BY a.at, a.id LIMIT $limit
-CALL (a) {
-  // refNow: the level and scope now of each referenced record still
-  // there, by id (gating takes the stricter of them and the copy the
-  // entry keeps).
-  UNWIND coalesce(a.refIds, []) AS rid
-  OPTIONAL MATCH (o:Memory {id: rid})
-  RETURN collect([rid, o.sensitivityLevel, o.scope]) AS refNow
-}
-RETURN a {.*, refNow: refNow} AS props
+RETURN properties(a) AS props
 ORDER BY a.at, a.id
+LIMIT $limit

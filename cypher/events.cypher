@@ -16,11 +16,5 @@ WHERE a.seq > $after AND a.seq <= $upTo
 WITH a ORDER BY a.seq LIMIT $limit
 OPTIONAL MATCH (m:Memory {id: a.recordId})
 WHERE $withRecords
-// refNow: as in audit_page.
-CALL (a) {
-  UNWIND coalesce(a.refIds, []) AS rid
-  OPTIONAL MATCH (o:Memory {id: rid})
-  RETURN collect([rid, o.sensitivityLevel, o.scope]) AS refNow
-}
-RETURN a {.*, refNow: refNow} AS audit, CASE WHEN m IS NULL THEN null ELSE properties(m) END AS record
+RETURN properties(a) AS audit, CASE WHEN m IS NULL THEN null ELSE properties(m) END AS record
 ORDER BY a.seq

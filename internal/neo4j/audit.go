@@ -87,7 +87,13 @@ func (db *DB) FindAuditEntries(ctx context.Context, f membrane.AuditFilter, page
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, t.GateEntry(a))
+			out = append(out, a)
+		}
+		if err := refsNow(ctx, tx, out); err != nil {
+			return nil, err
+		}
+		for i, a := range out {
+			out[i] = t.GateEntry(a)
 		}
 		return out, nil
 	})
@@ -112,6 +118,7 @@ func (db *DB) AuditPagesForRecords(ctx context.Context, ids []string, page membr
 			return nil, err
 		}
 		out := make(map[string][]*membrane.AuditEntry, len(rows))
+		var all []*membrane.AuditEntry
 		for _, row := range rows {
 			id, _ := row.Values[0].(string)
 			list, _ := row.Values[1].([]any)
@@ -121,7 +128,16 @@ func (db *DB) AuditPagesForRecords(ctx context.Context, ids []string, page membr
 				if err != nil {
 					return nil, err
 				}
-				out[id] = append(out[id], t.GateEntry(a))
+				out[id] = append(out[id], a)
+				all = append(all, a)
+			}
+		}
+		if err := refsNow(ctx, tx, all); err != nil {
+			return nil, err
+		}
+		for _, list := range out {
+			for i, a := range list {
+				list[i] = t.GateEntry(a)
 			}
 		}
 		return out, nil

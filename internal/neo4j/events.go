@@ -93,7 +93,7 @@ func (db *DB) Events(ctx context.Context, q membrane.EventQuery) (membrane.Event
 				return membrane.EventBatch{}, err
 			}
 			_, scoped := props["scope"]
-			e := &membrane.Event{Seq: integer(props["seq"]), Entry: t.GateEntry(a), Redacted: vis == membrane.Redacted,
+			e := &membrane.Event{Seq: integer(props["seq"]), Entry: a, Redacted: vis == membrane.Redacted,
 				Gate: membrane.EventGate{Level: int(integer(props["sensitivityLevel"])), Scope: str(props["scope"]), Unscoped: !scoped,
 					RecordType: membrane.MemoryType(str(props["recordType"]))}}
 			if e.Redacted {
@@ -107,6 +107,20 @@ func (db *DB) Events(ctx context.Context, q membrane.EventQuery) (membrane.Event
 				e.Record = view(ctx, r)
 			}
 			b.Events = append(b.Events, e)
+		}
+		var full []*membrane.AuditEntry
+		for _, e := range b.Events {
+			if !e.Redacted {
+				full = append(full, e.Entry)
+			}
+		}
+		if err := refsNow(ctx, tx, full); err != nil {
+			return membrane.EventBatch{}, err
+		}
+		for _, e := range b.Events {
+			if !e.Redacted {
+				e.Entry = t.GateEntry(e.Entry)
+			}
 		}
 		return b, nil
 	})

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
+	"github.com/membrane/membrane/cypher"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 )
@@ -239,10 +241,8 @@ func (db *DB) auditFromProps(p map[string]any) (*membrane.AuditEntry, error) {
 	return a, nil
 }
 
-// auditRefs rebuilds an entry's references from its parallel lists. A
-// statement that read the entry may add refNow: [id, sensitivityLevel,
-// scope] of each referenced record now (level null when it is gone); a
-// reference is then gated on the stricter of the copy and the record now.
+// auditRefs rebuilds an entry's references from its parallel lists, with
+// the copies of their records' level and scope (refsNow adds the current).
 func auditRefs(p map[string]any) []membrane.AuditRef {
 	ids := strs(p["refIds"])
 	if len(ids) == 0 {
@@ -250,14 +250,6 @@ func auditRefs(p map[string]any) []membrane.AuditRef {
 	}
 	roles, preds, scopes := strs(p["refRoles"]), strs(p["refPredicates"]), strs(p["refScopes"])
 	levels, _ := p["refLevels"].([]any)
-	now := map[string][]any{}
-	if l, ok := p["refNow"].([]any); ok {
-		for _, e := range l {
-			if cur, ok := e.([]any); ok && len(cur) == 3 && cur[1] != nil {
-				now[str(cur[0])] = cur[1:]
-			}
-		}
-	}
 	out := make([]membrane.AuditRef, len(ids))
 	for i, id := range ids {
 		r := membrane.AuditRef{RecordID: id, Level: membrane.UnknownLevel}
@@ -270,15 +262,49 @@ func auditRefs(p map[string]any) []membrane.AuditRef {
 		if i < len(levels) && i < len(scopes) {
 			r.Level, r.Scope = int(integer(levels[i])), scopes[i]
 		}
-		if cur, ok := now[id]; ok {
-			r.Level = max(r.Level, int(integer(cur[0])))
-			if str(cur[1]) != r.Scope {
-				r.Level = membrane.UnknownLevel // moved scope: seen by neither rule, shown to nobody
-			}
-		}
 		out[i] = r
 	}
 	return out
+}
+
+// refsNow makes the references of entries gate on their records' current
+// level and scope too, for the records that still exist (one more
+// statement in tx, only when there are references): the stricter of the
+// copy and the record now wins, and a record whose scope changed is shown
+// to nobody. Gating then follows relations, which read the record now.
+func refsNow(ctx context.Context, tx neo4j.ManagedTransaction, entries []*membrane.AuditEntry) error {
+	var ids []string
+	for _, a := range entries {
+		for _, r := range a.Related {
+			ids = append(ids, r.RecordID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	slices.Sort(ids)
+	rows, err := collect(ctx, tx, cypher.Must("records_visibility"), map[string]any{"ids": slices.Compact(ids)})
+	if err != nil {
+		return err
+	}
+	now := make(map[string][2]any, len(rows))
+	for _, row := range rows {
+		now[str(row.Values[0])] = [2]any{row.Values[1], row.Values[2]}
+	}
+	for _, a := range entries {
+		for i, r := range a.Related {
+			cur, ok := now[r.RecordID]
+			if !ok {
+				continue
+			}
+			r.Level = max(r.Level, int(integer(cur[0])))
+			if str(cur[1]) != r.Scope {
+				r.Level = membrane.UnknownLevel
+			}
+			a.Related[i] = r
+		}
+	}
+	return nil
 }
 
 func str(v any) string {
