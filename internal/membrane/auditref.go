@@ -20,7 +20,7 @@ const (
 	RefContestedBy  AuditRefRole = "contested_by"  // the contested record: the contesting record
 	RefRelatedTo    AuditRefRole = "related_to"    // the source of addRelation: its target (with the predicate)
 	RefRelatedFrom  AuditRefRole = "related_from"  // the target of addRelation: its source (with the predicate)
-	RefDerivedFrom  AuditRefRole = "derived_from"  // a record consolidation extracted: the episode it came from
+	RefDerivedFrom  AuditRefRole = "derived_from"  // a record consolidation or captureMemory derived: the episode or capture it came from
 	RefSupportedBy  AuditRefRole = "supported_by"  // a fact consolidation reinforced: the episode that supports it
 	RefEdgeOut      AuditRefRole = "removed_edge_out"
 	RefEdgeIn       AuditRefRole = "removed_edge_in"
@@ -117,6 +117,7 @@ func (t Trust) GateEntry(a *AuditEntry) *AuditEntry {
 var LegacyRationalePrefixes = []string{
 	"superseded by ", "supersedes ", "forked to ", "forked from ", "merged from ", "merged into ",
 	"contested by ", "contests ", "reinforced: supported by episode ", "extracted from successful episode ", "plan of ",
+	"Entity mentioned by capture ", "Fact derived from capture ",
 }
 
 // LegacyRationale splits a rationale written before audit references into
@@ -167,6 +168,11 @@ func LegacyRationale(action AuditAction, rationale string) (words string, refs [
 		}
 		if id, ok := strings.CutPrefix(rationale, "extracted from successful episode "); ok && id != "" {
 			return "extracted from a successful episode", []AuditRef{{Role: RefDerivedFrom, RecordID: id}}, true
+		}
+		for _, what := range []string{"Entity mentioned by", "Fact derived from"} {
+			if id, ok := strings.CutPrefix(rationale, what+" capture "); ok && id != "" {
+				return what + " a capture", []AuditRef{{Role: RefDerivedFrom, RecordID: id}}, true
+			}
 		}
 		if rest, ok := strings.CutPrefix(rationale, "plan of "); ok {
 			if n, id, ok := strings.Cut(rest, " steps extracted from episode "); ok && id != "" {

@@ -36,6 +36,8 @@ func TestLegacyRationale(t *testing.T) {
 		{membrane.AuditReinforce, "reinforced: supported by episode e1", "reinforced: supported by an episode", []membrane.AuditRef{ref(membrane.RefSupportedBy, "e1")}},
 		{membrane.AuditCreate, "extracted from successful episode e1", "extracted from a successful episode", []membrane.AuditRef{ref(membrane.RefDerivedFrom, "e1")}},
 		{membrane.AuditCreate, "plan of 3 steps extracted from episode e1", "plan of 3 steps extracted from an episode", []membrane.AuditRef{ref(membrane.RefDerivedFrom, "e1")}},
+		{membrane.AuditCreate, "Entity mentioned by capture c1", "Entity mentioned by a capture", []membrane.AuditRef{ref(membrane.RefDerivedFrom, "c1")}},
+		{membrane.AuditCreate, "Fact derived from capture c1", "Fact derived from a capture", []membrane.AuditRef{ref(membrane.RefDerivedFrom, "c1")}},
 		// Texts that name no record stay as they are.
 		{membrane.AuditCreate, "Ingested observation from agent", "Ingested observation from agent", nil},
 		{membrane.AuditReinforce, "reinforced: good", "reinforced: good", nil},
