@@ -370,9 +370,15 @@ func (p Policy) ExtractCompetence(sources []CompetenceSource, existing *Record, 
 				required = append(required, t)
 			}
 		}
+		// Provenance is shown to whoever sees the competence, so it names
+		// the episodes only when they all share its scope (each at or below
+		// its sensitivity, the highest of theirs). A mixed-scope competence
+		// is linked to them only by DERIVED_FROM edges, which are gated.
 		var prov []ProvenanceSource
-		for _, s := range sources[:min(len(sources), maxDerivedSources)] {
-			prov = append(prov, ProvenanceSource{Kind: ProvenanceOutcome, Ref: s.ID, CreatedBy: JobActor, Timestamp: &now})
+		if scope != MixedScope {
+			for _, s := range sources[:min(len(sources), maxDerivedSources)] {
+				prov = append(prov, ProvenanceSource{Kind: ProvenanceOutcome, Ref: s.ID, CreatedBy: JobActor, Timestamp: &now})
+			}
 		}
 		conf := 0.8
 		in := RecordInput{
