@@ -142,8 +142,10 @@ func TestAuditReferencesGated(t *testing.T) {
 	setup, _ := withFeed(t)
 	w := newAuditWorld(t, setup)
 
-	// Every read path, as the LOW reader: the whole JSON never names a
-	// hidden record; as the cleared reader, the references are there.
+	// Every read path: the whole JSON of the LOW reader's answers never
+	// names a hidden record (nor the words written for one); the
+	// references subtest checks that what it may see is there, and that
+	// the cleared reader sees every reference.
 	read := func(t *testing.T, c *client) map[string]string {
 		t.Helper()
 		bodies := map[string]string{}
