@@ -2,8 +2,10 @@
 // one round trip: the batch behind Record.auditLog.
 UNWIND $ids AS rid
 CALL (rid) {
+  // a.at IS NOT NULL (every entry has it) lets the planner seek the
+  // (recordId, at) index; without it, it may scan every entry per id.
   MATCH (a:AuditEntry {recordId: rid})
-  WHERE a.sensitivityLevel <= $ceiling AND ($allScopes OR a.scope = '' OR a.scope IN $trustScopes)
+  WHERE a.at IS NOT NULL AND a.sensitivityLevel <= $ceiling AND ($allScopes OR a.scope = '' OR a.scope IN $trustScopes)
     AND ($afterAt IS NULL OR a.at > $afterAt OR (a.at = $afterAt AND a.id > $afterId))
   RETURN a
   ORDER BY a.at, a.id

@@ -9,7 +9,9 @@
 // (DeletedRecordId), so it is never used again. The first clause matches the records in
 // reach; the inner CALL computes eff (effective_salience). The tombstone's
 // previous is JSON built from fixed-vocabulary and numeric values only, so
-// nothing in it needs escaping; removedEdges lists the edges removed.
+// nothing in it needs escaping; the ref* lists name the edges removed
+// (membrane.EdgeRef: removed_edge_out/in, the other record's id, the
+// predicate, and the other record's level and scope for gating).
 __RECORDS__
 CALL (m) {
   WITH m
@@ -22,7 +24,9 @@ CALL (m) {
     AND ((m.status = 'active' AND NOT EXISTS { (m)-[:SUPERSEDES|DERIVED_FROM|CONTESTED_BY]-(:Memory) })
          OR ($historyCutoff IS NOT NULL AND m.updatedAt <= $historyCutoff))
   OPTIONAL MATCH (m)-[r]-(o:Memory)
-  WITH m, eff, collect(type(r) + CASE WHEN startNode(r) = m THEN '->' ELSE '<-' END + o.id) AS edges
+  WITH m, eff, collect(CASE WHEN r IS NULL THEN null ELSE {
+    role: CASE WHEN startNode(r) = m THEN 'removed_edge_out' ELSE 'removed_edge_in' END,
+    id: o.id, pred: toLower(type(r)), level: o.sensitivityLevel, scope: coalesce(o.scope, '')} END) AS edges
   OPTIONAL MATCH (m)-[:HAS_STEP]->(s:PlanStep)
   WITH m, eff, edges, collect(s) AS steps
   OPTIONAL MATCH (m)-[:HAS_EMBEDDING]->(v:MemoryVector)
@@ -36,7 +40,9 @@ CALL (m) {
     id: randomUUID(), recordId: m.id, action: 'delete', actor: $actor, at: $now,
     scope: m.scope, sensitivityLevel: m.sensitivityLevel, recordType: m.type,
     rationale: 'auto-pruned: effective salience ' + toString(eff) + ' is below the prune floor ' + toString($floor),
-    prevStatus: m.status, prevSalience: m.salience, removedEdges: edges,
+    prevStatus: m.status, prevSalience: m.salience,
+    refRoles: [e IN edges | e.role], refIds: [e IN edges | e.id], refPredicates: [e IN edges | e.pred],
+    refLevels: [e IN edges | e.level], refScopes: [e IN edges | e.scope],
     previous: '{"type":"' + m.type + '","status":"' + m.status + '","salience":' + toString(m.salience)
       + ',"baseSalience":' + toString(coalesce(m.baseSalience, m.salience)) + ',"version":' + toString(m.version) + '}'
   })

@@ -66,6 +66,7 @@ type ComplexityRoot struct {
 		Previous     func(childComplexity int) int
 		Rationale    func(childComplexity int) int
 		RecordID     func(childComplexity int) int
+		Related      func(childComplexity int) int
 		RemovedEdges func(childComplexity int) int
 		Timestamp    func(childComplexity int) int
 	}
@@ -73,6 +74,12 @@ type ComplexityRoot struct {
 	AuditEvent struct {
 		Cursor func(childComplexity int) int
 		Entry  func(childComplexity int) int
+	}
+
+	AuditRef struct {
+		Predicate func(childComplexity int) int
+		RecordID  func(childComplexity int) int
+		Role      func(childComplexity int) int
 	}
 
 	CaptureResult struct {
@@ -676,6 +683,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AuditEntry.RecordID(childComplexity), true
+	case "AuditEntry.related":
+		if e.ComplexityRoot.AuditEntry.Related == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEntry.Related(childComplexity), true
 	case "AuditEntry.removedEdges":
 		if e.ComplexityRoot.AuditEntry.RemovedEdges == nil {
 			break
@@ -701,6 +714,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AuditEvent.Entry(childComplexity), true
+
+	case "AuditRef.predicate":
+		if e.ComplexityRoot.AuditRef.Predicate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditRef.Predicate(childComplexity), true
+	case "AuditRef.recordId":
+		if e.ComplexityRoot.AuditRef.RecordID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditRef.RecordID(childComplexity), true
+	case "AuditRef.role":
+		if e.ComplexityRoot.AuditRef.Role == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditRef.Role(childComplexity), true
 
 	case "CaptureResult.created":
 		if e.ComplexityRoot.CaptureResult.Created == nil {
@@ -2799,6 +2831,8 @@ func (ec *executionContext) childFields_AuditEntry(ctx context.Context, field gr
 		return ec.fieldContext_AuditEntry_rationale(ctx, field)
 	case "previous":
 		return ec.fieldContext_AuditEntry_previous(ctx, field)
+	case "related":
+		return ec.fieldContext_AuditEntry_related(ctx, field)
 	case "removedEdges":
 		return ec.fieldContext_AuditEntry_removedEdges(ctx, field)
 	}
@@ -2813,6 +2847,18 @@ func (ec *executionContext) childFields_AuditEvent(ctx context.Context, field gr
 		return ec.fieldContext_AuditEvent_entry(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type AuditEvent", field.Name)
+}
+
+func (ec *executionContext) childFields_AuditRef(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "role":
+		return ec.fieldContext_AuditRef_role(ctx, field)
+	case "recordId":
+		return ec.fieldContext_AuditRef_recordId(ctx, field)
+	case "predicate":
+		return ec.fieldContext_AuditRef_predicate(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AuditRef", field.Name)
 }
 
 func (ec *executionContext) childFields_CaptureResult(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5080,6 +5126,38 @@ func (ec *executionContext) fieldContext_AuditEntry_previous(_ context.Context, 
 	return graphql.NewScalarFieldContext("AuditEntry", field, false, false, errors.New("field of type JSONObject does not have child fields"))
 }
 
+func (ec *executionContext) _AuditEntry_related(ctx context.Context, field graphql.CollectedField, obj *membrane.AuditEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEntry_related(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Related, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []membrane.AuditRef) graphql.Marshaler {
+			return ec.marshalNAuditRef2ᚕgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐAuditRefᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEntry_related(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AuditEntry",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AuditRef(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _AuditEntry_removedEdges(ctx context.Context, field graphql.CollectedField, obj *membrane.AuditEntry) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -5089,7 +5167,7 @@ func (ec *executionContext) _AuditEntry_removedEdges(ctx context.Context, field 
 			return ec.fieldContext_AuditEntry_removedEdges(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.RemovedEdges, nil
+			return obj.RemovedEdges(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
@@ -5100,7 +5178,7 @@ func (ec *executionContext) _AuditEntry_removedEdges(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_AuditEntry_removedEdges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("AuditEntry", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("AuditEntry", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _AuditEvent_cursor(ctx context.Context, field graphql.CollectedField, obj *AuditEvent) (ret graphql.Marshaler) {
@@ -5156,6 +5234,75 @@ func (ec *executionContext) fieldContext_AuditEvent_entry(_ context.Context, fie
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _AuditRef_role(ctx context.Context, field graphql.CollectedField, obj *membrane.AuditRef) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditRef_role(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Role, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v membrane.AuditRefRole) graphql.Marshaler {
+			return ec.marshalNAuditRefRole2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐAuditRefRole(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditRef_role(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditRef", field, false, false, errors.New("field of type AuditRefRole does not have child fields"))
+}
+
+func (ec *executionContext) _AuditRef_recordId(ctx context.Context, field graphql.CollectedField, obj *membrane.AuditRef) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditRef_recordId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RecordID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditRef_recordId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditRef", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _AuditRef_predicate(ctx context.Context, field graphql.CollectedField, obj *membrane.AuditRef) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditRef_predicate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Predicate(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *membrane.Predicate) graphql.Marshaler {
+			return ec.marshalORelationPredicate2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐPredicate(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AuditRef_predicate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditRef", field, true, false, errors.New("field of type RelationPredicate does not have child fields"))
 }
 
 func (ec *executionContext) _CaptureResult_primary(ctx context.Context, field graphql.CollectedField, obj *membrane.Captured) (ret graphql.Marshaler) {
@@ -16755,6 +16902,11 @@ func (ec *executionContext) _AuditEntry(ctx context.Context, sel ast.SelectionSe
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
+		case "related":
+			out.Values[i] = ec._AuditEntry_related(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "removedEdges":
 			out.Values[i] = ec._AuditEntry_removedEdges(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -16801,6 +16953,54 @@ func (ec *executionContext) _AuditEvent(ctx context.Context, sel ast.SelectionSe
 		case "entry":
 			out.Values[i] = ec._AuditEvent_entry(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var auditRefImplementors = []string{"AuditRef"}
+
+func (ec *executionContext) _AuditRef(ctx context.Context, sel ast.SelectionSet, obj *membrane.AuditRef) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, auditRefImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AuditRef")
+		case "role":
+			out.Values[i] = ec._AuditRef_role(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "recordId":
+			out.Values[i] = ec._AuditRef_recordId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "predicate":
+			out.Values[i] = ec._AuditRef_predicate(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -21070,6 +21270,78 @@ func (ec *executionContext) marshalNAuditEvent2ᚖgithubᚗcomᚋmembraneᚋmemb
 	return ec._AuditEvent(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNAuditRef2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐAuditRef(ctx context.Context, sel ast.SelectionSet, v membrane.AuditRef) graphql.Marshaler {
+	return ec._AuditRef(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNAuditRef2ᚕgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐAuditRefᚄ(ctx context.Context, sel ast.SelectionSet, v []membrane.AuditRef) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNAuditRef2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐAuditRef(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalNAuditRefRole2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐAuditRefRole(ctx context.Context, v any) (membrane.AuditRefRole, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalNAuditRefRole2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐAuditRefRole[tmp]
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNAuditRefRole2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐAuditRefRole(ctx context.Context, sel ast.SelectionSet, v membrane.AuditRefRole) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(marshalNAuditRefRole2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐAuditRefRole[v])
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+var (
+	unmarshalNAuditRefRole2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐAuditRefRole = map[string]membrane.AuditRefRole{
+		"SUPERSEDES":       membrane.RefSupersedes,
+		"SUPERSEDED_BY":    membrane.RefSupersededBy,
+		"FORKED_FROM":      membrane.RefForkedFrom,
+		"FORKED_TO":        membrane.RefForkedTo,
+		"MERGED_FROM":      membrane.RefMergedFrom,
+		"MERGED_INTO":      membrane.RefMergedInto,
+		"CONTESTS":         membrane.RefContests,
+		"CONTESTED_BY":     membrane.RefContestedBy,
+		"RELATED_TO":       membrane.RefRelatedTo,
+		"RELATED_FROM":     membrane.RefRelatedFrom,
+		"DERIVED_FROM":     membrane.RefDerivedFrom,
+		"SUPPORTED_BY":     membrane.RefSupportedBy,
+		"REMOVED_EDGE_OUT": membrane.RefEdgeOut,
+		"REMOVED_EDGE_IN":  membrane.RefEdgeIn,
+	}
+	marshalNAuditRefRole2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐAuditRefRole = map[membrane.AuditRefRole]string{
+		membrane.RefSupersedes:   "SUPERSEDES",
+		membrane.RefSupersededBy: "SUPERSEDED_BY",
+		membrane.RefForkedFrom:   "FORKED_FROM",
+		membrane.RefForkedTo:     "FORKED_TO",
+		membrane.RefMergedFrom:   "MERGED_FROM",
+		membrane.RefMergedInto:   "MERGED_INTO",
+		membrane.RefContests:     "CONTESTS",
+		membrane.RefContestedBy:  "CONTESTED_BY",
+		membrane.RefRelatedTo:    "RELATED_TO",
+		membrane.RefRelatedFrom:  "RELATED_FROM",
+		membrane.RefDerivedFrom:  "DERIVED_FROM",
+		membrane.RefSupportedBy:  "SUPPORTED_BY",
+		membrane.RefEdgeOut:      "REMOVED_EDGE_OUT",
+		membrane.RefEdgeIn:       "REMOVED_EDGE_IN",
+	}
+)
+
 func (ec *executionContext) unmarshalNBoolean2bool(ctx context.Context, v any) (bool, error) {
 	res, err := graphql.UnmarshalBoolean(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -23496,6 +23768,58 @@ func (ec *executionContext) marshalORelationPredicate2ᚕgithubᚗcomᚋmembrane
 
 	return ret
 }
+
+func (ec *executionContext) unmarshalORelationPredicate2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐPredicate(ctx context.Context, v any) (*membrane.Predicate, error) {
+	if v == nil {
+		return nil, nil
+	}
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalORelationPredicate2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐPredicate[tmp]
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalORelationPredicate2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐPredicate(ctx context.Context, sel ast.SelectionSet, v *membrane.Predicate) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalString(marshalORelationPredicate2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐPredicate[*v])
+	return res
+}
+
+var (
+	unmarshalORelationPredicate2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐPredicate = map[string]membrane.Predicate{
+		"SUPERSEDES":   membrane.PredSupersedes,
+		"DERIVED_FROM": membrane.PredDerivedFrom,
+		"CONTESTED_BY": membrane.PredContestedBy,
+		"SUPPORTS":     membrane.PredSupports,
+		"CONTRADICTS":  membrane.PredContradicts,
+		"DEPENDS_ON":   membrane.PredDependsOn,
+		"USES":         membrane.PredUses,
+		"MENTIONS":     membrane.PredMentions,
+		"ABOUT":        membrane.PredAbout,
+		"REFERENCES":   membrane.PredReferences,
+		"CAUSED_BY":    membrane.PredCausedBy,
+		"RELATED_TO":   membrane.PredRelatedTo,
+		"NEXT":         membrane.PredNext,
+	}
+	marshalORelationPredicate2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐPredicate = map[membrane.Predicate]string{
+		membrane.PredSupersedes:  "SUPERSEDES",
+		membrane.PredDerivedFrom: "DERIVED_FROM",
+		membrane.PredContestedBy: "CONTESTED_BY",
+		membrane.PredSupports:    "SUPPORTS",
+		membrane.PredContradicts: "CONTRADICTS",
+		membrane.PredDependsOn:   "DEPENDS_ON",
+		membrane.PredUses:        "USES",
+		membrane.PredMentions:    "MENTIONS",
+		membrane.PredAbout:       "ABOUT",
+		membrane.PredReferences:  "REFERENCES",
+		membrane.PredCausedBy:    "CAUSED_BY",
+		membrane.PredRelatedTo:   "RELATED_TO",
+		membrane.PredNext:        "NEXT",
+	}
+)
 
 func (ec *executionContext) marshalORetrieveHit2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐHit(ctx context.Context, sel ast.SelectionSet, v *membrane.Hit) graphql.Marshaler {
 	if v == nil {

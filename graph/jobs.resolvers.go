@@ -51,13 +51,19 @@ func (r *mutationResolver) DeleteRecord(ctx context.Context, id string, rational
 	}
 	meta := revisionMeta(ctx, nil, rationale, expectedVersion)
 	now := r.Now()
-	return r.Deletes.DeleteRecord(ctx, id, func(rec *membrane.Record, edges []string) (*membrane.AuditEntry, error) {
+	a, err := r.Deletes.DeleteRecord(ctx, id, func(rec *membrane.Record, edges []membrane.AuditRef) (*membrane.AuditEntry, error) {
 		// Even an admin deletes only what its request sees in full.
 		if err := t.CanRevise(rec); err != nil {
 			return nil, err
 		}
 		return membrane.PlanDelete(rec, edges, meta, now)
 	})
+	if err != nil {
+		return nil, err
+	}
+	// The tombstone keeps every removed edge; the answer shows only those
+	// whose other end the (possibly narrowed) request may see.
+	return t.GateEntry(a), nil
 }
 
 // RecordOutcome is the resolver for the recordOutcome field.

@@ -325,7 +325,7 @@ func TestCompetenceAcrossScopes(t *testing.T) {
 	}
 	// The mixed scope is outside the test's own scopes: leave nothing there.
 	t.Cleanup(func() {
-		if _, err := db.DeleteRecord(sysCtx(), found.ID, func(r *membrane.Record, edges []string) (*membrane.AuditEntry, error) {
+		if _, err := db.DeleteRecord(sysCtx(), found.ID, func(r *membrane.Record, edges []membrane.AuditRef) (*membrane.AuditEntry, error) {
 			return membrane.PlanDelete(r, edges, membrane.RevisionMeta{Actor: "test cleanup"}, c.Now())
 		}); err != nil {
 			t.Error(err)

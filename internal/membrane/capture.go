@@ -379,8 +379,8 @@ func (c *Capture) Plan(found []*Record, actor string) *CapturePlan {
 		}
 	}
 	embed(c.Primary.ID, "primary")
-	audit := func(r *Record, why string) {
-		a := NewAuditEntry(r.ID, AuditCreate, actor, why, c.now)
+	audit := func(r *Record, why string, refs ...AuditRef) {
+		a := withRefs(NewAuditEntry(r.ID, AuditCreate, actor, why, c.now), refs...)
 		a.ActorDetail = c.Source
 		ch.Audits = append(ch.Audits, a)
 	}
@@ -417,7 +417,7 @@ func (c *Capture) Plan(found []*Record, actor string) *CapturePlan {
 		for _, t := range m.terms() {
 			entityOf[t] = e.ID
 		}
-		audit(e, "Entity mentioned by capture "+c.Primary.ID)
+		audit(e, "Entity mentioned by a capture", refTo(RefDerivedFrom, c.Primary))
 		embed(e.ID, "entity:"+m.Term)
 		edge(PredMentions, c.Primary.ID, e.ID)
 	}
@@ -430,7 +430,7 @@ func (c *Capture) Plan(found []*Record, actor string) *CapturePlan {
 		}}, sources)
 		ch.Creates = append(ch.Creates, f)
 		p.Created = append(p.Created, f)
-		audit(f, "Fact derived from capture "+c.Primary.ID)
+		audit(f, "Fact derived from a capture", refTo(RefDerivedFrom, c.Primary))
 		embed(f.ID, "fact")
 		edge(PredDerivedFrom, f.ID, c.Primary.ID)
 		if id, ok := entityOf[NormaliseTerm(tr.Subject)]; ok {

@@ -213,10 +213,11 @@ func (p Policy) ExtractFacts(episodes []*Record, existing map[FactKey]*Record, n
 				// instant already got its gain.
 				if f.Status == StatusActive && !reinforced[f.ID] && f.Lifecycle.LastReinforcedAt.Before(now) {
 					reinforced[f.ID] = true
-					rc, err := Reinforce(f, RevisionMeta{Actor: JobActor, Rationale: "supported by episode " + ep.ID}, now)
+					rc, err := Reinforce(f, RevisionMeta{Actor: JobActor, Rationale: "supported by an episode"}, now)
 					if err != nil {
 						return nil, err
 					}
+					withRefs(rc.Audits[0], refTo(RefSupportedBy, ep))
 					c.Updates = append(c.Updates, rc.Updates...)
 					c.Audits = append(c.Audits, rc.Audits...)
 				}
@@ -247,7 +248,7 @@ func (p Policy) ExtractFacts(episodes []*Record, existing map[FactKey]*Record, n
 			created[k] = f
 			c.Creates = append(c.Creates, f)
 			c.Edges = append(c.Edges, derivedEdge(f.ID, ep.ID, now))
-			c.Audits = append(c.Audits, NewAuditEntry(f.ID, AuditCreate, JobActor, "extracted from successful episode "+ep.ID, now))
+			c.Audits = append(c.Audits, withRefs(NewAuditEntry(f.ID, AuditCreate, JobActor, "extracted from a successful episode", now), refTo(RefDerivedFrom, ep)))
 		}
 	}
 	return c, nil
@@ -369,9 +370,15 @@ func (p Policy) ExtractCompetence(sources []CompetenceSource, existing *Record, 
 				required = append(required, t)
 			}
 		}
+		// Provenance is shown to whoever sees the competence, so it names
+		// the episodes only when they all share its scope (each at or below
+		// its sensitivity, the highest of theirs). A mixed-scope competence
+		// is linked to them only by DERIVED_FROM edges, which are gated.
 		var prov []ProvenanceSource
-		for _, s := range sources[:min(len(sources), maxDerivedSources)] {
-			prov = append(prov, ProvenanceSource{Kind: ProvenanceOutcome, Ref: s.ID, CreatedBy: JobActor, Timestamp: &now})
+		if scope != MixedScope {
+			for _, s := range sources[:min(len(sources), maxDerivedSources)] {
+				prov = append(prov, ProvenanceSource{Kind: ProvenanceOutcome, Ref: s.ID, CreatedBy: JobActor, Timestamp: &now})
+			}
 		}
 		conf := 0.8
 		in := RecordInput{
@@ -468,8 +475,8 @@ func (p Policy) ExtractPlans(episodes []*Record, o ConsolidationOptions, now tim
 		}
 		c.Creates = append(c.Creates, n)
 		c.Edges = append(c.Edges, derivedEdge(n.ID, r.ID, now))
-		c.Audits = append(c.Audits, NewAuditEntry(n.ID, AuditCreate, JobActor,
-			fmt.Sprintf("plan of %d steps extracted from episode %s", len(nodes), r.ID), now))
+		c.Audits = append(c.Audits, withRefs(NewAuditEntry(n.ID, AuditCreate, JobActor,
+			fmt.Sprintf("plan of %d steps extracted from an episode", len(nodes)), now), refTo(RefDerivedFrom, r)))
 	}
 	return c, nil
 }

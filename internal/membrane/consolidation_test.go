@@ -173,6 +173,11 @@ func TestExtractCompetence(t *testing.T) {
 		c.Audits[0].Rationale != "Extracted from 2 episodic records with pattern git+make; policy: sensitivity=max(high), scope=consolidated:mixed-scope from alpha, beta" {
 		t.Fatalf("competence = %+v %+v audit %q", n, cp, c.Audits[0].Rationale)
 	}
+	// A reader of the mixed scope may see neither episode: the provenance
+	// names none of them (the gated DERIVED_FROM edges link them).
+	if len(n.Provenance.Sources) != 0 {
+		t.Fatalf("mixed-scope competence's provenance %+v names its episodes", n.Provenance.Sources)
+	}
 	if scope, _ := membrane.CompetenceScope([]membrane.CompetenceSource{a, a}); scope != "alpha" {
 		t.Fatalf("common scope = %q", scope)
 	}

@@ -152,7 +152,7 @@ func (t Trust) GateEvent(e *Event, withRecords bool) *Event {
 	if vis == Invisible || vis == Redacted && !withRecords {
 		return nil
 	}
-	out := &Event{Seq: e.Seq, Entry: e.Entry, Redacted: vis == Redacted, Gate: e.Gate}
+	out := &Event{Seq: e.Seq, Entry: t.GateEntry(e.Entry), Redacted: vis == Redacted, Gate: e.Gate}
 	if out.Redacted {
 		out.Entry = RedactEntry(e.Entry)
 	}
@@ -236,7 +236,8 @@ func DecodeEventCursor(s string) (int64, error) {
 
 // RedactEntry returns what a subscriber who sees a record only redacted may
 // see of one of its audit entries: which record, what kind of change and
-// when; not who, why or the previous values.
+// when; not who, why, the previous values or the records it relates to (a
+// redacted record shows no relations).
 func RedactEntry(a *AuditEntry) *AuditEntry {
 	return &AuditEntry{ID: a.ID, RecordID: a.RecordID, Action: a.Action, Timestamp: a.Timestamp}
 }

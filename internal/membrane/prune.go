@@ -57,9 +57,9 @@ func Prunable(r *Record, hasLineageEdge bool, o PruneOptions) bool {
 // PlanDelete plans deleting r on an admin's request: it returns the
 // tombstone audit entry that outlives the record. Records whose deletion
 // policy is never cannot be deleted. edges lists the edges the deletion
-// removes (TYPE->id outgoing, TYPE<-id incoming), kept on the tombstone so
-// that the lineage the record took part in stays readable.
-func PlanDelete(r *Record, edges []string, meta RevisionMeta, now time.Time) (*AuditEntry, error) {
+// removes (EdgeRef), kept on the tombstone as references so that the
+// lineage the record took part in stays readable to whoever may see it.
+func PlanDelete(r *Record, edges []AuditRef, meta RevisionMeta, now time.Time) (*AuditEntry, error) {
 	if err := validateMeta(meta); err != nil {
 		return nil, err
 	}
@@ -71,7 +71,7 @@ func PlanDelete(r *Record, edges []string, meta RevisionMeta, now time.Time) (*A
 	}
 	a := NewAuditEntry(r.ID, AuditDelete, meta.Actor, why(meta, "deleted by an admin"), now)
 	a.Previous = Tombstone(r)
-	a.RemovedEdges = append([]string{}, edges...)
+	a.Related = append([]AuditRef{}, edges...)
 	return a, nil
 }
 
@@ -88,7 +88,7 @@ type DeleteService interface {
 	// DeleteRecord deletes record id and its edges in one transaction,
 	// writing the tombstone plan returns (plan sees the record, locked, and
 	// the edges the deletion removes). ENOTFOUND when there is no record.
-	DeleteRecord(ctx context.Context, id string, plan func(r *Record, edges []string) (*AuditEntry, error)) (*AuditEntry, error)
+	DeleteRecord(ctx context.Context, id string, plan func(r *Record, edges []AuditRef) (*AuditEntry, error)) (*AuditEntry, error)
 	// Prune deletes every prunable record in reach (see Prunable), each
 	// with a tombstone, in batched transactions.
 	Prune(ctx context.Context, o PruneOptions) (SweepResult, error)

@@ -53,12 +53,12 @@ func TestPlanDelete(t *testing.T) {
 	r := &membrane.Record{ID: "r", Type: membrane.TypeEntity, Status: membrane.StatusActive, Salience: 0.5, Version: 3,
 		Lifecycle: membrane.Lifecycle{BaseSalience: 0.7, DeletionPolicy: membrane.DeleteManualOnly}}
 	meta := membrane.RevisionMeta{Actor: "admin", Rationale: "gdpr"}
-	a, err := membrane.PlanDelete(r, []string{"MENTIONS<-x"}, meta, now)
+	a, err := membrane.PlanDelete(r, []membrane.AuditRef{membrane.EdgeRef("MENTIONS", false, "x", 1, "")}, meta, now)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if a.Action != membrane.AuditDelete || a.RecordID != "r" || a.Rationale != "deleted by an admin: gdpr" ||
-		a.Previous["status"] != "active" || a.Previous["baseSalience"] != 0.7 || a.RemovedEdges[0] != "MENTIONS<-x" {
+		a.Previous["status"] != "active" || a.Previous["baseSalience"] != 0.7 || a.RemovedEdges()[0] != "MENTIONS<-x" {
 		t.Fatalf("tombstone = %+v", a)
 	}
 	r.Lifecycle.DeletionPolicy = membrane.DeleteNever

@@ -269,7 +269,8 @@ type AuditEntry struct {
 	// Previous holds the changed fields' values before the action; nil when
 	// nothing existed before (create).
 	Previous map[string]any
-	// RemovedEdges, on a delete tombstone, lists the edges the deletion
-	// removed: TYPE->id (outgoing) or TYPE<-id (incoming).
-	RemovedEdges []string
+	// Related are typed references to the other records the change relates
+	// to (its successor, its source, a removed edge's other end): the only
+	// place an entry names another record. Gated per caller (GateEntry).
+	Related []AuditRef
 }

@@ -191,15 +191,17 @@ func (p Policy) Supersede(old *Record, in RecordInput, meta RevisionMeta, now ti
 	if err != nil {
 		return nil, err
 	}
-	nr.Provenance.Sources = append(nr.Provenance.Sources, ProvenanceSource{Kind: ProvenanceEvent, Ref: old.ID, CreatedBy: meta.Actor, Timestamp: &now})
+	// The new record names the old one only through the SUPERSEDES edge and
+	// the audit references, which are gated; a provenance source would show
+	// the old id to every caller who sees the new record.
 	on := retire(old, now)
 	return &Change{
 		Creates: []*Record{nr},
 		Updates: []*Record{on},
 		Edges:   []Relation{{Predicate: PredSupersedes, SourceID: nr.ID, TargetID: old.ID, Weight: 1, CreatedAt: now, Actor: meta.Actor}},
 		Audits: []*AuditEntry{
-			audit(old, on, AuditSupersede, meta, why(meta, "superseded by "+nr.ID), now),
-			meta.entry(nr.ID, AuditCreate, why(meta, "supersedes "+old.ID), now),
+			withRefs(audit(old, on, AuditSupersede, meta, meta.Rationale, now), refTo(RefSupersededBy, nr)),
+			withRefs(meta.entry(nr.ID, AuditCreate, meta.Rationale, now), refTo(RefSupersedes, old)),
 		},
 		Result: nr,
 	}, nil
@@ -222,8 +224,8 @@ func (p Policy) Fork(src *Record, in RecordInput, meta RevisionMeta, now time.Ti
 		Touched: []string{src.ID},
 		Edges:   []Relation{{Predicate: PredDerivedFrom, SourceID: nr.ID, TargetID: src.ID, Weight: 1, CreatedAt: now, Actor: meta.Actor}},
 		Audits: []*AuditEntry{
-			meta.entry(src.ID, AuditFork, why(meta, "forked to "+nr.ID), now),
-			meta.entry(nr.ID, AuditCreate, why(meta, "forked from "+src.ID), now),
+			withRefs(meta.entry(src.ID, AuditFork, meta.Rationale, now), refTo(RefForkedTo, nr)),
+			withRefs(meta.entry(nr.ID, AuditCreate, meta.Rationale, now), refTo(RefForkedFrom, src)),
 		},
 		Result: nr,
 	}, nil
@@ -292,12 +294,14 @@ func (p Policy) Merge(sources []*Record, in RecordInput, meta RevisionMeta, now 
 		return nil, err
 	}
 	c := &Change{Creates: []*Record{nr}, Result: nr}
-	c.Audits = append(c.Audits, meta.entry(nr.ID, AuditCreate, why(meta, "merged from "+strings.Join(ids, ", ")), now))
+	created := meta.entry(nr.ID, AuditCreate, meta.Rationale, now)
+	c.Audits = append(c.Audits, created)
 	for _, s := range sources {
+		withRefs(created, refTo(RefMergedFrom, s))
 		n := retire(s, now)
 		c.Updates = append(c.Updates, n)
 		c.Edges = append(c.Edges, Relation{Predicate: PredDerivedFrom, SourceID: nr.ID, TargetID: s.ID, Weight: 1, CreatedAt: now, Actor: meta.Actor})
-		c.Audits = append(c.Audits, audit(s, n, AuditMerge, meta, why(meta, "merged into "+nr.ID), now))
+		c.Audits = append(c.Audits, withRefs(audit(s, n, AuditMerge, meta, meta.Rationale, now), refTo(RefMergedInto, nr)))
 	}
 	return c, nil
 }
@@ -321,16 +325,20 @@ func Contest(r *Record, ref string, contester *Record, meta RevisionMeta, now ti
 	n := next(r, now)
 	n.Status = StatusContested
 	c := &Change{Updates: []*Record{n}, Result: n}
-	what := "contested by " + ref
+	// The caller's rationale lands only on the contested record's entry: the
+	// contesting record (possibly another caller's, at another sensitivity)
+	// gets a reference and no free text. An external reference is kept as
+	// the record's contest evidence, not repeated in the entry.
+	a := audit(r, n, AuditContest, meta, meta.Rationale, now)
 	if contester != nil {
 		c.Edges = []Relation{{Predicate: PredContestedBy, SourceID: r.ID, TargetID: contester.ID, Weight: 1, CreatedAt: now, Actor: meta.Actor}}
 		c.Touched = []string{contester.ID}
-		c.Audits = append(c.Audits, meta.entry(contester.ID, AuditContest, why(meta, "contests "+r.ID), now))
+		withRefs(a, refTo(RefContestedBy, contester))
+		c.Audits = append(c.Audits, withRefs(meta.entry(contester.ID, AuditContest, "", now), refTo(RefContests, r)))
 	} else {
 		n.ContestEvidence = append(slices.Clone(r.ContestEvidence), ref)
-		what = "contested by external reference " + ref
 	}
-	c.Audits = append([]*AuditEntry{audit(r, n, AuditContest, meta, why(meta, what), now)}, c.Audits...)
+	c.Audits = append([]*AuditEntry{a}, c.Audits...)
 	return c, nil
 }
 
@@ -402,11 +410,20 @@ func Relate(src, tgt *Record, pred Predicate, weight *float64, meta RevisionMeta
 		Touched: []string{src.ID, tgt.ID},
 		Edges:   []Relation{rel},
 		Audits: []*AuditEntry{
-			meta.entry(src.ID, AuditRelate, why(meta, string(pred)+" "+tgt.ID), now),
-			meta.entry(tgt.ID, AuditRelate, why(meta, tgt.ID+" is the target of "+string(pred)+" from "+src.ID), now),
+			// The target's entry gets the reference only: the caller's
+			// words are about the source's new edge.
+			withRefs(meta.entry(src.ID, AuditRelate, meta.Rationale, now), relRef(RefRelatedTo, tgt, pred)),
+			withRefs(meta.entry(tgt.ID, AuditRelate, "", now), relRef(RefRelatedFrom, src, pred)),
 		},
 		Result: src,
 	}, nil
+}
+
+// relRef returns the reference of a relation to r with predicate pred.
+func relRef(role AuditRefRole, r *Record, pred Predicate) AuditRef {
+	ref := refTo(role, r)
+	ref.Pred = pred
+	return ref
 }
 
 func validateMeta(meta RevisionMeta) error {

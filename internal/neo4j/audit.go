@@ -48,7 +48,8 @@ func auditPage(entries []*membrane.AuditEntry, first int) *membrane.AuditPage {
 	return p
 }
 
-// FindAuditEntries returns a page of audit entries matching filter, oldest first.
+// FindAuditEntries returns a page of audit entries matching filter, oldest
+// first, each with only the references the request's trust may see.
 func (db *DB) FindAuditEntries(ctx context.Context, f membrane.AuditFilter, page membrane.Page) (*membrane.AuditPage, error) {
 	afterAt, afterID, err := auditAfter(page.After)
 	if err != nil {
@@ -73,6 +74,7 @@ func (db *DB) FindAuditEntries(ctx context.Context, f membrane.AuditFilter, page
 	if f.Until != nil {
 		params["until"] = f.Until.UTC()
 	}
+	t := membrane.TrustFromContext(ctx)
 	entries, err := read(ctx, db, func(tx neo4j.ManagedTransaction) ([]*membrane.AuditEntry, error) {
 		rows, err := collect(ctx, tx, cypher.Must("audit_page"), params)
 		if err != nil {
@@ -86,6 +88,12 @@ func (db *DB) FindAuditEntries(ctx context.Context, f membrane.AuditFilter, page
 				return nil, err
 			}
 			out = append(out, a)
+		}
+		if err := refsNow(ctx, tx, out); err != nil {
+			return nil, err
+		}
+		for i, a := range out {
+			out[i] = t.GateEntry(a)
 		}
 		return out, nil
 	})
@@ -103,12 +111,14 @@ func (db *DB) AuditPagesForRecords(ctx context.Context, ids []string, page membr
 		return nil, err
 	}
 	params := gated(ctx, map[string]any{"ids": ids, "afterAt": afterAt, "afterId": afterID, "limit": int64(page.First + 1)})
+	t := membrane.TrustFromContext(ctx)
 	byID, err := read(ctx, db, func(tx neo4j.ManagedTransaction) (map[string][]*membrane.AuditEntry, error) {
 		rows, err := collect(ctx, tx, cypher.Must("audit_for_records"), params)
 		if err != nil {
 			return nil, err
 		}
 		out := make(map[string][]*membrane.AuditEntry, len(rows))
+		var all []*membrane.AuditEntry
 		for _, row := range rows {
 			id, _ := row.Values[0].(string)
 			list, _ := row.Values[1].([]any)
@@ -119,6 +129,15 @@ func (db *DB) AuditPagesForRecords(ctx context.Context, ids []string, page membr
 					return nil, err
 				}
 				out[id] = append(out[id], a)
+				all = append(all, a)
+			}
+		}
+		if err := refsNow(ctx, tx, all); err != nil {
+			return nil, err
+		}
+		for _, list := range out {
+			for i, a := range list {
+				list[i] = t.GateEntry(a)
 			}
 		}
 		return out, nil

@@ -84,6 +84,10 @@ type DB struct {
 	// this server cannot open (Unreadable).
 	failed     map[string]string
 	unreadable int
+
+	// refsMigrated and refsSkipped count what Migrate's audit references
+	// migration did (AuditRefsBackfill).
+	refsMigrated, refsSkipped int
 }
 
 // Open creates the driver and waits, until ctx ends, for Neo4j to answer.
@@ -182,6 +186,9 @@ func (db *DB) Migrate(ctx context.Context) error {
 	}
 	if err := db.keySealedDigests(ctx); err != nil {
 		return err
+	}
+	if err := db.backfillAuditRefs(ctx); err != nil {
+		return fmt.Errorf("migrate audit references: %w", err)
 	}
 	return db.countUnreadable(ctx)
 }

@@ -23,7 +23,7 @@ var pruneSweep = newSweep("prune")
 // record, reads the edges the deletion removes, asks plan for the
 // tombstone (plan may refuse), writes it and deletes the record with its
 // edges and plan steps.
-func (db *DB) DeleteRecord(ctx context.Context, id string, plan func(*membrane.Record, []string) (*membrane.AuditEntry, error)) (*membrane.AuditEntry, error) {
+func (db *DB) DeleteRecord(ctx context.Context, id string, plan func(*membrane.Record, []membrane.AuditRef) (*membrane.AuditEntry, error)) (*membrane.AuditEntry, error) {
 	return write(ctx, db, func(tx neo4j.ManagedTransaction) (*membrane.AuditEntry, error) {
 		locked, err := db.recordsByID(ctx, tx, cypher.Must("lock_records"), []string{id})
 		if err != nil {
@@ -37,9 +37,10 @@ func (db *DB) DeleteRecord(ctx context.Context, id string, plan func(*membrane.R
 		if err != nil {
 			return nil, err
 		}
-		edges := make([]string, len(rows))
+		edges := make([]membrane.AuditRef, len(rows))
 		for i, row := range rows {
-			edges[i] = str(row.Values[0])
+			out, _ := row.Values[1].(bool)
+			edges[i] = membrane.EdgeRef(str(row.Values[0]), out, str(row.Values[2]), int(integer(row.Values[3])), str(row.Values[4]))
 		}
 		a, err := plan(r, edges)
 		if err != nil {

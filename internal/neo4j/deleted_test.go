@@ -26,7 +26,7 @@ func TestDeletedIDsAreNeverReused(t *testing.T) {
 
 	deleteByAdmin := func(t *testing.T, id string) {
 		t.Helper()
-		if _, err := db.DeleteRecord(ctx, id, func(r *membrane.Record, edges []string) (*membrane.AuditEntry, error) {
+		if _, err := db.DeleteRecord(ctx, id, func(r *membrane.Record, edges []membrane.AuditRef) (*membrane.AuditEntry, error) {
 			return membrane.PlanDelete(r, edges, meta, at)
 		}); err != nil {
 			t.Fatal(err)
@@ -132,7 +132,7 @@ func TestDeletedIDsBackfill(t *testing.T) {
 	ctx := sysCtx()
 	scope := neo4jtest.Scope(t)
 	gone := create(t, db, t0, fact(scope, "deleted before", 0.5, nil))[0]
-	if _, err := db.DeleteRecord(ctx, gone.ID, func(r *membrane.Record, edges []string) (*membrane.AuditEntry, error) {
+	if _, err := db.DeleteRecord(ctx, gone.ID, func(r *membrane.Record, edges []membrane.AuditRef) (*membrane.AuditEntry, error) {
 		return membrane.PlanDelete(r, edges, membrane.RevisionMeta{Actor: "test"}, t0)
 	}); err != nil {
 		t.Fatal(err)
@@ -156,9 +156,10 @@ func TestDeletedIDsBackfill(t *testing.T) {
 	}
 }
 
-// raw runs a write statement on the test database directly: for tests that
-// set up states no store method writes.
-func raw(t *testing.T, stmt string, params map[string]any) {
+// raw runs a statement on the test database directly, for tests that set
+// up states no store method writes or read what is stored, and returns its
+// records.
+func raw(t *testing.T, stmt string, params map[string]any) []*driver.Record {
 	t.Helper()
 	auth := driver.NoAuth()
 	if u := os.Getenv("NEO4J_USER"); u != "" {
@@ -169,8 +170,10 @@ func raw(t *testing.T, stmt string, params map[string]any) {
 		t.Fatal(err)
 	}
 	defer d.Close(context.Background())
-	if _, err := driver.ExecuteQuery(context.Background(), d, stmt, params, driver.EagerResultTransformer,
-		driver.ExecuteQueryWithDatabase(cmp.Or(os.Getenv("NEO4J_DATABASE"), "neo4j"))); err != nil {
+	res, err := driver.ExecuteQuery(context.Background(), d, stmt, params, driver.EagerResultTransformer,
+		driver.ExecuteQueryWithDatabase(cmp.Or(os.Getenv("NEO4J_DATABASE"), "neo4j")))
+	if err != nil {
 		t.Fatal(err)
 	}
+	return res.Records
 }

@@ -108,6 +108,20 @@ func (db *DB) Events(ctx context.Context, q membrane.EventQuery) (membrane.Event
 			}
 			b.Events = append(b.Events, e)
 		}
+		var full []*membrane.AuditEntry
+		for _, e := range b.Events {
+			if !e.Redacted {
+				full = append(full, e.Entry)
+			}
+		}
+		if err := refsNow(ctx, tx, full); err != nil {
+			return membrane.EventBatch{}, err
+		}
+		for _, e := range b.Events {
+			if !e.Redacted {
+				e.Entry = t.GateEntry(e.Entry)
+			}
+		}
 		return b, nil
 	})
 	if err != nil {

@@ -24,3 +24,12 @@ func (db *DB) MigrationDue(ctx context.Context, name string) (bool, error) {
 func (db *DB) FinishMigration(ctx context.Context, name string, skipped int) error {
 	return db.finishMigration(ctx, name, skipped)
 }
+
+// MigrateAuditRefsIn runs the audit references migration's pass over the
+// entries and records of scopes only (the test database is shared), and
+// returns what it migrated and skipped.
+func (db *DB) MigrateAuditRefsIn(ctx context.Context, scopes []string) (int, int, error) {
+	db.refsMigrated, db.refsSkipped = 0, 0
+	err := db.migrateAuditRefs(ctx, scopes)
+	return db.refsMigrated, db.refsSkipped, err
+}

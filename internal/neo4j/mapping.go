@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
+	"github.com/membrane/membrane/cypher"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 )
@@ -174,8 +176,16 @@ func plainAuditProps(a *membrane.AuditEntry) (map[string]any, error) {
 		"at":          a.Timestamp.UTC(),
 		"rationale":   a.Rationale,
 	}
-	if len(a.RemovedEdges) > 0 {
-		p["removedEdges"] = a.RemovedEdges
+	if len(a.Related) > 0 {
+		// Parallel lists, in clear: ids, roles and predicates are no more
+		// than the graph's edges show; the level and scope copies let
+		// gating hide the reference even after its record is deleted.
+		roles, ids, preds, scopes := make([]string, len(a.Related)), make([]string, len(a.Related)), make([]string, len(a.Related)), make([]string, len(a.Related))
+		levels := make([]int64, len(a.Related))
+		for i, r := range a.Related {
+			roles[i], ids[i], preds[i], levels[i], scopes[i] = string(r.Role), r.RecordID, string(r.Pred), int64(r.Level), r.Scope
+		}
+		p["refRoles"], p["refIds"], p["refPredicates"], p["refLevels"], p["refScopes"] = roles, ids, preds, levels, scopes
 	}
 	if a.Previous != nil {
 		// Status and salience before the change are also plain properties:
@@ -236,15 +246,79 @@ func (db *DB) auditFromProps(p map[string]any) (*membrane.AuditEntry, error) {
 		Timestamp:   tm(p["at"]),
 		Rationale:   str(p["rationale"]),
 	}
-	if e, ok := p["removedEdges"]; ok {
-		a.RemovedEdges = strs(e)
-	}
+	a.Related = auditRefs(p)
 	if s := str(p["previous"]); s != "" {
 		if err := json.Unmarshal([]byte(s), &a.Previous); err != nil {
 			return nil, fmt.Errorf("audit %s: decode previous: %w", a.ID, err)
 		}
 	}
 	return a, nil
+}
+
+// auditRefs rebuilds an entry's references from its parallel lists, with
+// the copies of their records' level and scope (refsNow adds the current).
+func auditRefs(p map[string]any) []membrane.AuditRef {
+	ids := strs(p["refIds"])
+	if len(ids) == 0 {
+		return nil
+	}
+	roles, preds, scopes := strs(p["refRoles"]), strs(p["refPredicates"]), strs(p["refScopes"])
+	levels, _ := p["refLevels"].([]any)
+	out := make([]membrane.AuditRef, len(ids))
+	for i, id := range ids {
+		r := membrane.AuditRef{RecordID: id, Level: membrane.UnknownLevel}
+		if i < len(roles) {
+			r.Role = membrane.AuditRefRole(roles[i])
+		}
+		if i < len(preds) {
+			r.Pred = membrane.Predicate(preds[i])
+		}
+		if i < len(levels) && i < len(scopes) {
+			r.Level, r.Scope = int(integer(levels[i])), scopes[i]
+		}
+		out[i] = r
+	}
+	return out
+}
+
+// refsNow makes the references of entries gate on their records' current
+// level and scope too, for the records that still exist (one more
+// statement in tx, only when there are references): the stricter of the
+// copy and the record now wins, and a record whose scope changed is shown
+// to nobody. Gating then follows relations, which read the record now.
+func refsNow(ctx context.Context, tx neo4j.ManagedTransaction, entries []*membrane.AuditEntry) error {
+	var ids []string
+	for _, a := range entries {
+		for _, r := range a.Related {
+			ids = append(ids, r.RecordID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	slices.Sort(ids)
+	rows, err := collect(ctx, tx, cypher.Must("records_visibility"), map[string]any{"ids": slices.Compact(ids)})
+	if err != nil {
+		return err
+	}
+	now := make(map[string][2]any, len(rows))
+	for _, row := range rows {
+		now[str(row.Values[0])] = [2]any{row.Values[1], row.Values[2]}
+	}
+	for _, a := range entries {
+		for i, r := range a.Related {
+			cur, ok := now[r.RecordID]
+			if !ok {
+				continue
+			}
+			r.Level = max(r.Level, int(integer(cur[0])))
+			if str(cur[1]) != r.Scope {
+				r.Level = membrane.UnknownLevel
+			}
+			a.Related[i] = r
+		}
+	}
+	return nil
 }
 
 func str(v any) string {

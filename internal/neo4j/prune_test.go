@@ -121,7 +121,7 @@ func TestPruneKeepsHistoryAndPolicies(t *testing.T) {
 	last := trail[len(trail)-1]
 	if trail[0].Action != membrane.AuditCreate || last.Action != membrane.AuditDelete || last.Actor != membrane.JobActor ||
 		last.Previous["type"] != "semantic" || last.Previous["status"] != "active" ||
-		!slices.Equal(last.RemovedEdges, []string{"SUPPORTS->" + id["target"]}) {
+		!slices.Equal(last.RemovedEdges(), []string{"SUPPORTS->" + id["target"]}) {
 		t.Fatalf("trail of a pruned record = %+v, tombstone %+v", trail, last)
 	}
 	if _, err := db.FindRecordByID(ctx, id["related"]); membrane.ErrorCode(err) != membrane.ENOTFOUND {
@@ -162,11 +162,11 @@ func TestPruneKeepsHistoryAndPolicies(t *testing.T) {
 	if oldTomb.Action != membrane.AuditDelete || succTomb.Action != membrane.AuditDelete {
 		t.Fatalf("tombstones of a superseded record and its successor = %+v, %+v", oldTomb, succTomb)
 	}
-	fromOld := slices.Equal(oldTomb.RemovedEdges, []string{"SUPERSEDES<-" + id["successor"]})
-	fromSucc := slices.Contains(succTomb.RemovedEdges, "SUPERSEDES->"+id["old"])
+	fromOld := slices.Equal(oldTomb.RemovedEdges(), []string{"SUPERSEDES<-" + id["successor"]})
+	fromSucc := slices.Contains(succTomb.RemovedEdges(), "SUPERSEDES->"+id["old"])
 	if fromOld == fromSucc {
 		t.Fatalf("the SUPERSEDES edge is listed by %v (old) and %v (successor), want exactly one: %+v, %+v",
-			fromOld, fromSucc, oldTomb.RemovedEdges, succTomb.RemovedEdges)
+			fromOld, fromSucc, oldTomb.RemovedEdges(), succTomb.RemovedEdges())
 	}
 }
 
@@ -183,7 +183,7 @@ func TestDeleteRecord(t *testing.T) {
 		return membrane.Relate(l[never], l[manual], membrane.PredMentions, nil, membrane.RevisionMeta{Actor: "test"}, t0)
 	})
 	meta := membrane.RevisionMeta{Actor: "admin-1", Rationale: "asked to forget"}
-	plan := func(r *membrane.Record, edges []string) (*membrane.AuditEntry, error) {
+	plan := func(r *membrane.Record, edges []membrane.AuditRef) (*membrane.AuditEntry, error) {
 		return membrane.PlanDelete(r, edges, meta, t0.Add(time.Hour))
 	}
 	if _, err := db.DeleteRecord(ctx, never, plan); membrane.ErrorCode(err) != membrane.EPRECONDITION {
@@ -200,7 +200,7 @@ func TestDeleteRecord(t *testing.T) {
 		t.Fatalf("tombstone = %+v", a)
 	}
 	trail := auditOf(t, db, manual)
-	if len(trail) != 3 || trail[2].ID != a.ID || !slices.Equal(trail[2].RemovedEdges, []string{"MENTIONS<-" + never}) ||
+	if len(trail) != 3 || trail[2].ID != a.ID || !slices.Equal(trail[2].RemovedEdges(), []string{"MENTIONS<-" + never}) ||
 		trail[2].Previous["version"] != float64(1) {
 		t.Fatalf("trail after delete = %+v, tombstone %+v", trail, trail[len(trail)-1])
 	}
