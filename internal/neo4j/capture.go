@@ -35,9 +35,12 @@ func (db *DB) Capture(ctx context.Context, idem *membrane.Idempotency, c *membra
 		sealed := db.sealer.Required(c.Primary.Sensitivity)
 		if len(plan.NewTerms) > 0 {
 			buckets := lockBuckets(c.Scope(), plan.NewTerms)
-			if sealed {
+			if sealed || db.sealer.Searchable(membrane.TrustFromContext(ctx).Ceiling) {
 				// Also those of the names' keyed digests, where sealed
-				// entities are remembered (see below).
+				// entities are remembered (see below): a request that may
+				// see sealed entities must find one created a moment ago,
+				// before the eventually consistent index has it, whatever
+				// the sensitivity of its own capture.
 				buckets = mergeBuckets(buckets, lockBuckets(c.Scope(), db.sealer.NameDigests(c.Scope(), plan.NewTerms)))
 			}
 			if found, err = db.lookupEntities(ctx, tx, cypher.Must("entity_lock"), c.Scope(), c.Terms(), buckets); err != nil {
