@@ -33,7 +33,31 @@ import (
 // An entry matches a leak whose operation starts with op, whose JSON path
 // (indices as [], aliases as a*) ends with path, and whose kind starts with
 // kind.
-var knownLeaksOnMain = []knownLeak{}
+var knownLeaksOnMain = []knownLeak{
+	// 1: ids of invisible records in audit rationales ("superseded by",
+	// "forked from", "merged from", "contests"...), on every path that
+	// shows audit entries (auditLog, Record.auditLog, auditAppended).
+	{1, "", "rationale", "id/none"},
+	// 1: a tombstone's removed edges name invisible records.
+	{1, "", "removedEdges[]", "id/none"},
+	// 1: a supersede successor's provenance holds the old record's id.
+	{1, "", "provenance.sources[].ref", "id/none"},
+	// 2: sealed entity names in clear in Entity.terms (written by the
+	// start-up backfill of any process of the suite).
+	{2, "node/relationship properties", "].terms[]", "name/sealed"},
+	// 3: a start-up stops on a sealed entity under a key it lacks (another
+	// test's entity); the scan goes on with the store.
+	{3, "start-up", "", "error"},
+	// 4: a redacted record's lifecycle.lastReinforcedAt is INTERNAL (and
+	// nulls the whole response).
+	{4, "", "lifecycle.lastReinforcedAt", "INTERNAL"},
+	// 5: createRecord with the id of an invisible record answers CONFLICT.
+	{5, "createRecord(id oracle)", "", "oracle"},
+	// 5: the change cursor moves on a write the caller cannot see.
+	{5, "changeCursor", "", "cursor"},
+	// 6: factKey is the unkeyed SHA-256 of a sealed fact's text.
+	{6, "node/relationship properties", ".factKey", "unkeyed digest"},
+}
 
 type knownLeak struct {
 	finding        int
@@ -79,8 +103,16 @@ func TestLeakScan(t *testing.T) {
 			}
 			s.probes(t, ph.name, i, report)
 			sentinel := s.create(t, s.srv.url, s.scopeA, membrane.SensitivityPublic, "sentinel "+ph.name)
+			callers := s.callers
+			if i > 0 {
+				// After the restart and the rotation, the callers that
+				// cover every kind of visibility (below, redacted, hidden,
+				// out of scope, a writer): the full matrix takes minutes
+				// on a shared machine.
+				callers = []scanCaller{s.callers[1], s.callers[3], s.callers[4]}
+			}
 			t.Run("callers", func(t *testing.T) {
-				for _, c := range s.callers {
+				for _, c := range callers {
 					// One caller at a time: the machine and the database are
 					// shared, and a starved connection pool fails requests.
 					t.Run(c.name, func(t *testing.T) {
@@ -89,6 +121,13 @@ func TestLeakScan(t *testing.T) {
 				}
 			})
 			s.scanAtRest(t, ph.name, report)
+			mu.Lock()
+			for _, l := range found {
+				if l.phase == ph.name {
+					t.Logf("found: %s: %s at %s", l.class(), l.item, l.path)
+				}
+			}
+			mu.Unlock()
 		})
 	}
 
@@ -146,9 +185,10 @@ type leakScan struct {
 	mu      sync.Mutex
 	items   map[string]leakItem
 	needles []needle
-	probed  []string // entity names the writer has written (no longer secret)
-	ents    []string // keys of the entities the probes name, one a phase
-	hidden  []string // keys of records no caller sees (for the id oracle)
+	probed  []string        // entity names the writer has written (no longer secret)
+	ents    []string        // keys of the entities the probes name, one a phase
+	hidden  []string        // keys of records no caller sees (for the id oracle)
+	lineage map[string]bool // keys of the records in lineage (revisions)
 	sealed  []sealedFact
 	since   time.Time
 	cursor0 string
@@ -428,6 +468,12 @@ func (s *leakScan) writeFixture(t *testing.T) {
 		}
 	}
 	s.hidden = []string{"A/hyper", "B/low", "sup-new"}
+	s.lineage = map[string]bool{"A/hyper": true, "A/low": true, "contested": true}
+	for _, k := range []string{"sup", "sup2", "fork", "fork2", "merge"} {
+		for _, suf := range []string{"-old", "-new", "-src", "-a", "-b", "d"} {
+			s.lineage[k+suf] = true
+		}
+	}
 }
 
 // restart opens a new store (its start-up migrations run) and server over
@@ -596,8 +642,12 @@ func (s *leakScan) scanAs(t *testing.T, phase string, c scanCaller, sentinel str
 	}
 	s.mu.Lock()
 	var ids, textWords, nameWords []string
+	lineageIDs := map[string]bool{}
 	for _, it := range s.items {
 		ids = append(ids, it.id)
+		if s.lineage[it.key] {
+			lineageIDs[it.id] = true
+		}
 	}
 	for _, n := range s.needles {
 		switch n.kind {
@@ -614,6 +664,9 @@ func (s *leakScan) scanAs(t *testing.T, phase string, c scanCaller, sentinel str
 	rec, conn, conn0 := s.gen.of("Record", 0), s.gen.of("RecordConnection", 1), s.gen.of("RecordConnection", 0)
 	for _, id := range ids {
 		q("record", `query($id: ID!) { record(id: $id) `+rec+` }`, map[string]any{"id": id})
+		if !lineageIDs[id] {
+			continue
+		}
 		q("lineage", `query($id: ID!) { lineage(id: $id, direction: BOTH, maxDepth: 10, limit: 1000) `+s.gen.of("Lineage", 0)+` }`, map[string]any{"id": id})
 	}
 	audit := s.gen.of("AuditConnection", 0)
