@@ -1,0 +1,419 @@
+package graph_test
+
+// Helpers of the leak scan (leakscan_test.go): selection sets generated
+// from the schema, a scanner of whole JSON documents, subscriptions over
+// both transports, and the servers the scan restarts.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/coder/websocket/wsjson"
+	"github.com/vektah/gqlparser/v2/ast"
+
+	"github.com/membrane/membrane/graph"
+	"github.com/membrane/membrane/internal/feed"
+	"github.com/membrane/membrane/internal/jobs"
+	"github.com/membrane/membrane/internal/membrane"
+	"github.com/membrane/membrane/internal/neo4j"
+)
+
+// selGen writes selection sets from the schema, so that a field added to
+// the schema is selected (and scanned) without anyone editing the scan.
+type selGen struct {
+	s       *ast.Schema
+	reaches map[string]bool // type -> a field of it (transitively) returns Record
+}
+
+func newSelGen() *selGen {
+	return &selGen{s: graph.NewExecutableSchema(graph.Config{}).Schema(), reaches: map[string]bool{}}
+}
+
+// reachesRecord reports whether a selection of type name can contain a
+// Record (so that the Record nesting depth bounds it).
+func (g *selGen) reachesRecord(name string, seen map[string]bool) bool {
+	if name == "Record" {
+		return true
+	}
+	if v, ok := g.reaches[name]; ok {
+		return v
+	}
+	if seen[name] {
+		return false
+	}
+	seen[name] = true
+	def := g.s.Types[name]
+	out := false
+	if def != nil {
+		for _, f := range def.Fields {
+			if g.reachesRecord(f.Type.Name(), seen) {
+				out = true
+			}
+		}
+		for _, p := range g.s.GetPossibleTypes(def) {
+			if p.Name != name && g.reachesRecord(p.Name, seen) {
+				out = true
+			}
+		}
+	}
+	g.reaches[name] = out
+	return out
+}
+
+// fragments returns the fragments R0..R<depth> on Record: R0 selects every
+// field that cannot hold another record, R<n> every field, with the
+// records inside selected as R<n-1>.
+func (g *selGen) fragments(depth int) string {
+	var b strings.Builder
+	for d := 0; d <= depth; d++ {
+		fmt.Fprintf(&b, "\nfragment R%d on Record %s", d, g.sel("Record", d, true))
+	}
+	return b.String()
+}
+
+// sel returns the selection set of type name (empty for a leaf) with
+// records nested depth more times; top is true for the Record a fragment
+// is about.
+func (g *selGen) sel(name string, depth int, top bool) string {
+	def := g.s.Types[name]
+	switch {
+	case def == nil || def.Kind == ast.Scalar || def.Kind == ast.Enum:
+		return ""
+	case name == "Record" && !top:
+		if depth < 0 {
+			return ""
+		}
+		return fmt.Sprintf("{ ...R%d }", depth)
+	case def.Kind == ast.Union || def.Kind == ast.Interface:
+		parts := []string{"__typename"}
+		for _, p := range g.s.GetPossibleTypes(def) {
+			parts = append(parts, fmt.Sprintf("... on %s %s", p.Name, g.sel(p.Name, depth, false)))
+		}
+		return "{ " + strings.Join(parts, " ") + " }"
+	}
+	var parts []string
+	for _, f := range def.Fields {
+		if strings.HasPrefix(f.Name, "__") || requiredArgs(f) {
+			continue
+		}
+		t := f.Type.Name()
+		next := depth
+		if t == "Record" {
+			next = depth - 1
+		}
+		// Past the last record level, only what holds no record.
+		if next < 0 && g.reachesRecord(t, map[string]bool{}) {
+			continue
+		}
+		sub := g.sel(t, next, false)
+		if sub == "" && g.s.Types[t] != nil && g.s.Types[t].Kind != ast.Scalar && g.s.Types[t].Kind != ast.Enum {
+			continue
+		}
+		parts = append(parts, f.Name+" "+sub)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "{ " + strings.Join(parts, " ") + " }"
+}
+
+func requiredArgs(f *ast.FieldDefinition) bool {
+	for _, a := range f.Arguments {
+		if a.Type.NonNull && a.DefaultValue == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// of returns the selection of a root field's type, with records nested
+// depth times (fragments R0..R<depth> must be in the document).
+func (g *selGen) of(typeName string, depth int) string { return g.sel(typeName, depth, false) }
+
+// needle is a string that must not reach a caller unless it may see what
+// it belongs to.
+type needle struct {
+	text  string // lower case
+	owner string // key of the item (leakItem) it belongs to
+	kind  string // id, text, name
+}
+
+// leakItem is a record or entity of the fixture, with what a caller may
+// see of it decided by its sensitivity and scope.
+type leakItem struct {
+	key   string // a readable name: "A/HYPER fact", "entity E1"...
+	id    string
+	scope string
+	level membrane.Sensitivity
+}
+
+// leak is one needle found where its caller must not find it.
+type leak struct {
+	phase, caller, op, path, kind, item string
+}
+
+// class is what the allow-list matches: the path with indices dropped.
+func (l leak) class() string {
+	return fmt.Sprintf("%s %s [%s]", l.op, l.normPath(), l.kind)
+}
+
+// normPath is the leak's path with indices as [] and aliases as a*.
+func (l leak) normPath() string {
+	return aliasRE.ReplaceAllString(indexRE.ReplaceAllString(l.path, "[]"), ".a*.")
+}
+
+var (
+	indexRE = regexp.MustCompile(`\[\d+\]`)
+	aliasRE = regexp.MustCompile(`\.a\d+\.`)
+)
+
+// scanJSON walks v (a decoded JSON document) and calls found for every
+// string holding one of the needles, with its JSON path.
+func scanJSON(v any, path string, needles []needle, found func(path string, n needle)) {
+	switch v := v.(type) {
+	case map[string]any:
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			// A key may hold text too (JSON objects of payloads).
+			scanString(k, path+".<key>", needles, found)
+			scanJSON(v[k], path+"."+k, needles, found)
+		}
+	case []any:
+		for i, e := range v {
+			scanJSON(e, fmt.Sprintf("%s[%d]", path, i), needles, found)
+		}
+	case string:
+		scanString(v, path, needles, found)
+	}
+}
+
+func scanString(s, path string, needles []needle, found func(path string, n needle)) {
+	low := strings.ToLower(s)
+	for _, n := range needles {
+		if strings.Contains(low, n.text) {
+			found(path, n)
+		}
+	}
+}
+
+// scanCaller is one restricted caller of the scan.
+type scanCaller struct {
+	name    string
+	actor   string
+	key     string
+	ceiling membrane.Sensitivity
+	scopes  []string          // nil: every scope
+	header  map[string]string // narrowing headers
+	writer  bool
+}
+
+// sees returns what the caller sees of an item: full, redacted or none.
+func (c scanCaller) sees(it leakItem) string {
+	if it.scope != "" && c.scopes != nil && !containsStr(c.scopes, it.scope) {
+		return "none"
+	}
+	switch d := it.level.Level() - c.ceiling.Level(); {
+	case d <= 0:
+		return "full"
+	case d == 1:
+		return "redacted"
+	default:
+		return "none"
+	}
+}
+
+func containsStr(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// post sends one GraphQL request as the caller and returns the whole
+// decoded body (data, errors, extensions) and its raw text.
+func (c scanCaller) post(t *testing.T, url, query string, vars map[string]any) (map[string]any, []byte) {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url+"/graphql", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+c.key)
+	for k, v := range c.header {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var out map[string]any
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatalf("%s: decode %q: %v", c.name, b, err)
+	}
+	return out, b
+}
+
+// subscribe replays a subscription from after over SSE or WebSocket and
+// returns every event (whole JSON payloads) up to the first one whose
+// record id is until, failing after a generous protocol timeout.
+func (c scanCaller) subscribe(t *testing.T, url, transport, query string, vars map[string]any, until string) []map[string]any {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	var events []map[string]any
+	done := func(ev map[string]any) bool {
+		events = append(events, ev)
+		b, _ := json.Marshal(ev)
+		return bytes.Contains(b, []byte(`"recordId":"`+until+`"`))
+	}
+	switch transport {
+	case "sse":
+		body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url+"/graphql", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+c.key)
+		for k, v := range c.header {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("%s sse: %v", c.name, err)
+		}
+		defer resp.Body.Close()
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 1<<20), 8<<20)
+		event := ""
+		for sc.Scan() {
+			line := sc.Text()
+			switch {
+			case strings.HasPrefix(line, "event: "):
+				event = strings.TrimPrefix(line, "event: ")
+			case strings.HasPrefix(line, "data: ") && event == "next":
+				var ev map[string]any
+				if err := json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &ev); err != nil {
+					t.Fatalf("%s sse: %v", c.name, err)
+				}
+				if done(ev) {
+					return events
+				}
+			}
+		}
+		t.Fatalf("%s sse: stream ended before the sentinel (%v); events %d", c.name, sc.Err(), len(events))
+	case "ws":
+		conn, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(url, "http")+"/graphql",
+			&websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
+		if err != nil {
+			t.Fatalf("%s ws: %v", c.name, err)
+		}
+		defer conn.CloseNow()
+		conn.SetReadLimit(64 << 20)
+		init := map[string]any{"Authorization": "Bearer " + c.key}
+		for k, v := range c.header {
+			init[k] = v
+		}
+		if err := wsjson.Write(ctx, conn, map[string]any{"type": "connection_init", "payload": init}); err != nil {
+			t.Fatal(err)
+		}
+		if err := wsjson.Write(ctx, conn, map[string]any{"id": "1", "type": "subscribe",
+			"payload": map[string]any{"query": query, "variables": vars}}); err != nil {
+			t.Fatal(err)
+		}
+		for {
+			var m map[string]any
+			if err := wsjson.Read(ctx, conn, &m); err != nil {
+				t.Fatalf("%s ws: %v after %d events", c.name, err, len(events))
+			}
+			switch m["type"] {
+			case "next":
+				p, _ := m["payload"].(map[string]any)
+				if done(p) {
+					return events
+				}
+			case "error", "complete":
+				t.Fatalf("%s ws: %v", c.name, m)
+			}
+		}
+	}
+	return events
+}
+
+// scanServer is one server process of the scan over its own store (its
+// own driver, as a restarted process has), with the change feed and jobs.
+type scanServer struct {
+	url string
+	db  *neo4j.DB
+}
+
+// openScanStore opens a store of its own with keys (the first active) and
+// runs the start-up migrations, as a (re)starting server does. It returns
+// the migration's error rather than failing: a start-up that fails is a
+// finding of the scan.
+func openScanStore(t *testing.T, keys ...membrane.SealKey) (*neo4j.DB, error) {
+	t.Helper()
+	s, err := membrane.NewSealer(membrane.SensitivityHigh, keys, keys[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	db, err := neo4j.Open(ctx, neo4j.Config{URI: os.Getenv("NEO4J_URI"), User: os.Getenv("NEO4J_USER"),
+		Password: os.Getenv("NEO4J_PASSWORD"), Database: "neo4j", MaxPoolSize: 50, TxTimeout: time.Minute, Sealer: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close(context.Background()) })
+	return db, db.Migrate(ctx)
+}
+
+// startScanServer serves db with the keyring ring and no query limits (the
+// scan selects everything; limits are tested elsewhere), jobs restricted
+// to scopes.
+func startScanServer(t *testing.T, db *neo4j.DB, ring []membrane.APIKey, scopes []string) scanServer {
+	t.Helper()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	runner, err := jobs.New(db, membrane.DefaultPolicy(), jobs.Config{Timeout: time.Minute, LeaseTTL: time.Minute,
+		Holder: "leakscan-" + membrane.NewID(), Scopes: scopes, Consolidation: membrane.DefaultConsolidationOptions()}, log, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = runner.Stop(context.Background()) })
+	hub := feed.NewHub(db, feed.Config{Interval: 20 * time.Millisecond, Holder: t.Name()}, nil)
+	stop := hub.Go()
+	t.Cleanup(func() {
+		hub.Close()
+		stop()
+	})
+	r := &graph.Resolver{Store: db, Revisions: db, Lineages: db, Deletes: db, MetricsService: db, Jobs: runner,
+		Retrieval: db, Captures: db, Events: db, Feed: hub, Policy: membrane.DefaultPolicy(), Log: log, Now: time.Now}
+	opts := graph.DefaultHandlerOptions()
+	none := graph.QueryLimits{}
+	opts.Limits = map[membrane.Role]graph.QueryLimits{membrane.RoleAdmin: none, membrane.RoleWriter: none, membrane.RoleReader: none}
+	opts.ParserTokenLimit = 0
+	srv := httptest.NewServer(graph.NewHandler(r, db, membrane.NewKeyring(ring), log, opts))
+	t.Cleanup(srv.Close)
+	return scanServer{url: srv.URL, db: db}
+}
