@@ -33,3 +33,11 @@ func (db *DB) MigrateAuditRefsIn(ctx context.Context, scopes []string) (int, int
 	err := db.migrateAuditRefs(ctx, scopes)
 	return db.refsMigrated, db.refsSkipped, err
 }
+
+// RepairSealingIn runs the seal repair migration's pass over the records of
+// scopes at level and above, without its bookkeeping: a test that deleted
+// the shared Migration node instead would let any process starting
+// meanwhile seal its fixture under that process's key.
+func (db *DB) RepairSealingIn(ctx context.Context, level int, scopes []string) (int, error) {
+	return db.repairSealingIn(ctx, level, scopes)
+}

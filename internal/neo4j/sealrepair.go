@@ -34,6 +34,16 @@ func (db *DB) repairSealing(ctx context.Context) error {
 	if err != nil || !due {
 		return err
 	}
+	skipped, err := db.repairSealingIn(ctx, level, nil)
+	if err != nil {
+		return err
+	}
+	return db.finishMigration(ctx, sealRepairMigration, skipped)
+}
+
+// repairSealingIn is the repair's pass over the records of scopes (nil:
+// all) at level and above, and returns how many it could not open.
+func (db *DB) repairSealingIn(ctx context.Context, level int, scopes []string) (int, error) {
 	const batch = 500
 	after, skipped := "", 0
 	for {
@@ -44,7 +54,7 @@ func (db *DB) repairSealing(ctx context.Context) error {
 		res, err := write(ctx, db, func(tx neo4j.ManagedTransaction) (result, error) {
 			var res result
 			rows, err := collect(ctx, tx, cypher.Must("seal_repair_missing"), map[string]any{
-				"level": int64(level), "after": after, "limit": int64(batch)})
+				"level": int64(level), "after": after, "limit": int64(batch), "scopes": scopes})
 			if err != nil {
 				return res, err
 			}
@@ -79,13 +89,12 @@ func (db *DB) repairSealing(ctx context.Context) error {
 			return res, err
 		})
 		if err != nil {
-			return fmt.Errorf("seal records stored in clear: %w", err)
+			return skipped, fmt.Errorf("seal records stored in clear: %w", err)
 		}
 		skipped += res.skipped
 		if res.n < batch {
-			break
+			return skipped, nil
 		}
 		after = res.last
 	}
-	return db.finishMigration(ctx, sealRepairMigration, skipped)
 }

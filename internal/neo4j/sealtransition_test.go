@@ -210,8 +210,7 @@ func TestSealRepairMigration(t *testing.T) {
 	}
 	defer drv.Close(context.Background())
 	if _, err := driver.ExecuteQuery(t.Context(), drv, `MATCH (m:Memory {id: $id})
-		SET m.sensitivity = 'high', m.sensitivityLevel = 3, m.encrypted = true
-		WITH count(*) AS n OPTIONAL MATCH (g:Migration {name: 'seal_repair_v1'}) DETACH DELETE g`,
+		SET m.sensitivity = 'high', m.sensitivityLevel = 3, m.encrypted = true`,
 		map[string]any{"id": id}, driver.EagerResultTransformer); err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +219,10 @@ func TestSealRepairMigration(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	if err := db.Migrate(ctx); err != nil {
+	// The migration's pass over this test's scope only: deleting the shared
+	// Migration node instead let any server starting meanwhile (other
+	// packages' tests) seal the fixture under its own key.
+	if _, err := db.RepairSealingIn(ctx, membrane.SensitivityHigh.Level(), []string{scope}); err != nil {
 		t.Fatal(err)
 	}
 	p := nodeProps(t, id)
