@@ -3,12 +3,14 @@ package neo4j_test
 import (
 	"bytes"
 	"context"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4jtest"
+	driver "github.com/neo4j/neo4j-go-driver/v5/neo4j"
 )
 
 // TestRevisionOfUnopenedRecord: a revision or deletion naming a record
@@ -120,6 +122,80 @@ func TestRevisionOfUnopenedRecord(t *testing.T) {
 		})
 		if membrane.ErrorCode(err) != membrane.EPRECONDITION {
 			t.Fatalf("%v, want %s", err, membrane.EPRECONDITION)
+		}
+	})
+}
+
+// TestFindByKeySkipsUnopened: consolidation finds the oldest fact (and
+// competence) of a key that opens. An earlier version read only the oldest
+// of each key and dropped it when it did not open, so a newer readable one
+// of the same key was never found, and every supporting episode created
+// another duplicate.
+func TestFindByKeySkipsUnopened(t *testing.T) {
+	neo4jtest.DB(t)
+	suffix := membrane.NewID()
+	lost := membrane.SealKey{ID: "flost-" + suffix, Key: bytes.Repeat([]byte{53}, 32)}
+	kept := membrane.SealKey{ID: "fkept-" + suffix, Key: bytes.Repeat([]byte{54}, 32)}
+	scope := neo4jtest.Scope(t)
+	withLost := open(t, []membrane.SealKey{lost}, lost.ID)
+	t.Cleanup(func() {
+		if err := withLost.DeleteScope(context.Background(), scope); err != nil {
+			t.Error(err)
+		}
+	})
+	server := open(t, []membrane.SealKey{kept}, kept.ID)
+	sys := membrane.NewContextWithTrust(t.Context(), membrane.SystemTrust("test"))
+	high := membrane.SensitivityHigh
+	// A payload sealed under the lost key, given to the oldest record of
+	// each key below: its digest is the server's, its payload does not open.
+	sealedElsewhere := nodeProps(t, sealedFact(t, withLost, scope, high, "unrelated", "is", "sealed elsewhere"))["payload"]
+	unopen := func(id string) {
+		t.Helper()
+		drv, err := driver.NewDriverWithContext(os.Getenv("NEO4J_URI"), driver.NoAuth())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer drv.Close(context.Background())
+		if _, err := driver.ExecuteQuery(t.Context(), drv, `MATCH (m:Memory {id: $id}) SET m.payload = $payload`,
+			map[string]any{"id": id, "payload": sealedElsewhere}, driver.EagerResultTransformer); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	t.Run("facts", func(t *testing.T) {
+		key := membrane.FactKey{Scope: scope, Subject: "deploy", Predicate: membrane.PredicateObservedIn, Object: "canary green"}
+		oldest := sealedFact(t, server, scope, high, key.Subject, key.Predicate, key.Object)
+		readable := sealedFact(t, server, scope, high, key.Subject, key.Predicate, key.Object)
+		unopen(oldest)
+		found, err := server.FindFacts(sys, []membrane.FactKey{key})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f := found[key]; f == nil || f.ID != readable {
+			t.Fatalf("FindFacts: %+v, want %s (the oldest, %s, does not open)", f, readable, oldest)
+		}
+	})
+	t.Run("competences", func(t *testing.T) {
+		key := membrane.CompetenceKey{SkillName: "release-" + suffix, Scope: scope}
+		competence := func() string {
+			r, err := membrane.DefaultPolicy().BuildRecord(membrane.RecordInput{Type: membrane.TypeCompetence, Scope: &scope, Sensitivity: &high,
+				Payload: membrane.PayloadInput{Competence: &membrane.CompetencePayload{SkillName: key.SkillName}}}, time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := server.CreateRecords(sys, nil, []*membrane.Ingested{{Record: r, Audit: membrane.NewAuditEntry(r.ID, membrane.AuditCreate, "test", "", time.Now())}}); err != nil {
+				t.Fatal(err)
+			}
+			return r.ID
+		}
+		oldest, readable := competence(), competence()
+		unopen(oldest)
+		found, err := server.FindCompetences(sys, []membrane.CompetenceKey{key})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c := found[key]; c == nil || c.ID != readable {
+			t.Fatalf("FindCompetences: %+v, want %s (the oldest, %s, does not open)", c, readable, oldest)
 		}
 	})
 }
