@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"slices"
 	"time"
@@ -60,16 +61,16 @@ func (r *Runner) eachPage(ctx context.Context, stage membrane.ConsolidationStage
 		if err != nil {
 			return err
 		}
-		res.Scanned += int64(len(page))
-		if len(page) > 0 {
-			if err := fn(page); err != nil {
+		res.Scanned += int64(len(page.Episodes))
+		if len(page.Episodes) > 0 {
+			if err := fn(page.Episodes); err != nil {
 				return err
 			}
-			after = page[len(page)-1].ID
 		}
-		if len(page) < r.cfg.Consolidation.Batch {
+		if page.Next == "" {
 			return nil
 		}
+		after = page.Next
 	}
 }
 
@@ -220,8 +221,11 @@ func (r *Runner) mergeDuplicates(ctx context.Context, so membrane.SweepOptions, 
 				return r.policy.Merge(sources, membrane.MergedFact(sources, so.Now), meta, so.Now)
 			}); err != nil {
 				// A fact revised or deleted since the group was read is
-				// left to the next run; anything else fails the run.
-				if c := membrane.ErrorCode(err); c == membrane.ECONFLICT || c == membrane.ENOTFOUND {
+				// left to the next run, and a group holding a fact sealed
+				// under a key this server lacks to a server that has it
+				// (docs/operations.md, "Unknown keys"); anything else
+				// fails the run.
+				if c := membrane.ErrorCode(err); c == membrane.ECONFLICT || c == membrane.ENOTFOUND || errors.Is(err, membrane.ErrUnopened) {
 					r.log.Warn("duplicate facts not merged this run", "ids", ids, "err", err)
 					continue
 				}

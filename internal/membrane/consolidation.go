@@ -543,6 +543,18 @@ const (
 	StagePlans ConsolidationStage = "plans"
 )
 
+// EpisodePage is a page of ConsolidationStore.Episodes.
+type EpisodePage struct {
+	// Episodes are the episodes of the page that open: one sealed under a
+	// key the server lacks is skipped (docs/operations.md, "Unknown
+	// keys"), so a page may hold fewer than it read.
+	Episodes []*Record
+	// Next is the cursor of the next page: the id of the last episode
+	// read, skipped ones included (a page of skipped episodes only must
+	// not end the sweep nor read them again), "" after the last page.
+	Next string
+}
+
 // ConsolidationStore reads what consolidation works on. Implemented by the
 // neo4j package; the writes go through RevisionService.Revise, so every
 // change is planned here and audited.
@@ -550,12 +562,12 @@ type ConsolidationStore interface {
 	// CompressEpisodes applies CompressedBase to every episode in reach,
 	// set-based, with a decay audit entry per compression.
 	CompressEpisodes(ctx context.Context, so SweepOptions, o ConsolidationOptions) (SweepResult, error)
-	// Episodes returns up to o.Batch episodes in reach for a stage, in id
-	// order after afterID ("" from the start).
-	Episodes(ctx context.Context, stage ConsolidationStage, so SweepOptions, o ConsolidationOptions, afterID string) ([]*Record, error)
-	// FindFacts returns the oldest non-retracted fact of each key.
+	// Episodes returns a page of up to o.Batch episodes in reach for a
+	// stage, in id order after afterID ("" from the start).
+	Episodes(ctx context.Context, stage ConsolidationStage, so SweepOptions, o ConsolidationOptions, afterID string) (EpisodePage, error)
+	// FindFacts returns the oldest non-retracted fact that opens of each key.
 	FindFacts(ctx context.Context, keys []FactKey) (map[FactKey]*Record, error)
-	// FindCompetences returns the oldest active competence of each key.
+	// FindCompetences returns the oldest active competence that opens of each key.
 	FindCompetences(ctx context.Context, keys []CompetenceKey) (map[CompetenceKey]*Record, error)
 	// DuplicateFacts returns the ids of identical active facts (same key),
 	// one group per key with more than one, oldest first, at most

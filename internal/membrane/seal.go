@@ -16,6 +16,11 @@ import (
 // no reason to fail a search that merely matched it.
 var ErrSealKeyMissing = errors.New("encryption key is not configured")
 
+// ErrUnopened marks the error of a record whose sealed values do not open
+// (sealed under a key this server lacks, or failing authentication): the
+// server's own work (consolidation) passes over such a record.
+var ErrUnopened = errors.New("sealed value does not open")
+
 // sealPrefix starts every sealed value: format version, key id, then the
 // base64url nonce and ciphertext.
 const sealPrefix = "mbx1:"

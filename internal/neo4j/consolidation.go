@@ -38,27 +38,66 @@ func (db *DB) CompressEpisodes(ctx context.Context, so membrane.SweepOptions, o 
 
 // Episodes returns a page of the episodes a consolidation stage works on,
 // in id order after afterID.
-func (db *DB) Episodes(ctx context.Context, stage membrane.ConsolidationStage, so membrane.SweepOptions, o membrane.ConsolidationOptions, afterID string) ([]*membrane.Record, error) {
+func (db *DB) Episodes(ctx context.Context, stage membrane.ConsolidationStage, so membrane.SweepOptions, o membrane.ConsolidationOptions, afterID string) (membrane.EpisodePage, error) {
 	name, ok := episodeStages[stage]
 	if !ok {
-		return nil, fmt.Errorf("episodes: unknown stage %q", stage)
+		return membrane.EpisodePage{}, fmt.Errorf("episodes: unknown stage %q", stage)
 	}
 	params := map[string]any{"after": afterID, "limit": int64(o.Batch), "scopes": nil, "minSteps": int64(o.MinPlanSteps)}
 	if so.Scopes != nil {
 		params["scopes"] = so.Scopes
 	}
-	return read(ctx, db, func(tx neo4j.ManagedTransaction) ([]*membrane.Record, error) {
+	return read(ctx, db, func(tx neo4j.ManagedTransaction) (membrane.EpisodePage, error) {
 		rows, err := collect(ctx, tx, cypher.Must(name), params)
 		if err != nil {
-			return nil, err
+			return membrane.EpisodePage{}, err
 		}
-		return db.recordRows(rows)
+		var page membrane.EpisodePage
+		for _, row := range rows {
+			props, _ := row.Values[0].(map[string]any)
+			r, err := db.recordFromProps(props)
+			if errors.Is(err, errUnopened) {
+				continue // sealed under a key this server lacks: skipped, every run
+			} else if err != nil {
+				return membrane.EpisodePage{}, err
+			}
+			page.Episodes = append(page.Episodes, r)
+		}
+		if len(rows) > 0 && len(rows) >= o.Batch {
+			page.Next = str(rows[len(rows)-1].Values[0].(map[string]any)["id"])
+		}
+		return page, nil
 	})
 }
 
-// FindFacts returns the oldest non-retracted fact of each key, in one query:
-// one index seek per digest of the key, the unkeyed one of facts in clear
-// and the keyed ones (under every configured key) of sealed facts.
+// keyCandidates is how many of the oldest records of one fact or
+// competence key FindFacts and FindCompetences read: the first that opens
+// is the one found. More than one, so that a record sealed under a key
+// this server lacks (skipped) does not hide a readable one of the same
+// key, which each supporting episode would then duplicate.
+const keyCandidates = 5
+
+// firstOpening returns the first of candidates (a list of node property
+// maps, oldest first) that opens, nil when none does.
+func (db *DB) firstOpening(candidates any) (*membrane.Record, error) {
+	list, _ := candidates.([]any)
+	for _, c := range list {
+		p, _ := c.(map[string]any)
+		r, err := db.recordFromProps(p)
+		if errors.Is(err, errUnopened) {
+			continue // sealed under a key this server lacks: as if absent
+		} else if err != nil {
+			return nil, err
+		}
+		return r, nil
+	}
+	return nil, nil
+}
+
+// FindFacts returns the oldest non-retracted fact that opens of each key,
+// in one query: one index seek per digest of the key, the unkeyed one of
+// facts in clear and the keyed ones (under every configured key) of sealed
+// facts.
 func (db *DB) FindFacts(ctx context.Context, keys []membrane.FactKey) (map[membrane.FactKey]*membrane.Record, error) {
 	byID := make(map[string]membrane.FactKey, len(keys))
 	ks := make([]map[string]any, 0, len(keys))
@@ -70,27 +109,26 @@ func (db *DB) FindFacts(ctx context.Context, keys []membrane.FactKey) (map[membr
 		}
 	}
 	return read(ctx, db, func(tx neo4j.ManagedTransaction) (map[membrane.FactKey]*membrane.Record, error) {
-		rows, err := collect(ctx, tx, cypher.Must("find_facts"), map[string]any{"keys": ks})
+		rows, err := collect(ctx, tx, cypher.Must("find_facts"), map[string]any{"keys": ks, "candidates": int64(keyCandidates)})
 		if err != nil {
 			return nil, err
 		}
 		out := make(map[membrane.FactKey]*membrane.Record, len(rows))
 		for _, row := range rows {
-			p, _ := row.Values[1].(map[string]any)
-			r, err := db.recordFromProps(p)
-			if errors.Is(err, errUnopened) {
-				continue // sealed under a key this server lacks: as if absent
-			} else if err != nil {
+			r, err := db.firstOpening(row.Values[1])
+			if err != nil {
 				return nil, err
 			}
-			out[byID[str(row.Values[0])]] = r
+			if r != nil {
+				out[byID[str(row.Values[0])]] = r
+			}
 		}
 		return out, nil
 	})
 }
 
-// FindCompetences returns the oldest active competence of each key, in one
-// query, by its digests as FindFacts.
+// FindCompetences returns the oldest active competence that opens of each
+// key, in one query, by its digests as FindFacts.
 func (db *DB) FindCompetences(ctx context.Context, keys []membrane.CompetenceKey) (map[membrane.CompetenceKey]*membrane.Record, error) {
 	ks := make([]map[string]any, len(keys))
 	for i, k := range keys {
@@ -98,21 +136,20 @@ func (db *DB) FindCompetences(ctx context.Context, keys []membrane.CompetenceKey
 			"digests": append([]string{k.Hash()}, db.sealer.Digests(membrane.DigestSkill, k.Fields()...)...)}
 	}
 	return read(ctx, db, func(tx neo4j.ManagedTransaction) (map[membrane.CompetenceKey]*membrane.Record, error) {
-		rows, err := collect(ctx, tx, cypher.Must("find_competences"), map[string]any{"keys": ks})
+		rows, err := collect(ctx, tx, cypher.Must("find_competences"), map[string]any{"keys": ks, "candidates": int64(keyCandidates)})
 		if err != nil {
 			return nil, err
 		}
 		out := make(map[membrane.CompetenceKey]*membrane.Record, len(rows))
 		for _, row := range rows {
 			k, _ := row.Values[0].(map[string]any)
-			p, _ := row.Values[1].(map[string]any)
-			r, err := db.recordFromProps(p)
-			if errors.Is(err, errUnopened) {
-				continue
-			} else if err != nil {
+			r, err := db.firstOpening(row.Values[1])
+			if err != nil {
 				return nil, err
 			}
-			out[membrane.CompetenceKey{SkillName: str(k["skillName"]), Scope: str(k["scope"])}] = r
+			if r != nil {
+				out[membrane.CompetenceKey{SkillName: str(k["skillName"]), Scope: str(k["scope"])}] = r
+			}
 		}
 		return out, nil
 	})

@@ -46,6 +46,9 @@ func (db *DB) DeleteRecord(ctx context.Context, id string, plan func(*membrane.R
 		if err != nil {
 			return nil, err
 		}
+		if err := refuseUnopened(locked); err != nil {
+			return nil, err
+		}
 		props, err := db.auditProps(a, r.Sensitivity)
 		if err != nil {
 			return nil, err

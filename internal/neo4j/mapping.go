@@ -522,9 +522,8 @@ func (db *DB) unseal(p map[string]any) error {
 	return nil
 }
 
-// errUnopened marks the error of a record whose sealed values do not open
-// (sealed under a key this server lacks, or failing authentication).
-var errUnopened = errors.New("sealed value does not open")
+// errUnopened is membrane.ErrUnopened.
+var errUnopened = membrane.ErrUnopened
 
 // unopenedError is the error of record id whose sealed value did not open
 // (err): FAILED_PRECONDITION for a caller (a revision of it), with
@@ -555,21 +554,8 @@ func (db *DB) readRecord(props map[string]any) (*membrane.Record, error) {
 	return membrane.Redact(r), nil
 }
 
-// recordRows decodes the record in the first column of each row.
-func (db *DB) recordRows(rows []*neo4j.Record) ([]*membrane.Record, error) {
-	out := make([]*membrane.Record, 0, len(rows))
-	for _, row := range rows {
-		props, _ := row.Values[0].(map[string]any)
-		r, err := db.recordFromProps(props)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, nil
-}
-
-// visibleRows decodes rows like recordRows, stamps each record with the
+// visibleRows decodes the record in the first column of each row (one
+// that does not open, redacted: readRecord), stamps each record with the
 // instant it was read as of, and returns them as the request may see them,
 // leaving out the invisible.
 func (db *DB) visibleRows(ctx context.Context, rows []*neo4j.Record, asOf *time.Time) ([]*membrane.Record, error) {

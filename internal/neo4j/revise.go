@@ -2,6 +2,7 @@ package neo4j
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -40,6 +41,9 @@ func (db *DB) Revise(ctx context.Context, idem *membrane.Idempotency, lock, read
 		if err != nil {
 			return nil, err
 		}
+		if err := refuseUnopened(locked, read); err != nil {
+			return nil, err
+		}
 		if err := db.applyChange(ctx, tx, locked, read, change); err != nil {
 			return nil, err
 		}
@@ -51,20 +55,56 @@ func (db *DB) Revise(ctx context.Context, idem *membrane.Idempotency, lock, read
 	return recs[0], nil
 }
 
+// recordsByID reads the records ids with stmt, keyed by id, for a write
+// under the request's trust. A record whose sealed values do not open (a
+// key this server lacks) answers no more than an unknown id would to a
+// request that may not see it: it is left out (as missing: NOT_FOUND, or
+// an optional record absent) when invisible to the request, and kept as
+// the read paths show it, redacted, when the request sees it redacted (the
+// plan refuses a redacted record; refuseUnopened catches one it accepted).
+// Only a request that would see it in full is told that it does not open
+// (FAILED_PRECONDITION): the existence of a record it may see is no secret.
 func (db *DB) recordsByID(ctx context.Context, tx neo4j.ManagedTransaction, stmt string, ids []string) (map[string]*membrane.Record, error) {
 	rows, err := collect(ctx, tx, stmt, map[string]any{"ids": ids})
 	if err != nil {
 		return nil, err
 	}
-	recs, err := db.recordRows(rows)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string]*membrane.Record, len(recs))
-	for _, r := range recs {
+	t := membrane.TrustFromContext(ctx)
+	out := make(map[string]*membrane.Record, len(rows))
+	for _, row := range rows {
+		props, _ := row.Values[0].(map[string]any)
+		r, err := db.recordFromProps(props)
+		if errors.Is(err, errUnopened) {
+			if r, err = db.readRecord(props); err != nil {
+				return nil, err
+			}
+			switch t.Visibility(r) {
+			case membrane.Invisible:
+				continue
+			case membrane.Visible:
+				return nil, unopenedError(r.ID, errUnopened)
+			}
+		} else if err != nil {
+			return nil, err
+		}
 		out[r.ID] = r
 	}
 	return out, nil
+}
+
+// refuseUnopened refuses a planned change that would revise or relate a
+// record that did not open (recordsByID kept it redacted): there is
+// nothing of it to revise. A plan refuses a redacted record first, so this
+// only backs it up.
+func refuseUnopened(recs ...map[string]*membrane.Record) error {
+	for _, m := range recs {
+		for id, r := range m {
+			if r.Redacted {
+				return unopenedError(id, errUnopened)
+			}
+		}
+	}
+	return nil
 }
 
 // applyChange writes a planned change. Updated records get only the
