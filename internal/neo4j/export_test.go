@@ -33,3 +33,7 @@ func (db *DB) MigrateAuditRefsIn(ctx context.Context, scopes []string) (int, int
 	err := db.migrateAuditRefs(ctx, scopes)
 	return db.refsMigrated, db.refsSkipped, err
 }
+
+// MapError exposes mapError, so that a table test classifies real server
+// errors with it.
+var MapError = mapError
