@@ -9,9 +9,11 @@
 // set; the listing's order and keyset paging stay those asked for. The
 // bound (membrane.MaxTextMatches) keeps the cost of a listing by text
 // independent of how many records share its words: a text matching more
-// lists the best of them. Matching a record's text is reading it, so
-// record_filter keeps only the records the request sees in full when
-// $lucene is set.
+// lists the best of them. The index query restricts by scope only: matches
+// above the caller's ceiling, or dropped by the filters, count towards the
+// bound before record_filter removes them (docs/retrieval.md). Matching a
+// record's text is reading it, so record_filter keeps only the records the
+// request sees in full when $lucene is set.
 CALL () {
   CALL db.index.fulltext.queryNodes('memory_terms', $lucene, {limit: $textMatches}) YIELD node
   RETURN node

@@ -33,9 +33,14 @@ const (
 	// one seed, for derived records): the newest of those that can be
 	// hits among the first ContextFanoutScan links read from it.
 	ContextFanout = 25
-	// ContextFanoutScan bounds the links read from one seed before its
-	// ContextFanout records are chosen, so that a hub entity (thousands of
-	// mentions) costs no more than this.
+	// ContextFanoutScan bounds the records that pass the gate, the
+	// request's filters and the status test among those read from one
+	// seed before its ContextFanout records are chosen: a seed's records
+	// are sorted only within this window, not all of a hub entity's
+	// thousands. Links to records that fail those tests are not counted,
+	// so reading stops at the first ContextFanoutScan that pass or at the
+	// seed's last link: a hub whose records the request mostly cannot see
+	// or filters out is read in full.
 	ContextFanoutScan = 4 * ContextFanout
 	// SecondHop weighs a session neighbour two NEXT hops away against one
 	// next to the match.

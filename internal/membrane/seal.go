@@ -82,6 +82,9 @@ func NewSealer(threshold Sensitivity, keys []SealKey, active string) (*Sealer, e
 // Required reports whether records of sensitivity sens are stored sealed.
 func (s *Sealer) Required(sens Sensitivity) bool { return sens.Level() >= s.threshold }
 
+// RequiredAt is Required for a stored sensitivity level.
+func (s *Sealer) RequiredAt(level int) bool { return level >= s.threshold }
+
 // Seal encrypts plain, bound to context (the record id and field name), so
 // a sealed value copied to another record or field does not open.
 func (s *Sealer) Seal(plain []byte, context string) (string, error) {

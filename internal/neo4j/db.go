@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"sync/atomic"
 	"time"
 
@@ -189,6 +190,9 @@ func (db *DB) Migrate(ctx context.Context) error {
 	}
 	if err := db.backfillAuditRefs(ctx); err != nil {
 		return fmt.Errorf("migrate audit references: %w", err)
+	}
+	if err := db.restampAllAudits(ctx); err != nil {
+		return err
 	}
 	return db.countUnreadable(ctx)
 }
@@ -481,7 +485,7 @@ func mapError(err error) error {
 	if errors.As(err, &ne) {
 		switch ne.Code {
 		case "Neo.ClientError.Schema.ConstraintValidationFailed":
-			return idTaken()
+			return constraintError(ne)
 		case "Neo.ClientError.Schema.EquivalentSchemaRuleAlreadyExists",
 			"Neo.ClientError.Schema.IndexAlreadyExists",
 			"Neo.ClientError.Schema.ConstraintAlreadyExists":
@@ -518,6 +522,26 @@ func mapError(err error) error {
 // idTaken is the answer to a create whose id a record has or had: the same
 // for a record the caller sees, one it cannot see and a deleted one
 // (membrane.IDTaken).
+// recordIDConstraint matches the start of the message of a uniqueness
+// violation on a record id or a deleted record's id: the ids a client may
+// choose. The label and property come before the value, which the client
+// chose, so a value cannot fake them.
+var recordIDConstraint = regexp.MustCompile("^Node\\(\\d+\\) already exists with label `(Memory|DeletedRecordId)` and property `id` ")
+
+// constraintError maps a uniqueness violation. On a record id (or a
+// deleted one) it is a taken id, answered alike whoever holds it (see
+// membrane.IDTaken). Every other unique node (job runs, plan steps,
+// idempotency keys, lock buckets) has a key the server chose or derived:
+// a concurrent request wrote the same one first, a CONFLICT to retry, which
+// the idempotency replay relies on; it must not tell a client to choose
+// another id it never chose.
+func constraintError(ne *neo4j.Neo4jError) error {
+	if recordIDConstraint.MatchString(ne.Msg) {
+		return idTaken()
+	}
+	return fmt.Errorf("%w: %w", membrane.Errorf(membrane.ECONFLICT, "a concurrent request wrote the same item first; retry"), ne)
+}
+
 func idTaken() error {
 	return &membrane.Error{Code: membrane.ECONFLICT, Message: membrane.IDTaken}
 }

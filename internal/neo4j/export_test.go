@@ -41,3 +41,7 @@ func (db *DB) MigrateAuditRefsIn(ctx context.Context, scopes []string) (int, int
 func (db *DB) RepairSealingIn(ctx context.Context, level int, scopes []string) (int, error) {
 	return db.repairSealingIn(ctx, level, scopes)
 }
+
+// MapError exposes mapError, so that a table test classifies real server
+// errors with it.
+var MapError = mapError

@@ -191,6 +191,16 @@ func (db *DB) apply(ctx context.Context, tx neo4j.ManagedTransaction, stmt strin
 	if err := checkReused(row); err != nil {
 		return err
 	}
+	// Records raised or moved in place: their earlier audit entries follow.
+	var moved []string
+	for _, r := range c.Updates {
+		if old := before[r.ID]; old == nil || old.Sensitivity != r.Sensitivity || old.Scope != r.Scope {
+			moved = append(moved, r.ID)
+		}
+	}
+	if err := db.restampAudits(ctx, tx, moved); err != nil {
+		return err
+	}
 	// Records that crossed the encryption threshold get what a record
 	// created at their new level has beside its properties: all are
 	// detached (seal_detach: no embedding, plan steps or session links),

@@ -1,0 +1,93 @@
+package neo4j
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/membrane/membrane/cypher"
+	"github.com/membrane/membrane/internal/membrane"
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+)
+
+// AuditStampMigration names the one-time migration that re-stamps audit
+// entries with their record's level and scope (see restampAudits).
+const AuditStampMigration = "audit_restamp_v1"
+
+// restampAudits gives the audit entries of the records ids their record's
+// current level and scope, in tx. Entries are gated on that copy, so a
+// revision that raises a record (consolidation joining a HIGH episode to a
+// LOW competence) or moves it must re-stamp them, or its earlier entries
+// stay readable, with its id, by callers who no longer see it. Entries now
+// at a sealed level get their free text sealed, as if written there.
+func (db *DB) restampAudits(ctx context.Context, tx neo4j.ManagedTransaction, ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	rows, err := collect(ctx, tx, cypher.Must("audit_restamp"), map[string]any{"ids": ids})
+	if err != nil {
+		return err
+	}
+	return db.sealRestamped(ctx, tx, rows)
+}
+
+// sealRestamped seals the clear free text of re-stamped entries (rows of
+// audit_restamp: properties, level) that are now at a sealed level. A
+// server without a key cannot seal (nor write a record at a sealed level):
+// the migration then only re-stamps, which is what gating needs.
+func (db *DB) sealRestamped(ctx context.Context, tx neo4j.ManagedTransaction, rows []*neo4j.Record) error {
+	if db.sealer.Active() == "" {
+		return nil
+	}
+	var out []map[string]any
+	for _, row := range rows {
+		p, _ := row.Values[0].(map[string]any)
+		if !db.sealer.RequiredAt(int(integer(row.Values[1]))) {
+			continue
+		}
+		id, props := str(p["id"]), map[string]any{}
+		for _, k := range []string{"rationale", "previous", "actorDetail"} {
+			if s := str(p[k]); s != "" && !membrane.IsSealed(s) {
+				sealed, err := db.sealer.Seal([]byte(s), id+"/"+k)
+				if err != nil {
+					return err
+				}
+				props[k] = sealed
+			}
+		}
+		if len(props) > 0 {
+			out = append(out, map[string]any{"id": id, "props": props})
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	_, err := single(ctx, tx, cypher.Must("reseal_audits"), map[string]any{"rows": out})
+	return err
+}
+
+// restampAllAudits runs AuditStampMigration: in batches of one transaction
+// each, it re-stamps the entries written before revisions re-stamped them,
+// unless a previous start finished it.
+func (db *DB) restampAllAudits(ctx context.Context) error {
+	due, err := db.migrationDue(ctx, AuditStampMigration)
+	if err != nil || !due {
+		return err
+	}
+	const batch = 500
+	for {
+		n, err := write(ctx, db, func(tx neo4j.ManagedTransaction) (int, error) {
+			rows, err := collect(ctx, tx, cypher.Must("audit_restamp_batch"), map[string]any{"limit": int64(batch)})
+			if err != nil {
+				return 0, err
+			}
+			return len(rows), db.sealRestamped(ctx, tx, rows)
+		})
+		if err != nil {
+			return fmt.Errorf("re-stamp audit entries: %w", err)
+		}
+		if n < batch {
+			break
+		}
+	}
+	return db.recordMigration(ctx, AuditStampMigration)
+}
