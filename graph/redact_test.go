@@ -186,7 +186,8 @@ func TestRedactedRecordsEveryField(t *testing.T) {
 		return map[string]any{"sensitivity": "HIGH", "tags": []any{tag}, "lifecycle": life,
 			"provenance": map[string]any{"createdBy": secret, "sources": []any{map[string]any{"kind": "ARTIFACT", "ref": secret, "hash": secret, "createdBy": secret, "timestamp": "2026-01-02T03:04:05Z"}}}}
 	}
-	word := "redactword" + strings.ReplaceAll(membrane.NewID()[:8], "-", "")
+	id := membrane.NewID()
+	word := "redactword" + id[len(id)-12:] // the random end of a UUIDv7
 	visible := c.create(scope, "SEMANTIC", fact(word), map[string]any{"sensitivity": "MEDIUM", "tags": []any{tag}})
 	var hidden []string
 	for typ, p := range payloads {

@@ -116,7 +116,10 @@ func plaintextAnywhere(t *testing.T, needles ...string) []string {
 // restart.
 func TestSealedEntityNamesAtRest(t *testing.T) {
 	neo4jtest.DB(t)
-	suffix := strings.ToLower(membrane.NewID()[:8])
+	// The random end of a UUIDv7 (its start is the time: two processes
+	// started in the same minute would share it).
+	id := membrane.NewID()
+	suffix := strings.ToLower(id[len(id)-12:])
 	key := membrane.SealKey{ID: "ent-" + suffix, Key: bytes.Repeat([]byte{21}, 32)}
 	scope := neo4jtest.Scope(t)
 	first := open(t, []membrane.SealKey{key}, key.ID)
