@@ -494,13 +494,9 @@ func (s *leakScan) probes(t *testing.T, phase string, i int, report func(leak)) 
 			name = n.text
 		}
 	}
-	out, raw := w.post(t, s.srv.url, s.doc(`mutation($in: CaptureMemoryInput!) { captureMemory(input: $in) `+s.gen.of("CaptureResult", 1)+` }`),
-		map[string]any{"in": map[string]any{"source": "probe", "scope": s.scopeA, "sensitivity": "LOW", "content": map[string]any{"project": name}}})
-	s.scanDoc(phase, w, "captureMemory(probe)", out, report)
-	if out["errors"] != nil || out["data"] == nil {
-		t.Errorf("%s: the probe's capture failed, it scans nothing: %.2000s", phase, raw)
-	}
-	// From now on the writer knows the name: it wrote it.
+	// The writer knows the name from now on: it writes it. What must not
+	// reach it is the sealed entity's id (a link to it), which stays a
+	// needle; its own capture and entity show the name, selected in full.
 	s.mu.Lock()
 	kept := s.needles[:0]
 	for _, n := range s.needles {
@@ -510,6 +506,12 @@ func (s *leakScan) probes(t *testing.T, phase string, i int, report func(leak)) 
 	}
 	s.needles = kept
 	s.mu.Unlock()
+	out, raw := w.post(t, s.srv.url, s.doc(`mutation($in: CaptureMemoryInput!) { captureMemory(input: $in) `+s.gen.of("CaptureResult", 1)+` }`),
+		map[string]any{"in": map[string]any{"source": "probe", "scope": s.scopeA, "sensitivity": "LOW", "content": map[string]any{"project": name}}})
+	s.scanDoc(phase, w, "captureMemory(probe)", out, report)
+	if out["errors"] != nil || out["data"] == nil {
+		t.Errorf("%s: the probe's capture failed, it scans nothing: %.2000s", phase, raw)
+	}
 
 	// Client-chosen ids (docs/security.md, "Client-chosen ids"): every
 	// taken id gets one answer, so the id of a record the writer cannot see
