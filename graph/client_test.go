@@ -41,6 +41,7 @@ type gqlResponse struct {
 	Data   json.RawMessage `json:"data"`
 	Errors []gqlError      `json:"errors"`
 	status int
+	body   []byte // the whole response (or event) as received
 }
 
 // newClient starts a server whose keys authenticate a fresh admin principal
@@ -134,6 +135,7 @@ func (c *client) raw(query string, vars map[string]any) gqlResponse {
 		c.t.Fatalf("decode response %q: %v", b, err)
 	}
 	out.status = resp.StatusCode
+	out.body = b
 	return out
 }
 

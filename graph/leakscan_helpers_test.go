@@ -74,9 +74,10 @@ func (g *selGen) reachesRecord(name string, seen map[string]bool) bool {
 	return out
 }
 
-// fragments returns the fragments R0..R<depth> on Record: R0 selects every
-// field that cannot hold another record, R<n> every field, with the
-// records inside selected as R<n-1>.
+// fragments returns the fragments R0..R<depth> on Record: R<n> selects
+// every field of a record, the records it leads to (through any wrapper:
+// connections, edges, lineage nodes...) selected as R<n-1>; R0 selects what
+// holds no other record.
 func (g *selGen) fragments(depth int) string {
 	var b strings.Builder
 	for d := 0; d <= depth; d++ {
@@ -85,9 +86,11 @@ func (g *selGen) fragments(depth int) string {
 	return b.String()
 }
 
-// sel returns the selection set of type name (empty for a leaf) with
-// records nested depth more times; top is true for the Record a fragment
-// is about.
+// sel returns the selection set of type name (empty for a leaf, or for a
+// type that holds only records past the last level), a record in it
+// selected as R<depth>; top is true for the Record a fragment is about.
+// Only a record consumes a level: wrapper types pass depth on unchanged, so
+// that of("RecordConnection", 1) selects its records as R1.
 func (g *selGen) sel(name string, depth int, top bool) string {
 	def := g.s.Types[name]
 	switch {
@@ -98,10 +101,14 @@ func (g *selGen) sel(name string, depth int, top bool) string {
 			return ""
 		}
 		return fmt.Sprintf("{ ...R%d }", depth)
+	case name == "Record":
+		depth-- // the records a record leads to are one level down
 	case def.Kind == ast.Union || def.Kind == ast.Interface:
 		parts := []string{"__typename"}
 		for _, p := range g.s.GetPossibleTypes(def) {
-			parts = append(parts, fmt.Sprintf("... on %s %s", p.Name, g.sel(p.Name, depth, false)))
+			if sub := g.sel(p.Name, depth, false); sub != "" {
+				parts = append(parts, fmt.Sprintf("... on %s %s", p.Name, sub))
+			}
 		}
 		return "{ " + strings.Join(parts, " ") + " }"
 	}
@@ -111,17 +118,9 @@ func (g *selGen) sel(name string, depth int, top bool) string {
 			continue
 		}
 		t := f.Type.Name()
-		next := depth
-		if t == "Record" {
-			next = depth - 1
-		}
-		// Past the last record level, only what holds no record.
-		if next < 0 && g.reachesRecord(t, map[string]bool{}) {
-			continue
-		}
-		sub := g.sel(t, next, false)
+		sub := g.sel(t, depth, false)
 		if sub == "" && g.s.Types[t] != nil && g.s.Types[t].Kind != ast.Scalar && g.s.Types[t].Kind != ast.Enum {
-			continue
+			continue // only records past the last level
 		}
 		parts = append(parts, f.Name+" "+sub)
 	}
@@ -140,9 +139,14 @@ func requiredArgs(f *ast.FieldDefinition) bool {
 	return false
 }
 
-// of returns the selection of a root field's type, with records nested
-// depth times (fragments R0..R<depth> must be in the document).
+// of returns the selection of a root field's type, its records selected
+// as R<depth> (fragments R0..R<depth> must be in the document).
 func (g *selGen) of(typeName string, depth int) string { return g.sel(typeName, depth, false) }
+
+// holdsRecords reports whether a selection of type name can hold a record.
+func (g *selGen) holdsRecords(typeName string) bool {
+	return g.reachesRecord(typeName, map[string]bool{})
+}
 
 // needle is a string that must not reach a caller unless it may see what
 // it belongs to.
@@ -223,6 +227,7 @@ type scanCaller struct {
 	scopes  []string          // nil: every scope
 	header  map[string]string // narrowing headers
 	writer  bool
+	role    membrane.Role
 }
 
 // sees returns what the caller sees of an item: full, redacted or none.

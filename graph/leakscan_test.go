@@ -82,6 +82,10 @@ func TestLeakScan(t *testing.T) {
 			}
 			s.probes(t, ph.name, i, report)
 			sentinel := s.create(t, s.srv.url, s.scopeA, membrane.SensitivityPublic, "sentinel "+ph.name)
+			// The text probes find the sentinel (their positive control).
+			if err := s.srv.db.AwaitSearchIndexes(t.Context()); err != nil {
+				t.Fatal(err)
+			}
 			callers := s.callers
 			if i > 0 {
 				// After the restart and the rotation, the callers that
@@ -164,9 +168,9 @@ type leakScan struct {
 	mu      sync.Mutex
 	items   map[string]leakItem
 	needles []needle
-	probed  []string        // entity names the writer has written (no longer secret)
 	ents    []string        // keys of the entities the probes name, one a phase
 	hidden  []string        // keys of records no caller sees (for the id oracle)
+	gone    map[string]bool // keys of records deleted (NOT_FOUND to every caller)
 	lineage map[string]bool // keys of the records in lineage (revisions)
 	sealed  []sealedFact
 	since   time.Time
@@ -192,7 +196,7 @@ func newLeakScan(t *testing.T) *leakScan {
 			t.Fatal(err)
 		}
 		s.ring = append(s.ring, k)
-		c := scanCaller{name: name, actor: p.Actor, key: secret, ceiling: ceiling, scopes: scopes, header: header, writer: role != membrane.RoleReader}
+		c := scanCaller{name: name, actor: p.Actor, key: secret, ceiling: ceiling, scopes: scopes, header: header, writer: role != membrane.RoleReader, role: role}
 		if header != nil {
 			c.ceiling = membrane.Sensitivity(strings.ToLower(header["X-Membrane-Max-Sensitivity"]))
 			c.scopes = strings.Split(header["X-Membrane-Scopes"], ",")
@@ -447,6 +451,7 @@ func (s *leakScan) writeFixture(t *testing.T) {
 		}
 	}
 	s.hidden = []string{"A/hyper", "B/low", "sup-new"}
+	s.gone = map[string]bool{"deleted": true, "pruned": true}
 	s.lineage = map[string]bool{"A/hyper": true, "A/low": true, "contested": true}
 	for _, k := range []string{"sup", "sup2", "fork", "fork2", "merge"} {
 		for _, suf := range []string{"-old", "-new", "-src", "-a", "-b", "d"} {
@@ -489,10 +494,9 @@ func (s *leakScan) probes(t *testing.T, phase string, i int, report func(leak)) 
 			name = n.text
 		}
 	}
-	out, _ := w.post(t, s.srv.url, s.doc(`mutation($in: CaptureMemoryInput!) { captureMemory(input: $in) `+s.gen.of("CaptureResult", 0)+` }`),
-		map[string]any{"in": map[string]any{"source": "probe", "scope": s.scopeA, "sensitivity": "LOW", "content": map[string]any{"project": name}}})
-	s.scanDoc(phase, w, "captureMemory(probe)", out, report)
-	// From now on the writer knows the name: it wrote it.
+	// The writer knows the name from now on: it writes it. What must not
+	// reach it is the sealed entity's id (a link to it), which stays a
+	// needle; its own capture and entity show the name, selected in full.
 	s.mu.Lock()
 	kept := s.needles[:0]
 	for _, n := range s.needles {
@@ -502,6 +506,12 @@ func (s *leakScan) probes(t *testing.T, phase string, i int, report func(leak)) 
 	}
 	s.needles = kept
 	s.mu.Unlock()
+	out, raw := w.post(t, s.srv.url, s.doc(`mutation($in: CaptureMemoryInput!) { captureMemory(input: $in) `+s.gen.of("CaptureResult", 1)+` }`),
+		map[string]any{"in": map[string]any{"source": "probe", "scope": s.scopeA, "sensitivity": "LOW", "content": map[string]any{"project": name}}})
+	s.scanDoc(phase, w, "captureMemory(probe)", out, report)
+	if out["errors"] != nil || out["data"] == nil {
+		t.Errorf("%s: the probe's capture failed, it scans nothing: %.2000s", phase, raw)
+	}
 
 	// Client-chosen ids (docs/security.md, "Client-chosen ids"): every
 	// taken id gets one answer, so the id of a record the writer cannot see
@@ -619,86 +629,150 @@ func scopeName(s *leakScan, scope string) string {
 	return scope
 }
 
-// scanCaller calls every read path as c and scans every response.
+// scanAs calls every read path as c and scans every response. Every root
+// selection that can hold a record selects its records as R1 (R0 for the
+// many text probes and audit aliases), and fails the test if it selects
+// none; an error a path does not expect fails the test too, so that a path
+// cannot scan nothing and pass.
 func (s *leakScan) scanAs(t *testing.T, phase string, c scanCaller, sentinel string, report func(leak)) {
 	url := s.srv.url
-	q := func(op, query string, vars map[string]any) map[string]any {
-		out, _ := c.post(t, url, s.doc(query), vars)
+	// q runs query with SEL replaced by the selection of root's type, and
+	// fails on any error whose code is not in expect.
+	q := func(op, root string, depth int, query string, vars map[string]any, expect ...string) (map[string]any, []byte) {
+		t.Helper()
+		sel := s.gen.of(root, depth)
+		if s.gen.holdsRecords(root) && !strings.Contains(sel, "...R") {
+			t.Fatalf("%s: the selection of %s selects no record: %s", op, root, sel)
+		}
+		query = strings.ReplaceAll(query, "SEL", sel)
+		out, raw := c.post(t, url, s.doc(query), vars)
 		s.scanDoc(phase, c, op, out, report, sentIDs(query, vars)...)
-		return out
+		errs, _ := out["errors"].([]any)
+		for _, e := range errs {
+			ext, _ := e.(map[string]any)["extensions"].(map[string]any)
+			code, _ := ext["code"].(string)
+			if code != membrane.EINTERNAL && !slices.Contains(expect, code) { // INTERNAL is reported as a finding
+				t.Errorf("%s as %s: unexpected error (expected only %v): %.2000s", op, c.name, expect, raw)
+				break
+			}
+		}
+		return out, raw
+	}
+	// control fails unless every id of keys comes back in raw: a path that
+	// returns nothing scans nothing.
+	control := func(op string, raw []byte, keys ...string) {
+		t.Helper()
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		for _, k := range keys {
+			if !bytes.Contains(raw, []byte(`"`+s.items[k].id+`"`)) {
+				t.Errorf("%s as %s: positive control %q (%s) not in the response: %.2000s", op, c.name, k, s.items[k].id, raw)
+			}
+		}
 	}
 	s.mu.Lock()
-	var ids, textWords, nameWords []string
-	lineageIDs := map[string]bool{}
+	var ids []string
+	var hidden []needle // what the text probes must not find
+	lineageIDs, notFound := map[string]bool{}, map[string]bool{}
 	for _, it := range s.items {
 		ids = append(ids, it.id)
 		if s.lineage[it.key] {
 			lineageIDs[it.id] = true
 		}
+		if c.sees(it) == "none" || s.gone[it.key] {
+			notFound[it.id] = true
+		}
 	}
 	for _, n := range s.needles {
-		switch n.kind {
-		case "text":
-			textWords = append(textWords, n.text)
-		case "name":
-			nameWords = append(nameWords, n.text)
+		if vis := c.sees(s.items[n.owner]); vis == "none" || vis == "redacted" && n.kind != "id" {
+			hidden = append(hidden, n)
+		}
+	}
+	sentinelKey := ""
+	for k, it := range s.items {
+		if it.id == sentinel {
+			sentinelKey = k
+		}
+	}
+	// One word of a record every caller sees in full, and of the sentinel:
+	// each probe must find them (its positive control).
+	var controlWords []string
+	for _, k := range []string{"A/public", sentinelKey} {
+		for _, n := range s.needles {
+			if n.owner == k && n.kind == "text" {
+				controlWords = append(controlWords, n.text)
+				break
+			}
 		}
 	}
 	s.mu.Unlock()
 	sort.Strings(ids)
-	// Each record by id selects what holds no other record: the records
-	// around it are selected in full through the pages below.
-	rec, conn, conn0 := s.gen.of("Record", 0), s.gen.of("RecordConnection", 1), s.gen.of("RecordConnection", 0)
+	sort.Slice(hidden, func(i, j int) bool { return hidden[i].kind+hidden[i].text < hidden[j].kind+hidden[j].text })
 	for _, id := range ids {
-		q("record", `query($id: ID!) { record(id: $id) `+rec+` }`, map[string]any{"id": id})
+		var expect []string
+		if notFound[id] {
+			expect = []string{membrane.ENOTFOUND}
+		}
+		q("record", "Record", 1, `query($id: ID!) { record(id: $id) SEL }`, map[string]any{"id": id}, expect...)
 		if !lineageIDs[id] {
 			continue
 		}
-		q("lineage", `query($id: ID!) { lineage(id: $id, direction: BOTH, maxDepth: 10, limit: 1000) `+s.gen.of("Lineage", 0)+` }`, map[string]any{"id": id})
+		q("lineage", "Lineage", 1, `query($id: ID!) { lineage(id: $id, direction: BOTH, maxDepth: 10, limit: 1000) SEL }`, map[string]any{"id": id}, expect...)
 	}
-	audit := s.gen.of("AuditConnection", 0)
 	var b strings.Builder
 	b.WriteString("query {")
 	for i, id := range ids {
-		fmt.Fprintf(&b, " a%d: auditLog(filter: {recordId: %q}, first: 200) %s", i, id, audit)
+		fmt.Fprintf(&b, " a%d: auditLog(filter: {recordId: %q}, first: 200) SEL", i, id)
 	}
 	b.WriteString(" }")
-	q("auditLog(recordId)", b.String(), nil)
+	q("auditLog(recordId)", "AuditConnection", 0, b.String(), nil)
 	b.Reset()
-	fmt.Fprintf(&b, "query { all: auditLog(filter: {actor: %q}, first: 500) %s", s.admin.actor, audit)
-	fmt.Fprintf(&b, " window: auditLog(filter: {actor: %q, since: %q, until: %q}, first: 500) %s", s.admin.actor, s.since.Format(time.RFC3339Nano), time.Now().UTC().Format(time.RFC3339Nano), audit)
-	fmt.Fprintf(&b, " jobs: auditLog(filter: {actor: %q, since: %q}, first: 500) %s", membrane.JobActor, s.since.Format(time.RFC3339Nano), audit)
+	fmt.Fprintf(&b, "query { all: auditLog(filter: {actor: %q}, first: 500) SEL", s.admin.actor)
+	fmt.Fprintf(&b, " window: auditLog(filter: {actor: %q, since: %q, until: %q}, first: 500) SEL", s.admin.actor, s.since.Format(time.RFC3339Nano), time.Now().UTC().Format(time.RFC3339Nano))
+	fmt.Fprintf(&b, " jobs: auditLog(filter: {actor: %q, since: %q}, first: 500) SEL", membrane.JobActor, s.since.Format(time.RFC3339Nano))
 	for _, a := range s.gen.s.Types["AuditAction"].EnumValues {
-		fmt.Fprintf(&b, " %s: auditLog(filter: {actor: %q, action: %s}, first: 500) %s", strings.ToLower(a.Name), s.admin.actor, a.Name, audit)
+		fmt.Fprintf(&b, " %s: auditLog(filter: {actor: %q, action: %s}, first: 500) SEL", strings.ToLower(a.Name), s.admin.actor, a.Name)
 	}
 	b.WriteString(" }")
-	q("auditLog(actor, action, since, until)", b.String(), nil)
+	q("auditLog(actor, action, since, until)", "AuditConnection", 0, b.String(), nil)
 
 	scopes := []any{s.scopeA, s.scopeB}
 	withU := []any{s.scopeA, s.scopeB, ""}
-	q("records(tags)", `query($t: String!) { records(filter: {tags: [$t]}, first: 100) `+conn+` }`, map[string]any{"t": s.tag})
-	page := q("records(scopes)", `query($s: [String!]) { records(filter: {scopes: $s}, first: 500) `+conn+` }`, map[string]any{"s": scopes})
-	q("records(scopes, asOf)", `query($s: [String!], $at: DateTime) { records(filter: {scopes: $s}, first: 500, asOf: $at) `+conn0+` }`,
+	_, raw := q("records(tags)", "RecordConnection", 1, `query($t: String!) { records(filter: {tags: [$t]}, first: 100) SEL }`, map[string]any{"t": s.tag})
+	control("records(tags)", raw, "A/public", sentinelKey)
+	page, raw := q("records(scopes)", "RecordConnection", 1, `query($s: [String!]) { records(filter: {scopes: $s}, first: 500) SEL }`, map[string]any{"s": scopes})
+	control("records(scopes)", raw, "A/public", sentinelKey)
+	_, raw = q("records(scopes, asOf)", "RecordConnection", 1, `query($s: [String!], $at: DateTime) { records(filter: {scopes: $s}, first: 500, asOf: $at) SEL }`,
 		map[string]any{"s": scopes, "at": time.Now().UTC().Format(time.RFC3339Nano)})
-	for name, words := range map[string][]string{"text": textWords, "names": nameWords, "ids": ids} {
-		text := strings.Join(words, " ")
-		if len(text) > 4000 {
-			text = text[:4000]
-		}
-		q("records(text: hidden "+name+")", `query($s: [String!], $x: String) { records(filter: {scopes: $s, text: $x}, first: 500) `+conn0+` }`,
+	control("records(scopes, asOf)", raw, "A/public", sentinelKey)
+	// The text probes: every hidden needle, in batches the analysis keeps
+	// whole (at most MaxQueryTerms terms, the control words included).
+	for i, batch := range probeBatches(hidden, controlWords) {
+		text := strings.Join(batch, " ")
+		op := fmt.Sprintf("(hidden text, batch %d)", i)
+		_, raw := q("records"+op, "RecordConnection", 0, `query($s: [String!], $x: String) { records(filter: {scopes: $s, text: $x}, first: 500) SEL }`,
 			map[string]any{"s": withU, "x": text})
-		q("retrieve(hidden "+name+")", `query($in: RetrieveInput!) { retrieve(input: $in) `+s.gen.of("RetrieveResult", 0)+` }`,
+		control("records"+op, raw, "A/public", sentinelKey)
+		_, raw = q("retrieve"+op, "RetrieveResult", 0, `query($in: RetrieveInput!) { retrieve(input: $in) SEL }`,
 			map[string]any{"in": map[string]any{"query": text, "scopes": withU, "limit": 100, "includeRetracted": true}})
-		q("retrieveGraph(hidden "+name+")", `query($in: RetrieveGraphInput!) { retrieveGraph(input: $in) `+s.gen.of("RetrieveGraphResult", 0)+` }`,
+		control("retrieve"+op, raw, "A/public", sentinelKey)
+		_, raw = q("retrieveGraph"+op, "RetrieveGraphResult", 0, `query($in: RetrieveGraphInput!) { retrieveGraph(input: $in) SEL }`,
 			map[string]any{"in": map[string]any{"query": text, "scopes": withU, "rootLimit": 100, "nodeLimit": 1000, "edgeLimit": 5000, "maxHops": 5}})
+		control("retrieveGraph"+op, raw, "A/public", sentinelKey)
 	}
-	q("retrieve(browse)", `query($in: RetrieveInput!) { retrieve(input: $in) `+s.gen.of("RetrieveResult", 0)+` }`,
+	_, raw = q("retrieve(browse)", "RetrieveResult", 1, `query($in: RetrieveInput!) { retrieve(input: $in) SEL }`,
 		map[string]any{"in": map[string]any{"scopes": scopes, "limit": 100, "includeRetracted": true}})
-	q("retrieveGraph(browse)", `query($in: RetrieveGraphInput!) { retrieveGraph(input: $in) `+s.gen.of("RetrieveGraphResult", 0)+` }`,
+	control("retrieve(browse)", raw, "A/public", sentinelKey)
+	_, raw = q("retrieveGraph(browse)", "RetrieveGraphResult", 1, `query($in: RetrieveGraphInput!) { retrieveGraph(input: $in) SEL }`,
 		map[string]any{"in": map[string]any{"scopes": scopes, "rootLimit": 100, "nodeLimit": 1000, "edgeLimit": 5000, "maxHops": 5}})
-	q("jobRuns", `query { jobRuns(first: 50) `+s.gen.of("JobRunConnection", 0)+` }`, nil)
-	metrics := q("metrics(scopes)", `query($s: [String!]) { metrics(scopes: $s) `+s.gen.of("Metrics", 0)+` }`, map[string]any{"s": scopes})
-	q("metrics", `query { metrics `+s.gen.of("Metrics", 0)+` }`, nil)
+	control("retrieveGraph(browse)", raw, "A/public", sentinelKey)
+	var jobsExpect []string
+	if c.role != membrane.RoleAdmin {
+		jobsExpect = []string{membrane.EFORBIDDEN}
+	}
+	q("jobRuns", "JobRunConnection", 1, `query { jobRuns(first: 50) SEL }`, nil, jobsExpect...)
+	metrics, _ := q("metrics(scopes)", "Metrics", 1, `query($s: [String!]) { metrics(scopes: $s) SEL }`, map[string]any{"s": scopes})
+	q("metrics", "Metrics", 1, `query { metrics SEL }`, nil)
 	s.checkCounts(t, phase, c, page, metrics, report)
 	s.checkCursor(t, phase, c, report)
 
@@ -706,25 +780,50 @@ func (s *leakScan) scanAs(t *testing.T, phase string, c scanCaller, sentinel str
 	// fixture up to this phase's sentinel.
 	filter := map[string]any{"scopes": withU, "actors": []any{s.admin.actor, s.writer.actor, membrane.JobActor}}
 	subs := map[string]string{
-		"recordChanged": `subscription($f: ChangeFilter, $after: String) { recordChanged(filter: $f, after: $after) ` + s.gen.of("RecordChange", 0) + ` }`,
-		"auditAppended": `subscription($f: ChangeFilter, $after: String) { auditAppended(filter: $f, after: $after) ` + s.gen.of("AuditEvent", 0) + ` }`,
+		"recordChanged": `subscription($f: ChangeFilter, $after: String) { recordChanged(filter: $f, after: $after) ` + s.gen.of("RecordChange", 1) + ` }`,
+		"auditAppended": `subscription($f: ChangeFilter, $after: String) { auditAppended(filter: $f, after: $after) ` + s.gen.of("AuditEvent", 1) + ` }`,
 	}
 	for name, sub := range subs {
 		for _, tr := range []string{"ws", "sse"} {
 			for _, ev := range c.subscribe(t, url, tr, s.doc(sub), map[string]any{"f": filter, "after": s.cursor0}, sentinel) {
 				s.scanDoc(phase, c, name+"("+tr+")", ev, report)
+				if ev["errors"] != nil {
+					t.Errorf("%s(%s) as %s: an event with errors: %v", name, tr, c.name, ev)
+				}
 			}
 		}
 	}
 }
 
+// probeBatches splits the needles into queries that the analysis keeps
+// whole: at most MaxQueryTerms terms each, control words included in each.
+func probeBatches(hidden []needle, control []string) [][]string {
+	var out [][]string
+	cur := append([]string(nil), control...)
+	full := len(control)
+	for _, n := range hidden {
+		next := append(append([]string(nil), cur...), n.text)
+		if len(membrane.AnalyzeQuery(strings.Join(next, " "))) > membrane.MaxQueryTerms-4 && len(cur) > full {
+			out = append(out, cur)
+			cur = append(append([]string(nil), control...), n.text)
+			continue
+		}
+		cur = next
+	}
+	if len(cur) > full {
+		out = append(out, cur)
+	}
+	return out
+}
+
 // checkCounts compares what metrics count with what the caller can read:
 // the records of the page and the audit entries it can list of them.
 func (s *leakScan) checkCounts(t *testing.T, phase string, c scanCaller, page, metrics map[string]any, report func(leak)) {
+	t.Helper()
 	data, _ := page["data"].(map[string]any)
 	mdata, _ := metrics["data"].(map[string]any)
 	if data == nil || mdata == nil {
-		return // already reported by the scan of the response
+		t.Fatalf("%s: no page or no metrics to compare: %v %v", c.name, page, metrics)
 	}
 	var ids []string
 	for _, n := range data["records"].(map[string]any)["nodes"].([]any) {

@@ -82,6 +82,7 @@ func (c *client) subscribeSSE(t *testing.T, url, query string, vars map[string]a
 				// the test that reads it.
 				var r gqlResponse
 				_ = json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &r)
+				r.body = []byte(strings.TrimPrefix(line, "data: "))
 				select {
 				case s.events <- r:
 				case <-ctx.Done(): // the test stopped reading
