@@ -163,12 +163,9 @@ func (db *DB) auditRefsBatch(ctx context.Context, scopes []string, after string)
 			if err != nil {
 				return result{}, err
 			}
-			props := map[string]any{"refIds": []string{}, "refRoles": []string{}, "refPredicates": []string{},
-				"refLevels": []int64{}, "refScopes": []string{}, "rationale": e.rationale}
+			props := map[string]any{"rationale": e.rationale}
 			for _, k := range []string{"refIds", "refRoles", "refPredicates", "refLevels", "refScopes"} {
-				if v, ok := p[k]; ok {
-					props[k] = v
-				}
+				props[k] = p[k]
 			}
 			if e.sealed && e.rationale != "" {
 				if props["rationale"], err = db.sealer.Seal([]byte(e.rationale), e.id+"/rationale"); err != nil {

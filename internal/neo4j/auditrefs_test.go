@@ -196,3 +196,57 @@ func TestAuditRefsFollowTheRecordNow(t *testing.T) {
 		t.Fatal("the reader still sees the id of a record now above its reach")
 	}
 }
+
+// TestAuditRefsMigrationLeavesNewEntries: the migration runs again at a
+// start with a new key; entries written since audit references (with or
+// without references) are not read as legacy text, even when the caller's
+// own words look like it.
+func TestAuditRefsMigrationLeavesNewEntries(t *testing.T) {
+	db := neo4jtest.DB(t)
+	scope := neo4jtest.Scope(t)
+	recs := create(t, db, t0, fact(scope, "contested", 0.5, nil), fact(scope, "plain", 0.5, nil))
+	named := membrane.NewID()
+	for _, tc := range []struct {
+		name, rationale, want string
+		change                func(r map[string]*membrane.Record, meta membrane.RevisionMeta) (*membrane.Change, error)
+		id                    string
+	}{
+		{"contest by an external reference", "contests " + named + ": my words", "contests " + named + ": my words",
+			func(r map[string]*membrane.Record, meta membrane.RevisionMeta) (*membrane.Change, error) {
+				return membrane.Contest(r[recs[0].ID], "https://tickets.example/1", nil, meta, t0)
+			}, recs[0].ID},
+		{"reinforce", "supported by episode " + named, "reinforced: supported by episode " + named,
+			func(r map[string]*membrane.Record, meta membrane.RevisionMeta) (*membrane.Change, error) {
+				return membrane.Reinforce(r[recs[1].ID], meta, t0)
+			}, recs[1].ID},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			meta := membrane.RevisionMeta{Actor: "test", Rationale: tc.rationale}
+			if _, err := db.Revise(sysCtx(), nil, []string{tc.id}, nil, func(locked, _ map[string]*membrane.Record) (*membrane.Change, error) {
+				return tc.change(locked, meta)
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := db.MigrateAuditRefsIn(context.Background(), []string{scope}); err != nil {
+				t.Fatal(err)
+			}
+			page, err := db.FindAuditEntries(sysCtx(), membrane.AuditFilter{RecordID: &tc.id}, membrane.Page{First: 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			found := false
+			for _, e := range page.Entries {
+				if e.Action == membrane.AuditCreate {
+					continue
+				}
+				found = true
+				if e.Rationale != tc.want || len(e.Related) != 0 {
+					t.Fatalf("entry after the migration: rationale %q, references %+v; want the caller's words unchanged", e.Rationale, e.Related)
+				}
+			}
+			if !found {
+				t.Fatal("the revision's entry is missing")
+			}
+		})
+	}
+}
