@@ -209,3 +209,32 @@ func LegacyRationale(action AuditAction, rationale string) (words string, refs [
 	}
 	return rationale, nil, false
 }
+
+// RecordLocation is the sensitivity level and scope of a record, or of a
+// deleted one as its last audit entry kept them: what gating looks at.
+type RecordLocation struct {
+	Level int
+	Scope string
+}
+
+// GateProvenance returns p as a request of trust t may see it: without the
+// sources whose ref names a record (or a deleted record) t cannot see. at
+// locates the refs that name records; a ref found there at UnknownLevel is
+// shown to nobody, one not found there is not a record id and is kept.
+// Sources written before audit references named a superseded record this
+// way, and merges copied them; gating here covers them wherever they are.
+// p is not changed (records may be shared between subscribers).
+func (t Trust) GateProvenance(p *Provenance, at map[string]RecordLocation) *Provenance {
+	if p == nil {
+		return nil
+	}
+	out := *p
+	out.Sources = make([]ProvenanceSource, 0, len(p.Sources))
+	for _, s := range p.Sources {
+		if l, ok := at[s.Ref]; ok && t.VisibilityOf(l.Level, l.Scope) == Invisible {
+			continue
+		}
+		out.Sources = append(out.Sources, s)
+	}
+	return &out
+}
