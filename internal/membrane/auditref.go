@@ -128,7 +128,8 @@ var LegacyRationalePrefixes = []string{
 // entry they are dropped, as entries written now carry none there. The
 // texts are the ones internal/membrane wrote (revision.go, consolidation.go)
 // before this change; ids containing ": " or ", " cannot be told apart from
-// the words and are read up to the first of them.
+// the words and are read up to the first of them: SettleLegacy then drops
+// the words.
 func LegacyRationale(action AuditAction, rationale string) (words string, refs []AuditRef, changed bool) {
 	head, tail, _ := strings.Cut(rationale, ": ")
 	cut := func(prefix string) (string, bool) { return strings.CutPrefix(head, prefix) }
@@ -202,12 +203,28 @@ func LegacyRationale(action AuditAction, rationale string) (words string, refs [
 				return "", []AuditRef{{Role: RefRelatedFrom, RecordID: src, Pred: Predicate(pred)}}, true
 			}
 		}
-		// "<pred> <target>[: words]"
-		if pred, tgt, ok := strings.Cut(head, " "); ok && Predicate(pred).Valid() && tgt != "" && !strings.Contains(tgt, " ") {
+		// "<pred> <target>[: words]" (a client-chosen target id may hold
+		// spaces; SettleLegacy drops the words unless it is a record's).
+		if pred, tgt, ok := strings.Cut(head, " "); ok && Predicate(pred).Valid() && tgt != "" {
 			return tail, []AuditRef{{Role: RefRelatedTo, RecordID: tgt, Pred: Predicate(pred)}}, true
 		}
 	}
 	return rationale, nil, false
+}
+
+// SettleLegacy returns the words LegacyRationale parsed out of a rationale
+// when every record id it read there (ids) names a record or a deleted one
+// (found), and "" otherwise: a client-chosen id holding ": ", ", " or a
+// space is cut short by the parse, and its rest would stay in the words
+// for readers who cannot see that record. Dropping the caller's words of
+// such an old entry is the price of never showing a piece of an id.
+func SettleLegacy(words string, ids []string, found func(id string) bool) string {
+	for _, id := range ids {
+		if !found(id) {
+			return ""
+		}
+	}
+	return words
 }
 
 // RecordLocation is the sensitivity level and scope of a record, or of a

@@ -47,13 +47,18 @@ func TestAuditRefsMigration(t *testing.T) {
 			"rationale": rationale, "scope": scope, "sensitivityLevel": level, "recordType": "semantic"}
 	}
 	ids := map[string]string{"supersede": membrane.NewID(), "contest": membrane.NewID(), "relate": membrane.NewID(),
-		"target": membrane.NewID(), "delete": membrane.NewID(), "plain": membrane.NewID()}
+		"target": membrane.NewID(), "delete": membrane.NewID(), "plain": membrane.NewID(),
+		"cut id": membrane.NewID(), "spaced id": membrane.NewID()}
 	rows := []map[string]any{
 		entry(ids["supersede"], a.ID, "supersede", "superseded by "+h.ID+": newer info", 1),
 		entry(ids["contest"], a.ID, "contest", "contests "+h.ID+": words meant for the hyper record", 1),
 		entry(ids["relate"], a.ID, "relate", "supports "+h.ID+": because", 1),
 		entry(ids["target"], a.ID, "relate", a.ID+" is the target of supports from "+h.ID+": because", 1),
 		entry(ids["plain"], a.ID, "reinforce", "reinforced: good", 1),
+		// Client-chosen ids the parse cannot read whole ("my: "+h.ID,
+		// "my "+h.ID): no piece of them may stay in the words.
+		entry(ids["cut id"], a.ID, "supersede", "superseded by my: "+h.ID+": words", 1),
+		entry(ids["spaced id"], a.ID, "relate", "supports my "+h.ID+": because", 1),
 		entry(sealedID, m.ID, "create", sealed, 4),
 	}
 	tomb := entry(ids["delete"], gone, "delete", "deleted by an admin: gdpr", 1)
@@ -101,6 +106,8 @@ func TestAuditRefsMigration(t *testing.T) {
 		{"relation source", ids["relate"], "because", []ref{{"related_to", h.ID}}},
 		{"relation target", ids["target"], "", []ref{{"related_from", h.ID}}},
 		{"no id: unchanged", ids["plain"], "reinforced: good", nil},
+		{"id cut at ': ': words dropped", ids["cut id"], "", nil},
+		{"id with a space: words dropped", ids["spaced id"], "", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			full, gated := sys[tc.id], lowView[tc.id]
