@@ -92,9 +92,11 @@ func (a *AuditEntry) RemovedEdges() []string {
 
 // GateEntry returns a as a request of trust t may see it when it sees a's
 // record in full: references to records t cannot see are omitted, those it
-// sees redacted kept (a redacted record shows its id), exactly as relation
-// fields gate their other end. a is not changed (entries may be shared
-// between subscribers).
+// sees redacted kept (a redacted record shows its id), as relation fields
+// gate their other end. A reference's Level and Scope are the stricter of
+// the copy stored with the entry and the record now (refsNow in the
+// store, while it exists), not the record now alone as for relations. a
+// is not changed (entries may be shared between subscribers).
 func (t Trust) GateEntry(a *AuditEntry) *AuditEntry {
 	if len(a.Related) == 0 {
 		return a
