@@ -31,6 +31,12 @@ const (
 // record and its trail were gone): above every ceiling, so it is never shown.
 const UnknownLevel = 99
 
+// MaxAuditRefs bounds the references one audit entry stores (and a read
+// returns, unpaged): deleting a hub entity with thousands of mentions
+// keeps the first MaxAuditRefs of its removed edges and counts the rest
+// (AuditEntry.RelatedOmitted).
+const MaxAuditRefs = 1000
+
 // AuditRef is a typed reference from an audit entry to another record.
 type AuditRef struct {
 	Role     AuditRefRole

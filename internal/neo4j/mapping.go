@@ -188,6 +188,9 @@ func plainAuditProps(a *membrane.AuditEntry) (map[string]any, error) {
 		roles[i], ids[i], preds[i], levels[i], scopes[i] = string(r.Role), r.RecordID, string(r.Pred), int64(r.Level), r.Scope
 	}
 	p["refRoles"], p["refIds"], p["refPredicates"], p["refLevels"], p["refScopes"] = roles, ids, preds, levels, scopes
+	if a.RelatedOmitted > 0 {
+		p["refsOmitted"] = int64(a.RelatedOmitted)
+	}
 	if a.Previous != nil {
 		// Status and salience before the change are also plain properties:
 		// time-travel reads (asOf) undo changes with them in Cypher.
@@ -248,6 +251,7 @@ func (db *DB) auditFromProps(p map[string]any) (*membrane.AuditEntry, error) {
 		Rationale:   str(p["rationale"]),
 	}
 	a.Related = auditRefs(p)
+	a.RelatedOmitted = int(integer(p["refsOmitted"]))
 	if s := str(p["previous"]); s != "" {
 		if err := json.Unmarshal([]byte(s), &a.Previous); err != nil {
 			return nil, fmt.Errorf("audit %s: decode previous: %w", a.ID, err)
