@@ -27,7 +27,7 @@ CALL (m) {
     id: randomUUID(), recordId: m.id, action: 'decay', actor: $actor, at: $now,
     scope: m.scope, sensitivityLevel: m.sensitivityLevel, recordType: m.type,
     rationale: 'episodic compression: salience base x' + toString($factor) + ' for ' + toString(times) + ' window(s) of age',
-    prevSalience: before,
+    prevSalience: before, refRoles: [], refIds: [], refPredicates: [], refLevels: [], refScopes: [],
     previous: '{"salience":' + toString(before) + ',"baseSalience":' + toString(base) + '}'
   })
   RETURN count(*) AS compressed

@@ -11,7 +11,8 @@
 // previous is JSON built from fixed-vocabulary and numeric values only, so
 // nothing in it needs escaping; the ref* lists name the edges removed
 // (membrane.EdgeRef: removed_edge_out/in, the other record's id, the
-// predicate, and the other record's level and scope for gating).
+// predicate, and the other record's level and scope for gating), the
+// first $maxRefs of them (membrane.MaxAuditRefs), refsOmitted the rest.
 __RECORDS__
 CALL (m) {
   WITH m
@@ -41,8 +42,10 @@ CALL (m) {
     scope: m.scope, sensitivityLevel: m.sensitivityLevel, recordType: m.type,
     rationale: 'auto-pruned: effective salience ' + toString(eff) + ' is below the prune floor ' + toString($floor),
     prevStatus: m.status, prevSalience: m.salience,
-    refRoles: [e IN edges | e.role], refIds: [e IN edges | e.id], refPredicates: [e IN edges | e.pred],
-    refLevels: [e IN edges | e.level], refScopes: [e IN edges | e.scope],
+    refRoles: [e IN edges[0..$maxRefs] | e.role], refIds: [e IN edges[0..$maxRefs] | e.id],
+    refPredicates: [e IN edges[0..$maxRefs] | e.pred], refLevels: [e IN edges[0..$maxRefs] | e.level],
+    refScopes: [e IN edges[0..$maxRefs] | e.scope],
+    refsOmitted: CASE WHEN size(edges) > $maxRefs THEN size(edges) - $maxRefs END,
     previous: '{"type":"' + m.type + '","status":"' + m.status + '","salience":' + toString(m.salience)
       + ',"baseSalience":' + toString(coalesce(m.baseSalience, m.salience)) + ',"version":' + toString(m.version) + '}'
   })

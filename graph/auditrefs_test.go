@@ -223,3 +223,50 @@ func TestAuditReferencesGated(t *testing.T) {
 		}
 	})
 }
+
+// TestLiveAuditReferencesGated: on the live path of a subscription (the
+// shared reader's events, gated in memory per subscriber, not the
+// catch-up read), a LOW reader's event for a record that supersedes a
+// HYPER one carries no reference to it.
+func TestLiveAuditReferencesGated(t *testing.T) {
+	setup, _ := withFeed(t)
+	scope := neo4jtest.Scope(t)
+	low := membrane.Principal{Actor: "low-" + membrane.NewID(), Role: membrane.RoleReader, MaxSensitivity: membrane.SensitivityLow, Scopes: []string{scope}}
+	c := newClientWith(t, setup, low)
+	hyper := c.create(scope, "SEMANTIC", fact("old hyper"), map[string]any{"sensitivity": "HYPER"})
+
+	// No cursor: the subscription starts at the head and follows the
+	// shared reader. It is the hub's only follower, so it joins it at
+	// once; the probe's event arriving shows it is following.
+	s := c.as(low.Actor).subscribeSSE(t, c.url, `subscription($f: ChangeFilter) { auditAppended(filter: $f) { entry { `+entrySel+` } } }`,
+		map[string]any{"f": map[string]any{"scopes": []any{scope}}})
+	type appended struct {
+		AuditAppended struct{ Entry struct{ RecordID string } }
+	}
+	next := func() (appended, string) {
+		ev := s.next()
+		if len(ev.Errors) > 0 {
+			t.Fatalf("event errors: %+v", ev.Errors)
+		}
+		var out appended
+		if err := json.Unmarshal(ev.Data, &out); err != nil {
+			t.Fatalf("decode %s: %v", ev.Data, err)
+		}
+		return out, string(ev.Data)
+	}
+	probe := c.create(scope, "SEMANTIC", fact("probe"), map[string]any{"sensitivity": "LOW"})
+	if ev, body := next(); ev.AuditAppended.Entry.RecordID != probe {
+		t.Fatalf("first event %s, want the probe's", body)
+	}
+
+	var out struct{ Supersede struct{ ID string } }
+	c.do(supersedeQ, map[string]any{"old": hyper, "in": map[string]any{"type": "SEMANTIC", "scope": scope, "sensitivity": "LOW",
+		"payload": fact("successor low")}}, &out)
+	ev, body := next()
+	if ev.AuditAppended.Entry.RecordID != out.Supersede.ID {
+		t.Fatalf("event %s, want the successor's entry", body)
+	}
+	if strings.Contains(body, hyper) {
+		t.Fatalf("the LOW reader's live event names the HYPER record it superseded: %s", body)
+	}
+}

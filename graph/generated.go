@@ -339,13 +339,13 @@ type ComplexityRoot struct {
 		History         func(childComplexity int) int
 		ID              func(childComplexity int) int
 		Payload         func(childComplexity int) int
+		Provenance      func(childComplexity int) int
 		Redacted        func(childComplexity int) int
 		Relations       func(childComplexity int, direction *membrane.Direction, predicates []membrane.Predicate, first *int64, after *string) int
 		Salience        func(childComplexity int) int
 		Scope           func(childComplexity int) int
 		Sensitivity     func(childComplexity int) int
 		ShownLifecycle  func(childComplexity int) int
-		ShownProvenance func(childComplexity int) int
 		Status          func(childComplexity int) int
 		SupersededBy    func(childComplexity int) int
 		Supersedes      func(childComplexity int) int
@@ -558,6 +558,8 @@ type QueryResolver interface {
 	ChangeCursor(ctx context.Context) (string, error)
 }
 type RecordResolver interface {
+	Provenance(ctx context.Context, objs []*membrane.Record) ([]*membrane.Provenance, error)
+
 	AuditLog(ctx context.Context, objs []*membrane.Record, first *int64, after *string) ([]*AuditConnection, error)
 	Supersedes(ctx context.Context, objs []*membrane.Record) ([][]*membrane.Record, error)
 	SupersededBy(ctx context.Context, objs []*membrane.Record) ([]*membrane.Record, error)
@@ -1935,6 +1937,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Record.Payload(childComplexity), true
+	case "Record.provenance":
+		if e.ComplexityRoot.Record.Provenance == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Record.Provenance(childComplexity), true
 	case "Record.redacted":
 		if e.ComplexityRoot.Record.Redacted == nil {
 			break
@@ -1976,12 +1984,6 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Record.ShownLifecycle(childComplexity), true
-	case "Record.provenance":
-		if e.ComplexityRoot.Record.ShownProvenance == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Record.ShownProvenance(childComplexity), true
 	case "Record.status":
 		if e.ComplexityRoot.Record.Status == nil {
 			break
@@ -10165,7 +10167,7 @@ func (ec *executionContext) _Record_provenance(ctx context.Context, field graphq
 			return ec.fieldContext_Record_provenance(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.ShownProvenance(), nil
+			return ec.resolveBatch_Record_provenance(ctx, field, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *membrane.Provenance) graphql.Marshaler {
@@ -10180,12 +10182,35 @@ func (ec *executionContext) fieldContext_Record_provenance(_ context.Context, fi
 		Object:     "Record",
 		Field:      field,
 		IsMethod:   true,
-		IsResolver: false,
+		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Provenance(ctx, field)
 		},
 	}
 	return fc, nil
+}
+func (ec *executionContext) resolveBatch_Record_provenance(ctx context.Context, field graphql.CollectedField, obj *membrane.Record) (any, error) {
+	resolver := ec.Resolvers.Record()
+	if batch, ok := graphql.BatchParentsFor[*membrane.Record](ctx, "Record"); ok {
+		result := batch.FieldResult(field, func() (any, error) {
+			return resolver.Provenance(ctx, batch.Parents)
+		})
+		return graphql.ResolveBatchGroupResult[*membrane.Provenance](
+			ctx,
+			batch.Index,
+			len(batch.Parents),
+			result,
+			"Record.provenance",
+			batch.IndexMap,
+		)
+	}
+	results, err := resolver.Provenance(ctx, []*membrane.Record{obj})
+	return graphql.ResolveBatchSingleResult[*membrane.Provenance](
+		ctx,
+		results,
+		err,
+		"Record.provenance",
+	)
 }
 
 func (ec *executionContext) _Record_payload(ctx context.Context, field graphql.CollectedField, obj *membrane.Record) (ret graphql.Marshaler) {
@@ -19108,10 +19133,43 @@ func (ec *executionContext) _Record(ctx context.Context, sel ast.SelectionSet, o
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "provenance":
-			out.Values[i] = ec._Record_provenance(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Record_provenance(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
 			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "payload":
 			out.Values[i] = ec._Record_payload(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {

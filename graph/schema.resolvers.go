@@ -7,6 +7,7 @@ package graph
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/membrane/membrane/internal/membrane"
@@ -117,6 +118,29 @@ func (r *queryResolver) AuditLog(ctx context.Context, filter *membrane.AuditFilt
 		return nil, err
 	}
 	return &AuditConnection{page: p}, nil
+}
+
+// Provenance is the batch resolver for the provenance field.
+func (r *recordResolver) Provenance(ctx context.Context, objs []*membrane.Record) ([]*membrane.Provenance, error) {
+	var refs []string
+	for _, o := range objs {
+		if p := o.ShownProvenance(); p != nil {
+			for _, s := range p.Sources {
+				refs = append(refs, s.Ref)
+			}
+		}
+	}
+	slices.Sort(refs)
+	at, err := r.Store.LocateRecords(ctx, slices.Compact(refs))
+	if err != nil {
+		return nil, err
+	}
+	t := membrane.TrustFromContext(ctx)
+	out := make([]*membrane.Provenance, len(objs))
+	for i, o := range objs {
+		out[i] = t.GateProvenance(o.ShownProvenance(), at)
+	}
+	return out, nil
 }
 
 // AuditLog is the batch resolver for the auditLog field.

@@ -31,6 +31,12 @@ const (
 // record and its trail were gone): above every ceiling, so it is never shown.
 const UnknownLevel = 99
 
+// MaxAuditRefs bounds the references one audit entry stores (and a read
+// returns, unpaged): deleting a hub entity with thousands of mentions
+// keeps the first MaxAuditRefs of its removed edges and counts the rest
+// (AuditEntry.RelatedOmitted).
+const MaxAuditRefs = 1000
+
 // AuditRef is a typed reference from an audit entry to another record.
 type AuditRef struct {
 	Role     AuditRefRole
@@ -92,9 +98,11 @@ func (a *AuditEntry) RemovedEdges() []string {
 
 // GateEntry returns a as a request of trust t may see it when it sees a's
 // record in full: references to records t cannot see are omitted, those it
-// sees redacted kept (a redacted record shows its id), exactly as relation
-// fields gate their other end. a is not changed (entries may be shared
-// between subscribers).
+// sees redacted kept (a redacted record shows its id), as relation fields
+// gate their other end. A reference's Level and Scope are the stricter of
+// the copy stored with the entry and the record now (refsNow in the
+// store, while it exists), not the record now alone as for relations. a
+// is not changed (entries may be shared between subscribers).
 func (t Trust) GateEntry(a *AuditEntry) *AuditEntry {
 	if len(a.Related) == 0 {
 		return a
@@ -128,7 +136,8 @@ var LegacyRationalePrefixes = []string{
 // entry they are dropped, as entries written now carry none there. The
 // texts are the ones internal/membrane wrote (revision.go, consolidation.go)
 // before this change; ids containing ": " or ", " cannot be told apart from
-// the words and are read up to the first of them.
+// the words and are read up to the first of them: SettleLegacy then drops
+// the words.
 func LegacyRationale(action AuditAction, rationale string) (words string, refs []AuditRef, changed bool) {
 	head, tail, _ := strings.Cut(rationale, ": ")
 	cut := func(prefix string) (string, bool) { return strings.CutPrefix(head, prefix) }
@@ -202,10 +211,55 @@ func LegacyRationale(action AuditAction, rationale string) (words string, refs [
 				return "", []AuditRef{{Role: RefRelatedFrom, RecordID: src, Pred: Predicate(pred)}}, true
 			}
 		}
-		// "<pred> <target>[: words]"
-		if pred, tgt, ok := strings.Cut(head, " "); ok && Predicate(pred).Valid() && tgt != "" && !strings.Contains(tgt, " ") {
+		// "<pred> <target>[: words]" (a client-chosen target id may hold
+		// spaces; SettleLegacy drops the words unless it is a record's).
+		if pred, tgt, ok := strings.Cut(head, " "); ok && Predicate(pred).Valid() && tgt != "" {
 			return tail, []AuditRef{{Role: RefRelatedTo, RecordID: tgt, Pred: Predicate(pred)}}, true
 		}
 	}
 	return rationale, nil, false
+}
+
+// SettleLegacy returns the words LegacyRationale parsed out of a rationale
+// when every record id it read there (ids) names a record or a deleted one
+// (found), and "" otherwise: a client-chosen id holding ": ", ", " or a
+// space is cut short by the parse, and its rest would stay in the words
+// for readers who cannot see that record. Dropping the caller's words of
+// such an old entry is the price of never showing a piece of an id.
+func SettleLegacy(words string, ids []string, found func(id string) bool) string {
+	for _, id := range ids {
+		if !found(id) {
+			return ""
+		}
+	}
+	return words
+}
+
+// RecordLocation is the sensitivity level and scope of a record, or of a
+// deleted one as its last audit entry kept them: what gating looks at.
+type RecordLocation struct {
+	Level int
+	Scope string
+}
+
+// GateProvenance returns p as a request of trust t may see it: without the
+// sources whose ref names a record (or a deleted record) t cannot see. at
+// locates the refs that name records; a ref found there at UnknownLevel is
+// shown to nobody, one not found there is not a record id and is kept.
+// Sources written before audit references named a superseded record this
+// way, and merges copied them; gating here covers them wherever they are.
+// p is not changed (records may be shared between subscribers).
+func (t Trust) GateProvenance(p *Provenance, at map[string]RecordLocation) *Provenance {
+	if p == nil {
+		return nil
+	}
+	out := *p
+	out.Sources = make([]ProvenanceSource, 0, len(p.Sources))
+	for _, s := range p.Sources {
+		if l, ok := at[s.Ref]; ok && t.VisibilityOf(l.Level, l.Scope) == Invisible {
+			continue
+		}
+		out.Sources = append(out.Sources, s)
+	}
+	return &out
 }

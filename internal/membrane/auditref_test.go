@@ -2,6 +2,7 @@ package membrane_test
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/membrane/membrane/internal/membrane"
@@ -32,6 +33,7 @@ func TestLegacyRationale(t *testing.T) {
 		{membrane.AuditContest, "contested by x1: disagree", "disagree", []membrane.AuditRef{ref(membrane.RefContestedBy, "x1")}},
 		{membrane.AuditContest, "contested by external reference https://x: see", "contested by external reference https://x: see", nil},
 		{membrane.AuditRelate, "supports t1: because", "because", []membrane.AuditRef{ref(membrane.RefRelatedTo, "t1", membrane.PredSupports)}},
+		{membrane.AuditRelate, "supports my id: because", "because", []membrane.AuditRef{ref(membrane.RefRelatedTo, "my id", membrane.PredSupports)}},
 		{membrane.AuditRelate, "t1 is the target of supports from s1: because", "", []membrane.AuditRef{ref(membrane.RefRelatedFrom, "s1", membrane.PredSupports)}},
 		{membrane.AuditReinforce, "reinforced: supported by episode e1", "reinforced: supported by an episode", []membrane.AuditRef{ref(membrane.RefSupportedBy, "e1")}},
 		{membrane.AuditCreate, "extracted from successful episode e1", "extracted from a successful episode", []membrane.AuditRef{ref(membrane.RefDerivedFrom, "e1")}},
@@ -49,6 +51,42 @@ func TestLegacyRationale(t *testing.T) {
 			words, refs, changed := membrane.LegacyRationale(tc.action, tc.in)
 			if words != tc.words || fmt.Sprint(refs) != fmt.Sprint(tc.refs) || changed != (tc.refs != nil) {
 				t.Fatalf("= %q %v %v, want %q %v", words, refs, changed, tc.words, tc.refs)
+			}
+		})
+	}
+}
+
+// TestSettleLegacy: the words parsed out of an old rationale are kept only
+// when every id read there names a record; a client-chosen id holding ": ",
+// ", " or a space is read short, and none of its pieces may stay.
+func TestSettleLegacy(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		action membrane.AuditAction
+		in     string
+		known  []string
+		want   string
+	}{
+		{"whole id", membrane.AuditSupersede, "superseded by n1: newer", []string{"n1"}, "newer"},
+		{"id holding ': '", membrane.AuditSupersede, "superseded by a: b: words", []string{"a: b"}, ""},
+		{"id holding a space, found", membrane.AuditRelate, "supports my id: because", []string{"my id"}, "because"},
+		{"id holding a space and ': '", membrane.AuditRelate, "supports my id: because", []string{"my id: because"}, ""},
+		{"merged ids holding ', '", membrane.AuditCreate, "merged from a, b, c: same", []string{"a, b", "c"}, ""},
+		{"every merged id found", membrane.AuditCreate, "merged from a, b: same", []string{"a", "b"}, "same"},
+		{"record and trail gone", membrane.AuditCreate, "forked from s1: linux", nil, ""},
+		{"no id", membrane.AuditReinforce, "reinforced: good", nil, "reinforced: good"},
+		{"caller's external reference", membrane.AuditContest, "contested by external reference https://x: see", nil,
+			"contested by external reference https://x: see"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			words, refs, _ := membrane.LegacyRationale(tc.action, tc.in)
+			var ids []string
+			for _, r := range refs {
+				ids = append(ids, r.RecordID)
+			}
+			found := func(id string) bool { return slices.Contains(tc.known, id) }
+			if got := membrane.SettleLegacy(words, ids, found); got != tc.want {
+				t.Fatalf("%q settles to %q, want %q", tc.in, got, tc.want)
 			}
 		})
 	}

@@ -286,7 +286,10 @@ func SkillName(signature string) string { return "skill:" + signature }
 
 // CompetenceScope is the scope of a competence learnt from sources: their
 // common scope, or the restricted MixedScope when they differ. policy
-// describes the choice for the audit trail, as the reference did.
+// describes the choice for the audit trail, as the reference did, but
+// names only the competence's own scope: readers granted MixedScope may
+// not be granted the sources' scopes (DERIVED_FROM edges, gated, link
+// the sources).
 func CompetenceScope(sources []CompetenceSource) (scope, policy string) {
 	var scopes []string
 	for _, s := range sources {
@@ -300,8 +303,7 @@ func CompetenceScope(sources []CompetenceSource) (scope, policy string) {
 	case len(scopes) == 1:
 		return scopes[0], "preserved(" + scopes[0] + ")"
 	}
-	slices.Sort(scopes)
-	return MixedScope, MixedScope + " from " + strings.Join(scopes, ", ")
+	return MixedScope, MixedScope
 }
 
 func maxSensitivity(sources []CompetenceSource) Sensitivity {

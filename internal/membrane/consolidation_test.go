@@ -3,6 +3,7 @@ package membrane_test
 import (
 	"math"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -170,8 +171,13 @@ func TestExtractCompetence(t *testing.T) {
 	cp := n.Payload.(*membrane.CompetencePayload)
 	if cp.SkillName != "skill:git+make" || n.Scope != membrane.MixedScope || n.Sensitivity != membrane.SensitivityHigh ||
 		n.Confidence != 0.8 || cp.Performance.SuccessCount != 2 || cp.Performance.SuccessRate != 1 || len(c.Edges) != 2 ||
-		c.Audits[0].Rationale != "Extracted from 2 episodic records with pattern git+make; policy: sensitivity=max(high), scope=consolidated:mixed-scope from alpha, beta" {
+		c.Audits[0].Rationale != "Extracted from 2 episodic records with pattern git+make; policy: sensitivity=max(high), scope=consolidated:mixed-scope" {
 		t.Fatalf("competence = %+v %+v audit %q", n, cp, c.Audits[0].Rationale)
+	}
+	// Nor does its trail name the sources' scopes, which its readers may
+	// not be granted.
+	if r := c.Audits[0].Rationale; strings.Contains(r, "alpha") || strings.Contains(r, "beta") {
+		t.Fatalf("mixed-scope competence's rationale %q names its sources' scopes", r)
 	}
 	// A reader of the mixed scope may see neither episode: the provenance
 	// names none of them (the gated DERIVED_FROM edges link them).

@@ -12,12 +12,26 @@ import (
 // everything, record included.
 func feedEvent(level int, scope string, unscoped bool) *membrane.Event {
 	entry := &membrane.AuditEntry{ID: "a1", RecordID: "r1", Action: membrane.AuditReinforce, Actor: "writer",
-		ActorDetail: "tool", Rationale: "why", Previous: map[string]any{"confidence": 0.5}, Timestamp: time.Unix(1, 0)}
+		ActorDetail: "tool", Rationale: "why", Previous: map[string]any{"confidence": 0.5}, Timestamp: time.Unix(1, 0),
+		// References to records at and one above a ceiling of 2 in alpha,
+		// two above, and in another scope.
+		Related: []membrane.AuditRef{{Role: membrane.RefSupersedes, RecordID: "low", Level: 1, Scope: "alpha"},
+			{Role: membrane.RefSupersedes, RecordID: "high", Level: 3, Scope: "alpha"},
+			{Role: membrane.RefSupersedes, RecordID: "hyper", Level: 4, Scope: "alpha"},
+			{Role: membrane.RefSupersedes, RecordID: "beta", Level: 1, Scope: "beta"}}}
 	sens := map[int]membrane.Sensitivity{0: membrane.SensitivityPublic, 1: membrane.SensitivityLow,
 		2: membrane.SensitivityMedium, 3: membrane.SensitivityHigh, 4: membrane.SensitivityHyper}[level]
 	rec := &membrane.Record{ID: "r1", Type: membrane.TypeSemantic, Sensitivity: sens, Scope: scope, Tags: []string{"t"}}
 	return &membrane.Event{Seq: 7, Entry: entry, Record: rec,
 		Gate: membrane.EventGate{Level: level, Scope: scope, Unscoped: unscoped, RecordType: membrane.TypeSemantic}}
+}
+
+func refIDs(a *membrane.AuditEntry) []string {
+	var out []string
+	for _, r := range a.Related {
+		out = append(out, r.RecordID)
+	}
+	return out
 }
 
 func TestGateEvent(t *testing.T) {
@@ -68,6 +82,12 @@ func TestGateEvent(t *testing.T) {
 				t.Fatalf("a redacted entry shows its free text: %+v", g.Entry)
 			case tc.want == full && (g.Entry.Rationale != "why" || g.Entry.Actor != "writer"):
 				t.Fatalf("a visible entry lost its text: %+v", g.Entry)
+			case tc.want == full && !reflect.DeepEqual(refIDs(g.Entry), map[bool][]string{false: {"low", "high"}, true: {"low", "high", "beta"}}[tc.trust.All]):
+				// A live event gates its references like a page of the
+				// trail: none to a record two above or out of scope.
+				t.Fatalf("references %v", refIDs(g.Entry))
+			case tc.want == redacted && len(g.Entry.Related) != 0:
+				t.Fatalf("a redacted entry shows references %v", refIDs(g.Entry))
 			case !tc.withRecords && g.Record != nil:
 				t.Fatalf("record %+v without withRecords", g.Record)
 			case tc.withRecords && g.Record == nil:
@@ -76,7 +96,7 @@ func TestGateEvent(t *testing.T) {
 				t.Fatalf("record redacted = %v at level %d", g.Record.Redacted, tc.level)
 			}
 			// The shared event is untouched: other subscribers see it too.
-			if e.Entry.Rationale != "why" || e.Record.Redacted || e.Redacted {
+			if e.Entry.Rationale != "why" || e.Record.Redacted || e.Redacted || len(e.Entry.Related) != 4 {
 				t.Fatalf("the shared event changed: %+v %+v", e.Entry, e.Record)
 			}
 		})

@@ -71,7 +71,8 @@ func PlanDelete(r *Record, edges []AuditRef, meta RevisionMeta, now time.Time) (
 	}
 	a := NewAuditEntry(r.ID, AuditDelete, meta.Actor, why(meta, "deleted by an admin"), now)
 	a.Previous = Tombstone(r)
-	a.Related = append([]AuditRef{}, edges...)
+	a.Related = append([]AuditRef{}, edges[:min(len(edges), MaxAuditRefs)]...)
+	a.RelatedOmitted = len(edges) - len(a.Related)
 	return a, nil
 }
 

@@ -1,6 +1,7 @@
 package membrane_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -60,6 +61,22 @@ func TestPlanDelete(t *testing.T) {
 	if a.Action != membrane.AuditDelete || a.RecordID != "r" || a.Rationale != "deleted by an admin: gdpr" ||
 		a.Previous["status"] != "active" || a.Previous["baseSalience"] != 0.7 || a.RemovedEdges()[0] != "MENTIONS<-x" {
 		t.Fatalf("tombstone = %+v", a)
+	}
+	// A hub's tombstone stores at most MaxAuditRefs references and counts
+	// the rest.
+	for _, tc := range []struct{ edges, kept, omitted int }{
+		{membrane.MaxAuditRefs, membrane.MaxAuditRefs, 0},
+		{membrane.MaxAuditRefs + 1, membrane.MaxAuditRefs, 1},
+		{12000, membrane.MaxAuditRefs, 12000 - membrane.MaxAuditRefs},
+	} {
+		edges := make([]membrane.AuditRef, tc.edges)
+		for i := range edges {
+			edges[i] = membrane.EdgeRef("MENTIONS", false, fmt.Sprint("m", i), 1, "")
+		}
+		a, err := membrane.PlanDelete(r, edges, meta, now)
+		if err != nil || len(a.Related) != tc.kept || a.RelatedOmitted != tc.omitted || a.Related[0].RecordID != "m0" {
+			t.Fatalf("%d edges: %d kept, %d omitted, err %v; want %d, %d", tc.edges, len(a.Related), a.RelatedOmitted, err, tc.kept, tc.omitted)
+		}
 	}
 	r.Lifecycle.DeletionPolicy = membrane.DeleteNever
 	if _, err := membrane.PlanDelete(r, nil, meta, now); membrane.ErrorCode(err) != membrane.EPRECONDITION {

@@ -220,6 +220,10 @@ type RecordService interface {
 	// AuditPagesForRecords returns one page of audit entries (oldest first)
 	// per record id, in one round trip; the result is keyed by record id.
 	AuditPagesForRecords(ctx context.Context, ids []string, page Page) (map[string]*AuditPage, error)
+	// LocateRecords returns the level and scope of each of ids that names
+	// a record or a deleted one (UnknownLevel when nothing is left to
+	// tell); other ids are absent. Provenance sources are gated on them.
+	LocateRecords(ctx context.Context, ids []string) (map[string]RecordLocation, error)
 	// Ping reports whether the database answers.
 	Ping(ctx context.Context) error
 }

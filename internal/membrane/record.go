@@ -272,5 +272,10 @@ type AuditEntry struct {
 	// Related are typed references to the other records the change relates
 	// to (its successor, its source, a removed edge's other end): the only
 	// place an entry names another record. Gated per caller (GateEntry).
+	// At most MaxAuditRefs.
 	Related []AuditRef
+	// RelatedOmitted counts the references past MaxAuditRefs that were not
+	// stored (a deleted hub's edges). Stored, never shown: it counts
+	// records the caller may not see.
+	RelatedOmitted int
 }

@@ -109,6 +109,7 @@ func (db *DB) auditRefsBatch(ctx context.Context, scopes []string, after string)
 			id, rationale string
 			sealed        bool
 			refs          []membrane.AuditRef
+			textIDs       []string // the ids the rationale named
 		}
 		var entries []entry
 		var ids []string
@@ -126,6 +127,9 @@ func (db *DB) auditRefsBatch(ctx context.Context, scopes []string, after string)
 			}
 			words, refs, _ := membrane.LegacyRationale(membrane.AuditAction(str(p["action"])), e.rationale)
 			e.rationale = words
+			for _, ref := range refs {
+				e.textIDs = append(e.textIDs, ref.RecordID)
+			}
 			for _, s := range strs(p["removedEdges"]) {
 				if ref, ok := legacyRemovedEdge(s); ok {
 					refs = append(refs, ref)
@@ -150,6 +154,7 @@ func (db *DB) auditRefsBatch(ctx context.Context, scopes []string, after string)
 		}
 		set := make([]map[string]any, 0, len(entries))
 		for _, e := range entries {
+			e.rationale = membrane.SettleLegacy(e.rationale, e.textIDs, func(id string) bool { _, ok := levels[id]; return ok })
 			a := &membrane.AuditEntry{ID: e.id, Related: e.refs}
 			for i := range a.Related {
 				// A record found nowhere keeps UnknownLevel: shown to nobody.
@@ -163,12 +168,9 @@ func (db *DB) auditRefsBatch(ctx context.Context, scopes []string, after string)
 			if err != nil {
 				return result{}, err
 			}
-			props := map[string]any{"refIds": []string{}, "refRoles": []string{}, "refPredicates": []string{},
-				"refLevels": []int64{}, "refScopes": []string{}, "rationale": e.rationale}
+			props := map[string]any{"rationale": e.rationale}
 			for _, k := range []string{"refIds", "refRoles", "refPredicates", "refLevels", "refScopes"} {
-				if v, ok := p[k]; ok {
-					props[k] = v
-				}
+				props[k] = p[k]
 			}
 			if e.sealed && e.rationale != "" {
 				if props["rationale"], err = db.sealer.Seal([]byte(e.rationale), e.id+"/rationale"); err != nil {

@@ -47,13 +47,18 @@ func TestAuditRefsMigration(t *testing.T) {
 			"rationale": rationale, "scope": scope, "sensitivityLevel": level, "recordType": "semantic"}
 	}
 	ids := map[string]string{"supersede": membrane.NewID(), "contest": membrane.NewID(), "relate": membrane.NewID(),
-		"target": membrane.NewID(), "delete": membrane.NewID(), "plain": membrane.NewID()}
+		"target": membrane.NewID(), "delete": membrane.NewID(), "plain": membrane.NewID(),
+		"cut id": membrane.NewID(), "spaced id": membrane.NewID()}
 	rows := []map[string]any{
 		entry(ids["supersede"], a.ID, "supersede", "superseded by "+h.ID+": newer info", 1),
 		entry(ids["contest"], a.ID, "contest", "contests "+h.ID+": words meant for the hyper record", 1),
 		entry(ids["relate"], a.ID, "relate", "supports "+h.ID+": because", 1),
 		entry(ids["target"], a.ID, "relate", a.ID+" is the target of supports from "+h.ID+": because", 1),
 		entry(ids["plain"], a.ID, "reinforce", "reinforced: good", 1),
+		// Client-chosen ids the parse cannot read whole ("my: "+h.ID,
+		// "my "+h.ID): no piece of them may stay in the words.
+		entry(ids["cut id"], a.ID, "supersede", "superseded by my: "+h.ID+": words", 1),
+		entry(ids["spaced id"], a.ID, "relate", "supports my "+h.ID+": because", 1),
 		entry(sealedID, m.ID, "create", sealed, 4),
 	}
 	tomb := entry(ids["delete"], gone, "delete", "deleted by an admin: gdpr", 1)
@@ -101,6 +106,8 @@ func TestAuditRefsMigration(t *testing.T) {
 		{"relation source", ids["relate"], "because", []ref{{"related_to", h.ID}}},
 		{"relation target", ids["target"], "", []ref{{"related_from", h.ID}}},
 		{"no id: unchanged", ids["plain"], "reinforced: good", nil},
+		{"id cut at ': ': words dropped", ids["cut id"], "", nil},
+		{"id with a space: words dropped", ids["spaced id"], "", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			full, gated := sys[tc.id], lowView[tc.id]
@@ -194,5 +201,59 @@ func TestAuditRefsFollowTheRecordNow(t *testing.T) {
 	})
 	if shows() {
 		t.Fatal("the reader still sees the id of a record now above its reach")
+	}
+}
+
+// TestAuditRefsMigrationLeavesNewEntries: the migration runs again at a
+// start with a new key; entries written since audit references (with or
+// without references) are not read as legacy text, even when the caller's
+// own words look like it.
+func TestAuditRefsMigrationLeavesNewEntries(t *testing.T) {
+	db := neo4jtest.DB(t)
+	scope := neo4jtest.Scope(t)
+	recs := create(t, db, t0, fact(scope, "contested", 0.5, nil), fact(scope, "plain", 0.5, nil))
+	named := membrane.NewID()
+	for _, tc := range []struct {
+		name, rationale, want string
+		change                func(r map[string]*membrane.Record, meta membrane.RevisionMeta) (*membrane.Change, error)
+		id                    string
+	}{
+		{"contest by an external reference", "contests " + named + ": my words", "contests " + named + ": my words",
+			func(r map[string]*membrane.Record, meta membrane.RevisionMeta) (*membrane.Change, error) {
+				return membrane.Contest(r[recs[0].ID], "https://tickets.example/1", nil, meta, t0)
+			}, recs[0].ID},
+		{"reinforce", "supported by episode " + named, "reinforced: supported by episode " + named,
+			func(r map[string]*membrane.Record, meta membrane.RevisionMeta) (*membrane.Change, error) {
+				return membrane.Reinforce(r[recs[1].ID], meta, t0)
+			}, recs[1].ID},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			meta := membrane.RevisionMeta{Actor: "test", Rationale: tc.rationale}
+			if _, err := db.Revise(sysCtx(), nil, []string{tc.id}, nil, func(locked, _ map[string]*membrane.Record) (*membrane.Change, error) {
+				return tc.change(locked, meta)
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := db.MigrateAuditRefsIn(context.Background(), []string{scope}); err != nil {
+				t.Fatal(err)
+			}
+			page, err := db.FindAuditEntries(sysCtx(), membrane.AuditFilter{RecordID: &tc.id}, membrane.Page{First: 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			found := false
+			for _, e := range page.Entries {
+				if e.Action == membrane.AuditCreate {
+					continue
+				}
+				found = true
+				if e.Rationale != tc.want || len(e.Related) != 0 {
+					t.Fatalf("entry after the migration: rationale %q, references %+v; want the caller's words unchanged", e.Rationale, e.Related)
+				}
+			}
+			if !found {
+				t.Fatal("the revision's entry is missing")
+			}
+		})
 	}
 }

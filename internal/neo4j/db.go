@@ -79,6 +79,9 @@ type DB struct {
 	// textMatches bounds the full-text matches a records text filter
 	// reads (membrane.MaxTextMatches when 0); tests lower it.
 	textMatches int
+	// maxAuditRefs bounds the references a prune tombstone stores
+	// (membrane.MaxAuditRefs unless a test sets it lower).
+	maxAuditRefs int
 
 	// failed holds the records Migrate's steps could not open (by id, with
 	// the key id that sealed them), and unreadable how many sealed records

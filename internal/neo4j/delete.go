@@ -67,7 +67,10 @@ func (db *DB) DeleteRecord(ctx context.Context, id string, plan func(*membrane.R
 func (db *DB) Prune(ctx context.Context, o membrane.PruneOptions) (membrane.SweepResult, error) {
 	params := map[string]any{
 		"now": o.Now.UTC(), "batch": int64(PruneBatch), "floor": membrane.PruneFloor,
-		"actor": membrane.JobActor, "historyCutoff": nil,
+		"actor": membrane.JobActor, "historyCutoff": nil, "maxRefs": int64(membrane.MaxAuditRefs),
+	}
+	if db.maxAuditRefs > 0 {
+		params["maxRefs"] = int64(db.maxAuditRefs)
 	}
 	if o.HistoryRetention > 0 {
 		params["historyCutoff"] = o.Now.Add(-o.HistoryRetention).UTC()

@@ -11,6 +11,11 @@ var CommitUncertain = commitUncertain
 // bound with a few records.
 func SetTextMatches(db *DB, n int) { db.textMatches = n }
 
+// SetMaxAuditRefs sets the most references a prune tombstone stores
+// (membrane.MaxAuditRefs by default), so that a test reaches the bound
+// with a few edges.
+func SetMaxAuditRefs(db *DB, n int) { db.maxAuditRefs = n }
+
 // MigrationDue exposes migrationDue: whether a start of db would run the
 // data migration name (the tests assert that a server missing a key does
 // not rescan at every start).

@@ -176,16 +176,20 @@ func plainAuditProps(a *membrane.AuditEntry) (map[string]any, error) {
 		"at":          a.Timestamp.UTC(),
 		"rationale":   a.Rationale,
 	}
-	if len(a.Related) > 0 {
-		// Parallel lists, in clear: ids, roles and predicates are no more
-		// than the graph's edges show; the level and scope copies let
-		// gating hide the reference even after its record is deleted.
-		roles, ids, preds, scopes := make([]string, len(a.Related)), make([]string, len(a.Related)), make([]string, len(a.Related)), make([]string, len(a.Related))
-		levels := make([]int64, len(a.Related))
-		for i, r := range a.Related {
-			roles[i], ids[i], preds[i], levels[i], scopes[i] = string(r.Role), r.RecordID, string(r.Pred), int64(r.Level), r.Scope
-		}
-		p["refRoles"], p["refIds"], p["refPredicates"], p["refLevels"], p["refScopes"] = roles, ids, preds, levels, scopes
+	// Parallel lists, in clear: ids, roles and predicates are no more than
+	// the graph's edges show; the level and scope copies let gating hide
+	// the reference even after its record is deleted. Written on every
+	// entry, empty ones included: refIds IS NULL marks an entry written
+	// before audit references, the only ones the audit_refs migration
+	// (which runs again at a start with a new key) may read as legacy text.
+	roles, ids, preds, scopes := make([]string, len(a.Related)), make([]string, len(a.Related)), make([]string, len(a.Related)), make([]string, len(a.Related))
+	levels := make([]int64, len(a.Related))
+	for i, r := range a.Related {
+		roles[i], ids[i], preds[i], levels[i], scopes[i] = string(r.Role), r.RecordID, string(r.Pred), int64(r.Level), r.Scope
+	}
+	p["refRoles"], p["refIds"], p["refPredicates"], p["refLevels"], p["refScopes"] = roles, ids, preds, levels, scopes
+	if a.RelatedOmitted > 0 {
+		p["refsOmitted"] = int64(a.RelatedOmitted)
 	}
 	if a.Previous != nil {
 		// Status and salience before the change are also plain properties:
@@ -247,6 +251,7 @@ func (db *DB) auditFromProps(p map[string]any) (*membrane.AuditEntry, error) {
 		Rationale:   str(p["rationale"]),
 	}
 	a.Related = auditRefs(p)
+	a.RelatedOmitted = int(integer(p["refsOmitted"]))
 	if s := str(p["previous"]); s != "" {
 		if err := json.Unmarshal([]byte(s), &a.Previous); err != nil {
 			return nil, fmt.Errorf("audit %s: decode previous: %w", a.ID, err)

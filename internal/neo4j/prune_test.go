@@ -211,3 +211,27 @@ func TestDeleteRecord(t *testing.T) {
 		t.Fatalf("deleting twice: %v, want NOT_FOUND", err)
 	}
 }
+
+// TestPruneCapsReferences: a pruned hub's tombstone stores at most the
+// bound of references (membrane.MaxAuditRefs; 2 here) and counts the rest.
+func TestPruneCapsReferences(t *testing.T) {
+	db := neo4jtest.DB(t)
+	neo4j.SetMaxAuditRefs(db, 2)
+	scope := neo4jtest.Scope(t)
+	recs := create(t, db, t0, fact(scope, "hub", 1, &membrane.LifecycleInput{HalfLifeSeconds: ptr(int64(1))}),
+		fact(scope, "a", 1, nil), fact(scope, "b", 1, nil), fact(scope, "c", 1, nil))
+	hub := recs[0].ID
+	for _, r := range recs[1:] {
+		revise(t, db, []string{r.ID, hub}, func(l map[string]*membrane.Record) (*membrane.Change, error) {
+			return membrane.Relate(l[r.ID], l[hub], membrane.PredMentions, nil, membrane.RevisionMeta{Actor: "test"}, t0)
+		})
+	}
+	if _, err := db.Prune(sysCtx(), membrane.PruneOptions{SweepOptions: membrane.SweepOptions{Now: t0.Add(time.Hour), Scopes: []string{scope}}}); err != nil {
+		t.Fatal(err)
+	}
+	trail := auditOf(t, db, hub)
+	tomb := trail[len(trail)-1]
+	if tomb.Action != membrane.AuditDelete || len(tomb.Related) != 2 || tomb.RelatedOmitted != 1 {
+		t.Fatalf("tombstone %+v: %d references, %d omitted; want 2 and 1", tomb, len(tomb.Related), tomb.RelatedOmitted)
+	}
+}

@@ -363,3 +363,26 @@ func (db *DB) CountRecords(ctx context.Context, f membrane.RecordFilter) (int64,
 	}
 	return n, nil
 }
+
+// LocateRecords returns the level and scope of each of ids that names a
+// record or a deleted one, in one round trip (record_locations).
+func (db *DB) LocateRecords(ctx context.Context, ids []string) (map[string]membrane.RecordLocation, error) {
+	out := map[string]membrane.RecordLocation{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	rows, err := read(ctx, db, func(tx neo4j.ManagedTransaction) ([]*neo4j.Record, error) {
+		return collect(ctx, tx, cypher.Must("record_locations"), map[string]any{"ids": ids})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("locate records: %w", err)
+	}
+	for _, row := range rows {
+		l := membrane.RecordLocation{Level: membrane.UnknownLevel, Scope: str(row.Values[2])}
+		if row.Values[1] != nil {
+			l.Level = int(integer(row.Values[1]))
+		}
+		out[str(row.Values[0])] = l
+	}
+	return out, nil
+}
