@@ -56,27 +56,14 @@ func (db *DB) backfillAuditRefs(ctx context.Context) error {
 // migrateAuditRefs is the migration's pass over the entries and records
 // of scopes (nil: all).
 func (db *DB) migrateAuditRefs(ctx context.Context, scopes []string) error {
-	for after := ""; ; {
-		n, last, err := db.auditRefsBatch(ctx, scopes, after)
-		if err != nil {
-			return err
-		}
-		if n < auditRefsBatch {
-			break
-		}
-		after = last
+	if err := inBatches(auditRefsBatch, func(after string) (int, string, error) {
+		return db.auditRefsBatch(ctx, scopes, after)
+	}); err != nil {
+		return err
 	}
-	for after := ""; ; {
-		n, last, err := db.successorProvenanceBatch(ctx, scopes, after)
-		if err != nil {
-			return err
-		}
-		if n < auditRefsBatch {
-			break
-		}
-		after = last
-	}
-	return nil
+	return inBatches(auditRefsBatch, func(after string) (int, string, error) {
+		return db.successorProvenanceBatch(ctx, scopes, after)
+	})
 }
 
 // legacyRemovedEdge parses TYPE->id or TYPE<-id.

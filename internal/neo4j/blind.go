@@ -43,12 +43,11 @@ func (db *DB) backfillBlindTerms(ctx context.Context) error {
 		return err
 	}
 	const batch = 500
-	after := ""
-	for {
-		type result struct {
-			n, migrated, skipped int
-			last                 string
-		}
+	type result struct {
+		n, migrated, skipped int
+		last                 string
+	}
+	err = inBatches(batch, func(after string) (int, string, error) {
 		res, err := write(ctx, db, func(tx neo4j.ManagedTransaction) (result, error) {
 			var res result
 			rows, err := collect(ctx, tx, cypher.Must("blind_missing"), map[string]any{
@@ -85,15 +84,12 @@ func (db *DB) backfillBlindTerms(ctx context.Context) error {
 			}
 			return res, nil
 		})
-		if err != nil {
-			return fmt.Errorf("blind terms: %w", err)
-		}
 		db.blindMigrated += res.migrated
 		db.blindSkipped += res.skipped
-		if res.n < batch {
-			break
-		}
-		after = res.last
+		return res.n, res.last, err
+	})
+	if err != nil {
+		return fmt.Errorf("blind terms: %w", err)
 	}
 	// With records skipped, it runs again at a start with another key.
 	return db.finishMigration(ctx, BlindTermsMigration(), db.blindSkipped)

@@ -45,12 +45,12 @@ func (db *DB) repairSealing(ctx context.Context) error {
 // all) at level and above, and returns how many it could not open.
 func (db *DB) repairSealingIn(ctx context.Context, level int, scopes []string) (int, error) {
 	const batch = 500
-	after, skipped := "", 0
-	for {
-		type result struct {
-			n, skipped int
-			last       string
-		}
+	type result struct {
+		n, skipped int
+		last       string
+	}
+	skipped := 0
+	err := inBatches(batch, func(after string) (int, string, error) {
 		res, err := write(ctx, db, func(tx neo4j.ManagedTransaction) (result, error) {
 			var res result
 			rows, err := collect(ctx, tx, cypher.Must("seal_repair_missing"), map[string]any{
@@ -88,13 +88,11 @@ func (db *DB) repairSealingIn(ctx context.Context, level int, scopes []string) (
 			_, err = single(ctx, tx, cypher.Must("seal_detach"), map[string]any{"ids": ids})
 			return res, err
 		})
-		if err != nil {
-			return skipped, fmt.Errorf("seal records stored in clear: %w", err)
-		}
 		skipped += res.skipped
-		if res.n < batch {
-			return skipped, nil
-		}
-		after = res.last
+		return res.n, res.last, err
+	})
+	if err != nil {
+		return skipped, fmt.Errorf("seal records stored in clear: %w", err)
 	}
+	return skipped, nil
 }

@@ -39,15 +39,10 @@ func (db *DB) backfillSearchTerms(ctx context.Context) error {
 	if err != nil || done {
 		return err
 	}
-	for after := ""; ; {
-		n, last, err := db.searchTermsBatch(ctx, after)
-		if err != nil {
-			return err
-		}
-		if n < searchTermsBatch {
-			break
-		}
-		after = last
+	if err := inBatches(searchTermsBatch, func(after string) (int, string, error) {
+		return db.searchTermsBatch(ctx, after)
+	}); err != nil {
+		return err
 	}
 	if err := db.schemaStatement(ctx, "DROP INDEX memory_text IF EXISTS"); err != nil {
 		return fmt.Errorf("drop memory_text: %w", err)

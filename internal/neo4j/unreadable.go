@@ -96,12 +96,12 @@ func (db *DB) keySealedDigests(ctx context.Context) error {
 		return err
 	}
 	const batch = 500
-	after, skipped := "", 0
-	for {
-		type result struct {
-			n, skipped int
-			last       string
-		}
+	type result struct {
+		n, skipped int
+		last       string
+	}
+	skipped := 0
+	err = inBatches(batch, func(after string) (int, string, error) {
 		res, err := write(ctx, db, func(tx neo4j.ManagedTransaction) (result, error) {
 			var res result
 			rows, err := collect(ctx, tx, cypher.Must("sealed_digests_missing"), map[string]any{"after": after, "limit": int64(batch)})
@@ -130,14 +130,11 @@ func (db *DB) keySealedDigests(ctx context.Context) error {
 			_, err = single(ctx, tx, cypher.Must("sealed_digests_set"), map[string]any{"rows": out})
 			return res, err
 		})
-		if err != nil {
-			return fmt.Errorf("key the digests of sealed records: %w", err)
-		}
 		skipped += res.skipped
-		if res.n < batch {
-			break
-		}
-		after = res.last
+		return res.n, res.last, err
+	})
+	if err != nil {
+		return fmt.Errorf("key the digests of sealed records: %w", err)
 	}
 	return db.finishMigration(ctx, SealedDigestsMigration, skipped)
 }
