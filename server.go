@@ -192,10 +192,15 @@ func run(args []string) error {
 	} else if migrated > 0 {
 		log.Info("blind index: records migrated", "migrated", migrated)
 	}
+	for _, id := range db.ChangedKeys() {
+		// The key configured under this id is not the one that sealed the
+		// records under it (the id is named, never the key).
+		log.Warn("encryption key differs from the one recorded for its id: its records cannot be opened", "key_id", id)
+	}
 	if n := db.Unreadable(); n > 0 {
-		// Sealed under a key this server lacks (or a changed key): left
-		// unreadable, everything else is served (docs/operations.md).
-		log.Warn("sealed records this server cannot open", "unreadable", n)
+		// Sealed under a key this server lacks (or a changed key): served
+		// redacted, everything else in full (docs/operations.md).
+		log.Warn("sealed records this server cannot open", "unreadable", n, "by_key_id", db.UnreadableByKey())
 	}
 	m.RecordsUnreadable(db.Unreadable())
 	if migrated, skipped := db.AuditRefsBackfill(); skipped > 0 {

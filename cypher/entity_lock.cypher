@@ -7,7 +7,8 @@
 // its id in the buckets of its names (capture_apply), so a second capture
 // creating the same entity, which waits for the first to commit, finds it
 // there even before the eventually consistent index has it. Sealed
-// entities are matched by $blindNames, as in entity_lookup.
+// entities are matched by $blindNames only (never by plaintext terms), as
+// in entity_lookup.
 CALL () {
   UNWIND $buckets AS b
   MERGE (l:EntityLock {bucket: b})
@@ -32,5 +33,5 @@ CALL (locks) {
 WITH e
 WHERE e:Entity AND e.scope = $scope AND e.status <> 'retracted'
   AND e.sensitivityLevel <= $ceiling AND ($allScopes OR e.scope = '' OR e.scope IN $trustScopes)
-  AND (any(t IN coalesce(e.terms, []) WHERE t IN $terms) OR any(t IN coalesce(e.blindNames, []) WHERE t IN $blindNames))
+  AND ((e.encrypted IS NULL AND any(t IN coalesce(e.terms, []) WHERE t IN $terms)) OR any(t IN coalesce(e.blindNames, []) WHERE t IN $blindNames))
 RETURN properties(e) AS e

@@ -7,7 +7,9 @@
 // no terms: they are found by the keyed digests of scope and name
 // ($blindNames, $blindQuery over entity_blind_names), which Go passes only
 // to a request whose ceiling reaches sealed records (null otherwise, and
-// the index is not queried). The indexes are eventually consistent: an
+// the index is not queried). Plaintext terms count only on entities that
+// are not sealed: an earlier version's start-up wrote sealed names back
+// into terms, and such terms must never link. The indexes are eventually consistent: an
 // entity committed a moment ago may be missing, which entity_lock makes up
 // for.
 CALL () {
@@ -22,5 +24,5 @@ CALL () {
 WITH e
 WHERE e:Entity AND e.scope = $scope AND e.status <> 'retracted'
   AND e.sensitivityLevel <= $ceiling AND ($allScopes OR e.scope = '' OR e.scope IN $trustScopes)
-  AND (any(t IN coalesce(e.terms, []) WHERE t IN $terms) OR any(t IN coalesce(e.blindNames, []) WHERE t IN $blindNames))
+  AND ((e.encrypted IS NULL AND any(t IN coalesce(e.terms, []) WHERE t IN $terms)) OR any(t IN coalesce(e.blindNames, []) WHERE t IN $blindNames))
 RETURN properties(e) AS e

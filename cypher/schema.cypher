@@ -8,6 +8,10 @@ CREATE CONSTRAINT audit_entry_id IF NOT EXISTS FOR (a:AuditEntry) REQUIRE a.id I
 CREATE CONSTRAINT deleted_record_id IF NOT EXISTS FOR (t:DeletedRecordId) REQUIRE t.id IS UNIQUE;
 // Data migrations that run once record their name here (deleted_ids_backfill).
 CREATE CONSTRAINT migration_name IF NOT EXISTS FOR (m:Migration) REQUIRE m.name IS UNIQUE;
+// The check value of each encryption key id (seal_key_checks), and the last
+// count of sealed records by key id (sealed_count_set): bookkeeping.
+CREATE CONSTRAINT seal_key_id IF NOT EXISTS FOR (k:SealKey) REQUIRE k.id IS UNIQUE;
+CREATE CONSTRAINT sealed_count_name IF NOT EXISTS FOR (c:SealedCount) REQUIRE c.name IS UNIQUE;
 // Range indexes for the fields filters and keyset ordering use.
 CREATE INDEX memory_created_at IF NOT EXISTS FOR (m:Memory) ON (m.createdAt);
 CREATE INDEX memory_updated_at IF NOT EXISTS FOR (m:Memory) ON (m.updatedAt);

@@ -11,6 +11,22 @@ import (
 // the version is part of the label.
 const digestLabel = "membrane lookup digest v1"
 
+// checkLabel derives a key's check value from it.
+const checkLabel = "membrane key check v1"
+
+// KeyCheck is the check value of an encryption key:
+// hex(HMAC-SHA256(key, "membrane key check v1")). Stored beside the key's
+// id in the database, it tells a server whether the key it holds under an
+// id is the one that sealed the records under that id (a changed key
+// otherwise goes unnoticed until a record fails to open), and it
+// fingerprints the keys a migration ran with; it reveals nothing of the
+// key.
+func KeyCheck(key []byte) string {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(checkLabel))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
 // Kinds of keyed lookup digest: each is computed over its kind first, so
 // that digests of different kinds over the same strings never coincide.
 const (

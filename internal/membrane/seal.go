@@ -37,6 +37,8 @@ type Sealer struct {
 	blind map[string][]byte
 	// digest holds each key's lookup-digest key (DigestKey), by key id.
 	digest map[string][]byte
+	// check holds each key's check value (KeyCheck), by key id.
+	check map[string]string
 }
 
 // SealKey is one named 32-byte key.
@@ -53,7 +55,7 @@ func NewSealer(threshold Sensitivity, keys []SealKey, active string) (*Sealer, e
 	if !threshold.Valid() {
 		return nil, fmt.Errorf("encryption threshold %q is not a sensitivity", threshold)
 	}
-	s := &Sealer{threshold: threshold.Level(), active: active, keys: map[string]cipher.AEAD{}, blind: map[string][]byte{}, digest: map[string][]byte{}}
+	s := &Sealer{threshold: threshold.Level(), active: active, keys: map[string]cipher.AEAD{}, blind: map[string][]byte{}, digest: map[string][]byte{}, check: map[string]string{}}
 	for _, k := range keys {
 		if k.ID == "" || strings.Contains(k.ID, ":") {
 			return nil, fmt.Errorf("encryption key id %q must be non-empty and without ':'", k.ID)
@@ -72,6 +74,7 @@ func NewSealer(threshold Sensitivity, keys []SealKey, active string) (*Sealer, e
 		s.keys[k.ID] = aead
 		s.blind[k.ID] = BlindKey(k.Key)
 		s.digest[k.ID] = DigestKey(k.Key)
+		s.check[k.ID] = KeyCheck(k.Key)
 	}
 	if len(keys) > 0 && s.keys[active] == nil {
 		return nil, fmt.Errorf("active encryption key %q is not among the configured keys", active)
@@ -136,6 +139,16 @@ func sensitivityAt(level int) Sensitivity {
 		}
 	}
 	return ""
+}
+
+// KeyChecks returns the check value (KeyCheck) of each configured key, by
+// key id.
+func (s *Sealer) KeyChecks() map[string]string {
+	out := make(map[string]string, len(s.check))
+	for id, c := range s.check {
+		out[id] = c
+	}
+	return out
 }
 
 // KeyIDs returns the ids of the configured keys, sorted.

@@ -110,7 +110,7 @@ func New() *Metrics {
 		}, []string{"where"}),
 		unreadable: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "membrane_records_unreadable",
-			Help: "Sealed records this server cannot open (sealed under a key it does not hold, or that fails authentication), counted at start: left out of reads, jobs and migrations.",
+			Help: "Sealed records this server cannot open (sealed under a key it does not hold, or that fails authentication), counted at start: shown redacted by record reads, left out of retrieve, left as they are by start-up migrations (see docs/operations.md, Unknown keys).",
 		}),
 	}
 	m.reg.MustRegister(m.panics, m.unreadable, m.operations, m.operationTime, m.graphqlErrors, m.subscriptions, m.httpResponses,

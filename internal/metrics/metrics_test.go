@@ -103,3 +103,38 @@ func scrape(t *testing.T, m *metrics.Metrics) string {
 	b, _ := io.ReadAll(rec.Body)
 	return string(b)
 }
+
+// TestRecordsUnreadableGauge: the count of sealed records the server
+// cannot open, set at start, is scraped from the registry as
+// membrane_records_unreadable, and its help says what the code does with
+// them (shown redacted, never "left out of reads").
+func TestRecordsUnreadableGauge(t *testing.T) {
+	m := metrics.New()
+	m.RecordsUnreadable(7)
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	body, err := io.ReadAll(rec.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var help, value string
+	for line := range strings.SplitSeq(string(body), "\n") {
+		switch {
+		case strings.HasPrefix(line, "# HELP membrane_records_unreadable "):
+			help = line
+		case strings.HasPrefix(line, "membrane_records_unreadable "):
+			value = strings.TrimPrefix(line, "membrane_records_unreadable ")
+		}
+	}
+	if value != "7" {
+		t.Fatalf("membrane_records_unreadable = %q, want 7", value)
+	}
+	for _, want := range []string{"shown redacted", "left out of retrieve"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("help %q does not say %q", help, want)
+		}
+	}
+	if strings.Contains(help, "left out of reads") {
+		t.Errorf("help %q says they are left out of reads; record reads show them redacted", help)
+	}
+}

@@ -88,6 +88,13 @@ type DB struct {
 	// this server cannot open (Unreadable).
 	failed     map[string]string
 	unreadable int
+	// byKey breaks unreadable down by key id (UnreadableByKey), changed
+	// holds the key ids whose stored check value differs from this
+	// server's key (ChangedKeys), and recount is set when a start-up
+	// migration ran, so that the sealed records are counted again.
+	byKey   map[string]int
+	changed []string
+	recount bool
 
 	// refsMigrated and refsSkipped count what Migrate's audit references
 	// migration did (AuditRefsBackfill).
@@ -166,7 +173,10 @@ func (db *DB) Migrate(ctx context.Context) error {
 	if err := db.schemaStatement(ctx, cypher.Must("await_indexes")); err != nil {
 		return fmt.Errorf("await indexes: %w", err)
 	}
-	db.failed = nil
+	db.failed, db.recount = nil, false
+	if err := db.checkKeys(ctx); err != nil {
+		return fmt.Errorf("check encryption keys: %w", err)
+	}
 	if err := db.backfillEntityTerms(ctx); err != nil {
 		return fmt.Errorf("backfill entity terms: %w", err)
 	}

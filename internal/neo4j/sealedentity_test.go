@@ -217,4 +217,19 @@ func TestSealedEntityNamesAtRest(t *testing.T) {
 	if got := captureProject(t, newOnly, writerAt(high, scope), scope, high, name); !slices.Equal(got, []string{hidden}) {
 		t.Fatalf("after reseal, with the new key only, a high capture mentions %v, want %v", got, []string{hidden})
 	}
+
+	// A replica of an earlier version (a rollback) writes the names back in
+	// clear into Entity.terms: they are never used to link, even by a
+	// caller who sees the entity (its blind names are removed here, so
+	// that only the plaintext terms could link it).
+	if _, err := driver.ExecuteQuery(t.Context(), drv, `MATCH (e:Entity {id: $id}) SET e.terms = $terms REMOVE e.blindNames`,
+		map[string]any{"id": hidden, "terms": needles}, driver.EagerResultTransformer); err != nil {
+		t.Fatal(err)
+	}
+	if err := newOnly.AwaitSearchIndexes(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if got := captureProject(t, newOnly, writerAt(membrane.SensitivityHyper, scope), scope, high, name); slices.Contains(got, hidden) {
+		t.Fatalf("a capture linked to the sealed entity through plaintext terms an old replica wrote: %v", got)
+	}
 }

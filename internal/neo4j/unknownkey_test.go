@@ -27,7 +27,10 @@ func TestUnknownKeyStart(t *testing.T) {
 	suffix := membrane.NewID()
 	lost := membrane.SealKey{ID: "lost-" + suffix, Key: bytes.Repeat([]byte{31}, 32)}
 	kept := membrane.SealKey{ID: "kept-" + suffix, Key: bytes.Repeat([]byte{32}, 32)}
-	changed := membrane.SealKey{ID: kept.ID, Key: bytes.Repeat([]byte{33}, 32)} // same id, other key
+	// A key that sealed records, then changed under the same id: the
+	// server holds the changed material.
+	original := membrane.SealKey{ID: "changed-" + suffix, Key: bytes.Repeat([]byte{33}, 32)}
+	changed := membrane.SealKey{ID: original.ID, Key: bytes.Repeat([]byte{36}, 32)}
 	scope := neo4jtest.Scope(t)
 	withLost := open(t, []membrane.SealKey{lost}, lost.ID)
 	t.Cleanup(func() {
@@ -38,8 +41,12 @@ func TestUnknownKeyStart(t *testing.T) {
 	high := membrane.SensitivityHigh
 	lostEntity := captureProject(t, withLost, writerAt(high, scope), scope, high, "Lost Harbour "+suffix)
 	lostFact := sealedFact(t, withLost, scope, high, "lighthouse", "guards", "the lost harbour")
-	changedFact := sealedFact(t, open(t, []membrane.SealKey{changed}, changed.ID), scope, high, "lighthouse", "guards", "the changed harbour")
-	server := open(t, []membrane.SealKey{kept}, kept.ID)
+	withOriginal := open(t, []membrane.SealKey{original}, original.ID)
+	if err := withOriginal.Migrate(t.Context()); err != nil { // records the original key's check value
+		t.Fatal(err)
+	}
+	changedFact := sealedFact(t, withOriginal, scope, high, "lighthouse", "guards", "the changed harbour")
+	server := open(t, []membrane.SealKey{kept, changed}, kept.ID)
 	readable := sealedFact(t, server, scope, high, "lighthouse", "guards", "the kept harbour")
 	plain := sealedFact(t, server, scope, membrane.SensitivityLow, "lighthouse", "stands", "on the cliff")
 
@@ -61,10 +68,19 @@ func TestUnknownKeyStart(t *testing.T) {
 	if err := server.Migrate(ctx); err != nil {
 		t.Fatalf("start with a key missing: %v", err)
 	}
-	// At least the three of this test (other tests' records under their
-	// own keys are in the shared database too).
-	if n := server.Unreadable(); n < 3 {
-		t.Fatalf("unreadable = %d, want at least 3", n)
+	// The four of this test (the lost key sealed the capture's event and
+	// entity, and the fact), by their key ids (other tests' records under
+	// their own keys are in the shared database too): the changed key's
+	// record too, though no migration selected it.
+	byKey := server.UnreadableByKey()
+	if byKey[lost.ID] != 3 || byKey[changed.ID] != 1 || byKey[kept.ID] != 0 {
+		t.Fatalf("unreadable by key = %v, want %s: 3, %s: 1, %s: none", byKey, lost.ID, changed.ID, kept.ID)
+	}
+	if got := server.ChangedKeys(); !slices.Equal(got, []string{changed.ID}) {
+		t.Fatalf("changed keys = %v, want [%s]", got, changed.ID)
+	}
+	if n := server.Unreadable(); n < 4 {
+		t.Fatalf("unreadable = %d, want at least 4", n)
 	}
 	// The keyed-digest migration skipped the lost entity (it has neither
 	// terms nor blind names, nor a key to compute them): recorded as
@@ -79,12 +95,13 @@ func TestUnknownKeyStart(t *testing.T) {
 	// are shared with every test's start).
 	name := "test_due_" + suffix
 	rotated := open(t, []membrane.SealKey{kept, {ID: "new-" + suffix, Key: bytes.Repeat([]byte{34}, 32)}}, kept.ID)
-	steps := []struct {
+	type dueStep struct {
 		step    string
 		run     func() error
 		db      *neo4j.DB
 		wantDue bool
-	}{
+	}
+	steps := []dueStep{
 		{"never run", nil, server, true},
 		{"skipped with the same keys", func() error { return server.FinishMigration(ctx, name, 3) }, server, false},
 		{"with a new key", nil, rotated, true},
@@ -92,11 +109,24 @@ func TestUnknownKeyStart(t *testing.T) {
 		{"done", func() error { return rotated.FinishMigration(ctx, name, 0) }, open(t, []membrane.SealKey{{ID: "other-" + suffix, Key: bytes.Repeat([]byte{35}, 32)}}, "other-"+suffix), false},
 	}
 	defer func() { // before drv closes
-		if _, err := driver.ExecuteQuery(context.Background(), drv, `MATCH (g:Migration {name: $name}) DELETE g`,
-			map[string]any{"name": name}, driver.EagerResultTransformer); err != nil {
+		if _, err := driver.ExecuteQuery(context.Background(), drv, `MATCH (g:Migration) WHERE g.name STARTS WITH $name DELETE g
+			WITH count(*) AS n MATCH (k:SealKey) WHERE k.id ENDS WITH $suffix DELETE k`,
+			map[string]any{"name": "test_due_" + suffix, "suffix": suffix}, driver.EagerResultTransformer); err != nil {
 			t.Error(err)
 		}
 	}()
+	// Keys are told apart by their material, not their ids: a migration
+	// run with wrong material under an id is due again once the right key
+	// is back; and what replicas with different keys ran with is merged,
+	// so that they do not make each other rescan.
+	other := open(t, []membrane.SealKey{{ID: "other-" + suffix, Key: bytes.Repeat([]byte{35}, 32)}}, "other-"+suffix)
+	restored := open(t, []membrane.SealKey{original}, original.ID)
+	wrong := open(t, []membrane.SealKey{changed}, changed.ID)
+	steps = append(steps,
+		dueStep{"wrong material: skipped", func() error { name += "_material"; return wrong.FinishMigration(ctx, name, 2) }, wrong, false},
+		dueStep{"the right key restored under the same id", nil, restored, true},
+		dueStep{"a replica with another key skipped too", func() error { return other.FinishMigration(ctx, name, 2) }, wrong, false},
+	)
 	for _, s := range steps {
 		if s.run != nil {
 			if err := s.run(); err != nil {

@@ -3,6 +3,7 @@ package neo4j
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -19,8 +20,10 @@ import (
 const SealedDigestsMigration = "sealed_digests_v1"
 
 // Unreadable returns how many sealed records the last Migrate found this
-// server cannot open: those sealed under a key id it does not hold, and
-// those under a key id it holds that failed to open (the key changed).
+// server cannot open: those sealed under a key id it does not hold, those
+// under a key id whose key changed (its check value differs from the one
+// recorded in the database), and those that failed to open under a key id
+// it holds.
 // They stay as they are, unreadable; everything else is served.
 func (db *DB) Unreadable() int { return db.unreadable }
 
@@ -48,13 +51,66 @@ func sealKeyID(v string) string {
 	return parts[1]
 }
 
+// checks returns the check values (membrane.KeyCheck) of the keys this
+// server holds, sorted: the fingerprint of its key set.
+func (db *DB) checks() []string {
+	out := make([]string, 0)
+	for _, c := range db.sealer.KeyChecks() {
+		out = append(out, c)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// checkKeys records the check value of each key this server holds the
+// first time a server holds it, and remembers in db.changed the key ids
+// whose recorded check differs: the key under that id changed, and the
+// records sealed under it do not open here (countUnreadable counts them).
+func (db *DB) checkKeys(ctx context.Context) error {
+	db.changed = nil
+	checks := db.sealer.KeyChecks()
+	if len(checks) == 0 {
+		return nil
+	}
+	keys := make([]map[string]any, 0, len(checks))
+	for id, c := range checks {
+		keys = append(keys, map[string]any{"id": id, "check": c})
+	}
+	changed, err := write(ctx, db, func(tx neo4j.ManagedTransaction) ([]string, error) {
+		rows, err := collect(ctx, tx, cypher.Must("seal_key_checks"), map[string]any{"keys": keys, "now": db.Now().UTC()})
+		if err != nil {
+			return nil, err
+		}
+		var changed []string
+		for _, row := range rows {
+			if ok, _ := row.Values[1].(bool); !ok {
+				changed = append(changed, str(row.Values[0]))
+			}
+		}
+		return changed, nil
+	})
+	if err != nil {
+		return err
+	}
+	slices.Sort(changed)
+	db.changed = changed
+	return nil
+}
+
+// ChangedKeys returns the ids of the keys this server holds whose key
+// material differs from the one that sealed the records under that id (as
+// recorded by the first server that held it), found by the last Migrate.
+func (db *DB) ChangedKeys() []string { return slices.Clone(db.changed) }
+
 // migrationDue reports whether a data migration that skips the records it
 // cannot open should run: it has not run to the end, and it has not yet
-// run with every key this server holds (what it skipped then, it would
-// skip again: rescanning the database at every start of a server missing
-// a key is pointless).
+// run with every key this server holds, by check value (what it skipped
+// then, it would skip again: rescanning the database at every start of a
+// server missing a key is pointless; but a key restored under an id that
+// held wrong material is a new key). A due migration makes the start count
+// the sealed records again.
 func (db *DB) migrationDue(ctx context.Context, name string) (bool, error) {
-	return read(ctx, db, func(tx neo4j.ManagedTransaction) (bool, error) {
+	due, err := read(ctx, db, func(tx neo4j.ManagedTransaction) (bool, error) {
 		row, err := single(ctx, tx, cypher.Must("migration_done"), map[string]any{"name": name})
 		if err != nil || row == nil {
 			return false, err
@@ -66,19 +122,24 @@ func (db *DB) migrationDue(ctx context.Context, name string) (bool, error) {
 			return true, nil
 		}
 		tried := strs(row.Values[1])
-		return slices.ContainsFunc(db.sealer.KeyIDs(), func(id string) bool { return !slices.Contains(tried, id) }), nil
+		return slices.ContainsFunc(db.checks(), func(c string) bool { return !slices.Contains(tried, c) }), nil
 	})
+	if due {
+		db.recount = true
+	}
+	return due, err
 }
 
 // finishMigration records that the migration name ran: to the end, or,
-// when it skipped records it could not open, with this server's keys.
+// when it skipped records it could not open, with this server's keys (by
+// check value, merged with those recorded before).
 func (db *DB) finishMigration(ctx context.Context, name string, skipped int) error {
 	if skipped == 0 {
 		return db.recordMigration(ctx, name)
 	}
 	_, err := write(ctx, db, func(tx neo4j.ManagedTransaction) (struct{}, error) {
 		_, err := single(ctx, tx, cypher.Must("migration_skipped"), map[string]any{
-			"name": name, "now": db.Now().UTC(), "skipped": int64(skipped), "keys": db.sealer.KeyIDs()})
+			"name": name, "now": db.Now().UTC(), "skipped": int64(skipped), "keys": db.checks()})
 		return struct{}{}, err
 	})
 	return err
@@ -140,33 +201,70 @@ func (db *DB) keySealedDigests(ctx context.Context) error {
 }
 
 // countUnreadable counts the sealed records this server cannot open: those
-// sealed under a key id it does not hold (one read of every sealed
-// record's key id), and those the start-up migrations failed to open under
-// a key id it holds.
+// sealed under a key id it does not hold, those under a key id whose key
+// changed (checkKeys), and those the start-up migrations failed to open
+// under a key id it holds. Counting by key id reads every sealed record,
+// so it runs only when something changed: a migration ran at this start,
+// or this server's keys (by check value) differ from those of the last
+// count; otherwise the stored count is used (records sealed since by a
+// replica with another key are counted at its next change).
 func (db *DB) countUnreadable(ctx context.Context) error {
-	held := db.sealer.KeyIDs()
-	n, err := read(ctx, db, func(tx neo4j.ManagedTransaction) (int, error) {
-		rows, err := collect(ctx, tx, cypher.Must("sealed_key_ids"), nil)
-		if err != nil {
-			return 0, err
-		}
-		n := 0
-		for _, row := range rows {
-			if !slices.Contains(held, str(row.Values[0])) {
-				c, _ := row.Values[1].(int64)
-				n += int(c)
+	checks := db.checks()
+	counts, err := write(ctx, db, func(tx neo4j.ManagedTransaction) (map[string]int, error) {
+		counts := map[string]int{}
+		if !db.recount {
+			row, err := single(ctx, tx, cypher.Must("sealed_count_get"), nil)
+			if err != nil {
+				return nil, err
+			}
+			if row != nil && row.Values[0] != nil && slices.Equal(strs(row.Values[2]), checks) {
+				ids, ns := strs(row.Values[0]), row.Values[1].([]any)
+				for i, id := range ids {
+					if i < len(ns) {
+						n, _ := ns[i].(int64)
+						counts[id] = int(n)
+					}
+				}
+				return counts, nil
 			}
 		}
-		return n, nil
+		rows, err := collect(ctx, tx, cypher.Must("sealed_key_ids"), nil)
+		if err != nil {
+			return nil, err
+		}
+		ids, ns := make([]string, 0, len(rows)), make([]int64, 0, len(rows))
+		for _, row := range rows {
+			n, _ := row.Values[1].(int64)
+			counts[str(row.Values[0])] = int(n)
+			ids, ns = append(ids, str(row.Values[0])), append(ns, n)
+		}
+		_, err = single(ctx, tx, cypher.Must("sealed_count_set"), map[string]any{
+			"keyIds": ids, "counts": ns, "checks": checks, "now": db.Now().UTC()})
+		return counts, err
 	})
 	if err != nil {
 		return fmt.Errorf("count unreadable records: %w", err)
 	}
-	for _, k := range db.failed {
-		if slices.Contains(held, k) {
-			n++ // not counted above: the key changed under its id
+	held := db.sealer.KeyIDs()
+	byKey := map[string]int{}
+	for id, n := range counts {
+		if !slices.Contains(held, id) || slices.Contains(db.changed, id) {
+			byKey[id] += n
 		}
 	}
-	db.unreadable = n
+	for _, k := range db.failed {
+		if slices.Contains(held, k) && !slices.Contains(db.changed, k) {
+			byKey[k]++ // not counted above: it failed to open under a key that checks
+		}
+	}
+	n := 0
+	for _, c := range byKey {
+		n += c
+	}
+	db.unreadable, db.byKey = n, byKey
 	return nil
 }
+
+// UnreadableByKey breaks Unreadable down by the key id that sealed the
+// records (key ids are not secret: every sealed value starts with its own).
+func (db *DB) UnreadableByKey() map[string]int { return maps.Clone(db.byKey) }
