@@ -226,6 +226,11 @@ func TestSettings(t *testing.T) {
 			t.Errorf("variable %s twice", s.Env)
 		}
 		envs[s.Env] = true
+		// Read applies every variable of a map's settings to the admin's
+		// entry of limits.roles: no other map may have variables.
+		if strings.Contains(s.Key, "<") && s.Env != "" && !strings.HasPrefix(s.Key, "limits.roles.<role>.") {
+			t.Errorf("%s: variable %s under a map other than limits.roles", s.Key, s.Env)
+		}
 		if _, isString := s.Default.(string); s.Flag != "" && !isString {
 			t.Errorf("%s: flag -%s on a setting that is not a string", s.Key, s.Flag)
 		}

@@ -99,7 +99,7 @@ func (c Config) checkHTTP() *FieldError {
 	case c.MaxBodyBytes < 1:
 		return fieldErr("max_body_bytes", "must be > 0")
 	case (c.TLSCertFile == "") != (c.TLSKeyFile == ""):
-		return fieldErr("tls_cert_file", "and tls_key_file go together")
+		return fieldErr("tls_cert_file", "must be set with tls_key_file: both or neither")
 	case c.CORS.AllowCredentials && slices.Contains(c.CORS.AllowedOrigins, "*"):
 		return fieldErr("cors.allowed_origins", "cannot be \"*\" with cors.allow_credentials; list the origins")
 	case c.CORS.MaxAge < 0:
