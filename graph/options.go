@@ -63,7 +63,7 @@ type QueryLimits struct {
 	RootFields int
 }
 
-// Defaults of the limits.
+// Defaults of the limits: the configuration's defaults too (internal/config).
 const (
 	DefaultMaxComplexity      = 50_000
 	DefaultMaxDepth           = 15
