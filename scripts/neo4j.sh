@@ -181,7 +181,7 @@ cmd_start() {
     wait_ready "$pid"
     return
   fi
-  port_open "$NEO4J_BOLT_PORT" && die "port $HOST:$NEO4J_BOLT_PORT is already in use by another process (another data dir? set NEO4J_BOLT_PORT)"
+  port_open "$NEO4J_BOLT_PORT" && die "port $HOST:$NEO4J_BOLT_PORT is already in use by another process (another data dir? set NEO4J_BOLT_PORT; for scripts/test.sh, NEO4J_TEST_BOLT_PORT)"
   if ((NEO4J_HTTP_PORT > 0)) && port_open "$NEO4J_HTTP_PORT"; then
     die "port $HOST:$NEO4J_HTTP_PORT is already in use by another process (set NEO4J_HTTP_PORT, or 0 to disable HTTP)"
   fi

@@ -5,6 +5,20 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
+# Help needs neither Neo4j nor a build step: answer it before starting either.
+case "${1:-}" in
+  -h|--help|help)
+    cat <<'USAGE'
+Usage: scripts/run.sh [server flags]   (e.g. scripts/run.sh -listen 127.0.0.1:8080)
+
+Builds bin/membrane and runs the server. With NEO4J_URI unset it first starts
+(or reuses) a local Neo4j (Bolt 127.0.0.1:7687, Browser http://127.0.0.1:7474/browser/)
+and creates a development encryption key in .neo4j/. Server flags, subcommands and
+settings: bin/membrane -h and the README's configuration table.
+USAGE
+    exit 0 ;;
+esac
+
 if [[ -z "${NEO4J_URI:-}" ]]; then
   scripts/neo4j.sh start
   export NEO4J_URI="bolt://127.0.0.1:${NEO4J_BOLT_PORT:-7687}"

@@ -3,7 +3,9 @@
 #
 # When NEO4J_URI is unset it starts (or reuses) a local Neo4j for tests with
 # scripts/neo4j.sh: data in .neo4j/test, Bolt on 127.0.0.1:17687, no HTTP, so
-# it never touches the development database. Extra arguments go to go test
+# it never touches the development database. NEO4J_TEST_BOLT_PORT,
+# NEO4J_TEST_HOME_DIR, NEO4J_TEST_HEAP and NEO4J_TEST_PAGECACHE change those
+# (NEO4J_BOLT_PORT is the development server's). Extra arguments go to go test
 # (e.g. scripts/test.sh -run TestIngest ./graph/).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
