@@ -66,6 +66,9 @@ type Main struct {
 	errc    chan error
 	endFeed func()
 
+	// opened is set once Open succeeded: Close shuts down only then (a
+	// failed Open closed what it had opened).
+	opened    bool
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -94,6 +97,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 			return err
 		}
 	}
+	m.opened = true
 	return nil
 }
 
@@ -119,7 +123,7 @@ func (m *Main) Run(ctx context.Context) error {
 // (see shutdown). Calling it again returns the same result.
 func (m *Main) Close() error {
 	m.closeOnce.Do(func() {
-		if m.srv == nil { // Open failed: it closed what it had opened.
+		if !m.opened {
 			return
 		}
 		m.closeErr = m.shutdown()
