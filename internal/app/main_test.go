@@ -1,7 +1,6 @@
 package app_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"net"
@@ -9,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,25 +16,11 @@ import (
 	"github.com/membrane/membrane/internal/config"
 )
 
-// logBuffer is a server's log, written from its goroutines.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
 // messages are the msg of every JSON log line, in order.
-func (b *logBuffer) messages(t *testing.T) []string {
+func messages(t *testing.T, log *apptest.Log) []string {
 	t.Helper()
-	b.mu.Lock()
-	defer b.mu.Unlock()
 	var msgs []string
-	for _, line := range strings.Split(strings.TrimSpace(b.buf.String()), "\n") {
+	for _, line := range log.Lines() {
 		var entry struct{ Msg string }
 		if err := json.Unmarshal([]byte(line), &entry); err != nil {
 			t.Fatalf("log line %q: %v", line, err)
@@ -48,7 +32,7 @@ func (b *logBuffer) messages(t *testing.T) []string {
 
 // newMain returns a Main for the test Neo4j with the test suite's
 // encryption key, JSON logs, the jobs off and settings added.
-func newMain(t *testing.T, settings map[string]string) (*app.Main, *logBuffer) {
+func newMain(t *testing.T, settings map[string]string) (*app.Main, *apptest.Log) {
 	t.Helper()
 	uri := os.Getenv("NEO4J_URI")
 	if uri == "" {
@@ -63,7 +47,7 @@ func newMain(t *testing.T, settings map[string]string) (*app.Main, *logBuffer) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	log := &logBuffer{}
+	log := apptest.NewLog()
 	return app.NewMain(cfg, log), log
 }
 
@@ -87,7 +71,7 @@ func TestMainCloseWithoutRun(t *testing.T) {
 	if err := m.Close(); err != nil {
 		t.Fatalf("second Close: %v", err)
 	}
-	msgs := log.messages(t)
+	msgs := messages(t, log)
 	steps := []string{"shutting down", "shutdown: listener closed", "shutdown: jobs stopped", "shutdown: requests drained",
 		"shutdown: neo4j driver closed", "shutdown complete"}
 	next := 0
@@ -129,14 +113,14 @@ func TestMainOpenFails(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("Open: %v, want an error with %q", err, tt.want)
 			}
-			msgs := log.messages(t)
+			msgs := messages(t, log)
 			if !containsPrefix(msgs, "connecting to neo4j") || !containsPrefix(msgs, "shutdown: neo4j driver closed") {
 				t.Fatalf("want the driver opened and closed again:\n%s", strings.Join(msgs, "\n"))
 			}
 			if err := m.Close(); err != nil {
 				t.Fatalf("Close after a failed Open: %v", err)
 			}
-			if after := log.messages(t); len(after) != len(msgs) {
+			if after := messages(t, log); len(after) != len(msgs) {
 				t.Fatalf("Close after a failed Open logged:\n%s", strings.Join(after[len(msgs):], "\n"))
 			}
 		})
@@ -173,9 +157,7 @@ func TestMainListensOnTheBoundPort(t *testing.T) {
 	if err := m.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
-	log.mu.Lock()
-	text := log.buf.String()
-	log.mu.Unlock()
+	text := log.String()
 	if !strings.Contains(text, `"url":"http://`+m.Addr()+`/"`) {
 		t.Fatalf("the listening line does not name %s:\n%s", m.Addr(), text)
 	}

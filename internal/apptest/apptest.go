@@ -148,7 +148,7 @@ func (s *Server) startMain() {
 	if err != nil {
 		t.Fatalf("config: %v", err)
 	}
-	log := newLog()
+	log := NewLog()
 	m := app.NewMain(cfg, log)
 	ctx, cancel := context.WithCancel(context.Background())
 	if err := m.Open(ctx); err != nil {
@@ -161,7 +161,7 @@ func (s *Server) startMain() {
 		defer close(exited)
 		err := m.Run(ctx)
 		s.err = errors.Join(err, m.Close())
-		log.end()
+		log.End()
 	}(s.exited)
 }
 
@@ -179,7 +179,7 @@ func (s *Server) startProcess() {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	log := newLog()
+	log := NewLog()
 	s.cmd, s.Log, s.exited = cmd, log, make(chan struct{})
 	s.stop = func() { _ = cmd.Process.Signal(syscall.SIGTERM) }
 	s.setAddr(fmt.Sprintf("127.0.0.1:%d", s.opts.Port), s.tls())
@@ -187,7 +187,7 @@ func (s *Server) startProcess() {
 		defer close(exited)
 		_, _ = io.Copy(log, stderr) // until the process closes stderr
 		s.err = cmd.Wait()
-		log.end()
+		log.End()
 	}(s.exited)
 }
 

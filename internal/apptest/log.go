@@ -19,7 +19,9 @@ type Log struct {
 	ended bool
 }
 
-func newLog() *Log { return &Log{more: make(chan struct{})} }
+// NewLog returns an empty log. The harness makes one per server run;
+// tests that run a Main of their own may use one too.
+func NewLog() *Log { return &Log{more: make(chan struct{})} }
 
 // Write adds the complete lines of p; a line split over writes is joined.
 func (l *Log) Write(p []byte) (int, error) {
@@ -38,8 +40,9 @@ func (l *Log) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// end marks the log complete: the server has exited.
-func (l *Log) end() {
+// End marks the log complete: the server has exited. Later writes are
+// dropped.
+func (l *Log) End() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.ended {
