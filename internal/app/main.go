@@ -120,7 +120,10 @@ func (m *Main) Run(ctx context.Context) error {
 
 // Close shuts the server down gracefully, logging each step; it returns
 // an error when requests were still in flight at the shutdown timeout
-// (see shutdown). Calling it again returns the same result.
+// (see shutdown). Call it once Run has returned (or instead of Run);
+// calling it again returns the same result. After a server failed, Run's
+// error, it shuts down the same way: the jobs record their end and
+// release their leases, the spans are sent.
 func (m *Main) Close() error {
 	m.closeOnce.Do(func() {
 		if !m.opened {
