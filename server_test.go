@@ -4,152 +4,50 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/membrane/membrane/internal/apptest"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4jtest"
 )
 
-var (
-	buildOnce sync.Once
-	binDir    string
-	binErr    error
-)
+func TestMain(m *testing.M) { apptest.Main(m) }
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if binDir != "" {
-		_ = os.RemoveAll(binDir)
-	}
-	os.Exit(code)
-}
-
-// binary builds the server once for every test of the package.
-func binary(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		if binDir, binErr = os.MkdirTemp("", "membrane-bin-"); binErr != nil {
-			return
-		}
-		out, err := exec.Command("go", "build", "-o", filepath.Join(binDir, "membrane"), ".").CombinedOutput()
-		if err != nil {
-			binErr = &buildError{err, string(out)}
-		}
-	})
-	if binErr != nil {
-		t.Fatalf("build: %v", binErr)
-	}
-	return filepath.Join(binDir, "membrane")
-}
-
-type buildError struct {
-	err error
-	out string
-}
-
-func (e *buildError) Error() string { return e.err.Error() + "\n" + e.out }
-
-// process is a running server binary and its log lines.
-type process struct {
-	cmd   *exec.Cmd
-	addr  string
-	lines chan string
-	// wait drains the log and reaps the process, once.
-	wait func() error
-}
-
-// start runs the server against the test Neo4j with env added. Every
+// start runs a server in-process against the test Neo4j with env added,
+// with the test suite's encryption key (the shared database holds records
+// other tests sealed with it; the server reads some at start). Every
 // server a test starts has its jobs off or restricted to the test's scope:
 // the database is shared with tests that assert exact salience values.
-func start(t *testing.T, env ...string) *process {
+func start(t *testing.T, env ...string) *apptest.Server {
 	t.Helper()
-	uri := os.Getenv("NEO4J_URI")
-	if uri == "" {
-		t.Fatal("NEO4J_URI is not set: run the suite with scripts/test.sh")
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	cmd := exec.Command(binary(t), "-listen", addr)
-	// The shared database holds records that other tests sealed with the
-	// test key; the server reads some at start (migrations), so it needs
-	// that key too.
-	key := "MEMBRANE_ENCRYPTION_KEY=" + neo4jtest.TestSealKey.ID + ":" + base64.StdEncoding.EncodeToString(neo4jtest.TestSealKey.Key)
-	// Settings of the developer's own environment that would change the
-	// server under test are cleared.
-	cleared := []string{"MEMBRANE_API_KEYS=", "MEMBRANE_API_KEYS_FILE=", "MEMBRANE_CONFIG=", "MEMBRANE_EMBEDDING_ENDPOINT="}
-	cmd.Env = append(append(append(os.Environ(), cleared...), "NEO4J_URI="+uri, key), env...)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &process{cmd: cmd, addr: addr, lines: make(chan string, 1024)}
-	p.wait = sync.OnceValue(func() error {
-		for range p.lines { // keep draining so the server never blocks on stderr
-		}
-		return cmd.Wait()
-	})
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = p.wait()
-	})
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			p.lines <- sc.Text()
-		}
-		close(p.lines)
-	}()
-	return p
+	return apptest.Start(t, apptest.Options{EncryptionKey: apptest.SealKey(), Env: env})
 }
 
-// stop sends SIGTERM and waits for a clean exit.
-func (p *process) stop(t *testing.T) {
+// startProcess is start with the server binary, for what needs a process:
+// signals.
+func startProcess(t *testing.T, env ...string) *apptest.Server {
 	t.Helper()
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- p.wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("server exited with %v after SIGTERM", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("server did not stop within 30s of SIGTERM")
-	}
+	return apptest.StartProcess(t, apptest.Options{EncryptionKey: apptest.SealKey(), Env: env})
 }
 
 var jobsOff = []string{"MEMBRANE_JOBS_DECAY=off", "MEMBRANE_JOBS_PRUNE=off", "MEMBRANE_JOBS_CONSOLIDATE=off"}
 
-// TestServerProcess builds and runs the real server binary against the test
-// Neo4j: it must become ready, serve GraphQL and shut down cleanly on SIGTERM.
-func TestServerProcess(t *testing.T) {
+// TestServer runs the server (in-process) against the test Neo4j: it must
+// become ready, serve GraphQL and shut down cleanly. TestGracefulShutdown
+// runs the binary and stops it with SIGTERM.
+func TestServer(t *testing.T) {
 	scope := neo4jtest.Scope(t)
 	p := start(t, append(jobsOff, "MEMBRANE_JOBS_SCOPES="+scope)...)
-	p.listening(t)
-	addr := p.addr
+	addr := p.Addr
 
 	get := func(path string) (int, string) {
 		t.Helper()
@@ -181,14 +79,15 @@ func TestServerProcess(t *testing.T) {
 	if resp.StatusCode != 200 || !strings.Contains(string(b), `"type":"EPISODIC"`) {
 		t.Fatalf("mutation = %d %s", resp.StatusCode, b)
 	}
-	p.stop(t)
+	p.Stop(t)
 }
 
-// TestLeaseAcrossServerProcesses runs two server processes against one
-// database with the decay job scheduled every second (restricted to this
-// test's scope): for every slot both fired for, exactly one ran it, and no
-// two runs overlapped.
-func TestLeaseAcrossServerProcesses(t *testing.T) {
+// TestLeaseAcrossServers runs two servers (in-process, each with its own
+// driver and holder, as two processes have) against one database with the
+// decay job scheduled every second (restricted to this test's scope): for
+// every slot both fired for, exactly one ran it, and no two runs
+// overlapped.
+func TestLeaseAcrossServers(t *testing.T) {
 	db := neo4jtest.DB(t)
 	scope := neo4jtest.Scope(t)
 	p := membrane.DefaultPolicy()
@@ -207,9 +106,9 @@ func TestLeaseAcrossServerProcesses(t *testing.T) {
 
 	env := []string{"MEMBRANE_LOG_FORMAT=json", "MEMBRANE_JOBS_DECAY=* * * * * *", "MEMBRANE_JOBS_PRUNE=off",
 		"MEMBRANE_JOBS_CONSOLIDATE=off", "MEMBRANE_JOBS_SCOPES=" + scope}
-	procs := []*process{start(t, env...), start(t, env...)}
+	procs := []*apptest.Server{start(t, env...), start(t, env...)}
 
-	// Read both logs until both processes reported on the same four slots
+	// Read both logs until both servers reported on the same four slots
 	// that ran (one ran it, the other skipped it because the first had it).
 	type outcome struct{ finished, skipped int }
 	slots := map[string]*[2]outcome{}
@@ -222,64 +121,61 @@ func TestLeaseAcrossServerProcesses(t *testing.T) {
 		}
 		return n
 	}
-	// merged carries both processes' log lines; it closes once both logs
-	// have ended (the processes exited).
-	merged := make(chan [2]any)
-	var forwarders sync.WaitGroup
-	for i, pr := range procs {
-		forwarders.Go(func() {
-			for line := range pr.lines {
-				merged <- [2]any{i, line}
-			}
-		})
-	}
-	go func() {
-		forwarders.Wait()
-		close(merged)
-	}()
+	// Both logs are read as they grow, each from where it was left.
+	read := [2]int{}
 	var logs []string
 	deadline := time.After(90 * time.Second)
 	for common() < 4 {
-		select {
-		case m := <-merged:
-			i, line := m[0].(int), m[1].(string)
-			logs = append(logs, line)
-			var entry struct{ Msg, Job, Slot, Holder, Error string }
-			if json.Unmarshal([]byte(line), &entry) != nil || entry.Job != "decay" {
-				continue
+		var more [2]<-chan struct{}
+		for i, pr := range procs {
+			lines, ended, ch := pr.Log.Since(read[i])
+			read[i] += len(lines)
+			if ended {
+				t.Fatalf("a server ended while the test read its log:\n%s", pr.Log)
 			}
-			if slots[entry.Slot] == nil {
-				slots[entry.Slot] = &[2]outcome{}
-			}
-			switch entry.Msg {
-			case "job finished":
-				slots[entry.Slot][i].finished++
-				if entry.Error != "" {
-					t.Fatalf("a run failed: %s", line)
+			more[i] = ch
+			for _, line := range lines {
+				logs = append(logs, line)
+				var entry struct{ Msg, Job, Slot, Holder, Error string }
+				if json.Unmarshal([]byte(line), &entry) != nil || entry.Job != "decay" {
+					continue
 				}
-			case "job skipped":
-				slots[entry.Slot][i].skipped++
-			case "job not run":
-				t.Fatalf("a scheduled run failed: %s", line)
+				if slots[entry.Slot] == nil {
+					slots[entry.Slot] = &[2]outcome{}
+				}
+				switch entry.Msg {
+				case "job finished":
+					slots[entry.Slot][i].finished++
+					if entry.Error != "" {
+						t.Fatalf("a run failed: %s", line)
+					}
+				case "job skipped":
+					slots[entry.Slot][i].skipped++
+				case "job not run":
+					t.Fatalf("a scheduled run failed: %s", line)
+				}
 			}
+		}
+		if common() >= 4 {
+			break
+		}
+		select {
+		case <-more[0]:
+		case <-more[1]:
 		case <-deadline:
-			t.Fatalf("the processes did not both fire for 4 slots that ran:\n%s", strings.Join(logs, "\n"))
+			t.Fatalf("the servers did not both fire for 4 slots that ran:\n%s", strings.Join(logs, "\n"))
 		}
 	}
-	go func() {
-		for range merged {
-		}
-	}()
 	for _, pr := range procs {
-		pr.stop(t)
+		pr.Stop(t)
 	}
 
-	// Slots both processes fired for and neither ran; checked below against
+	// Slots both servers fired for and neither ran; checked below against
 	// the recorded runs.
 	var unrun []time.Time
 	for slot, o := range slots {
 		if o[0].finished+o[1].finished > 1 {
-			t.Fatalf("slot %s ran on both processes: %+v", slot, o)
+			t.Fatalf("slot %s ran on both servers: %+v", slot, o)
 		}
 		if o[0].finished+o[0].skipped > 0 && o[1].finished+o[1].skipped > 0 && o[0].finished+o[1].finished == 0 {
 			at, err := time.Parse(time.RFC3339Nano, slot)
@@ -353,42 +249,10 @@ func TestLeaseAcrossServerProcesses(t *testing.T) {
 			t.Fatalf("slot %s, fired on both processes, ran on neither while no run was under way", slot.Format(time.RFC3339))
 		}
 	}
-	t.Logf("%d slots run by %d distinct processes; %d slots overrun by an earlier run", len(perSlot), len(holders), len(unrun))
+	t.Logf("%d slots run by %d distinct servers; %d slots overrun by an earlier run", len(perSlot), len(holders), len(unrun))
 }
 
 func ptr[T any](v T) *T { return &v }
-
-// listening waits until the server logs that it listens, then keeps its
-// log drained.
-func (p *process) listening(t *testing.T) {
-	t.Helper()
-	p.waitFor(t, "membrane listening", nil)
-	go func() {
-		for range p.lines {
-		}
-	}()
-}
-
-// waitFor reads the server's log until a line containing s, and returns
-// the lines read.
-func (p *process) waitFor(t *testing.T, s string, logs []string) []string {
-	t.Helper()
-	timeout := time.After(90 * time.Second)
-	for {
-		select {
-		case line, ok := <-p.lines:
-			if !ok {
-				t.Fatalf("server exited before logging %q:\n%s", s, strings.Join(logs, "\n"))
-			}
-			logs = append(logs, line)
-			if strings.Contains(line, s) {
-				return logs
-			}
-		case <-timeout:
-			t.Fatalf("server did not log %q:\n%s", s, strings.Join(logs, "\n"))
-		}
-	}
-}
 
 // TestGracefulShutdown sends SIGTERM to the real server while a request is
 // in flight (its handler is reading the body, which the test holds back):
@@ -396,11 +260,10 @@ func (p *process) waitFor(t *testing.T, s string, logs []string) []string {
 // the jobs, closes the driver and exits 0, logging each step.
 func TestGracefulShutdown(t *testing.T) {
 	scope := neo4jtest.Scope(t)
-	p := start(t, append(jobsOff, "MEMBRANE_LOG_FORMAT=json", "MEMBRANE_JOBS_SCOPES="+scope)...)
-	logs := p.waitFor(t, "membrane listening", nil)
+	p := startProcess(t, append(jobsOff, "MEMBRANE_LOG_FORMAT=json", "MEMBRANE_JOBS_SCOPES="+scope)...)
 
 	// Metrics and the request id are on by default.
-	resp, err := http.Get("http://" + p.addr + "/metrics")
+	resp, err := http.Get(p.URL + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -411,7 +274,7 @@ func TestGracefulShutdown(t *testing.T) {
 	}
 
 	body, _ := json.Marshal(map[string]any{"query": `mutation Late { ingestEvent(input: {source: "s", eventKind: "k", ref: "r", scope: "` + scope + `"}) { type } }`})
-	conn, err := net.Dial("tcp", p.addr)
+	conn, err := net.Dial("tcp", p.Addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -428,11 +291,11 @@ func TestGracefulShutdown(t *testing.T) {
 	if cont, err := http.ReadResponse(br, nil); err != nil || cont.StatusCode != http.StatusContinue {
 		t.Fatalf("want 100 Continue: %v, %v", cont, err)
 	}
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := p.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	logs = p.waitFor(t, "shutdown: listener closed", logs)
-	if c, err := net.Dial("tcp", p.addr); err == nil {
+	p.Log.Await(t, 0, "shutdown: listener closed", 90*time.Second)
+	if c, err := net.Dial("tcp", p.Addr); err == nil {
 		c.Close()
 		t.Fatal("a new connection was accepted after shutdown began")
 	}
@@ -448,21 +311,15 @@ func TestGracefulShutdown(t *testing.T) {
 		t.Fatalf("in-flight request answered %d %s", final.StatusCode, answer)
 	}
 
-	done := make(chan error, 1)
-	go func() {
-		for line := range p.lines {
-			logs = append(logs, line)
-		}
-		done <- p.cmd.Wait()
-	}()
 	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("server exited with %v after SIGTERM:\n%s", err, strings.Join(logs, "\n"))
+	case <-p.Exited():
+		if err := p.Err(); err != nil {
+			t.Fatalf("server exited with %v after SIGTERM:\n%s", err, p.Log)
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("server did not stop within 30s of SIGTERM")
 	}
+	logs := p.Log.Lines()
 	// Every step is logged, in order; the late request's access line
 	// carries its id.
 	steps := []string{"shutting down", "shutdown: listener closed", "shutdown: requests drained", "shutdown: neo4j driver closed", "shutdown complete"}

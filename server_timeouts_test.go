@@ -14,17 +14,16 @@ import (
 	"github.com/membrane/membrane/internal/neo4jtest"
 )
 
-// TestServerConnectionTimeouts (issue 15): the real server, configured by
-// its environment, closes a connection whose body trickles in past
+// TestServerConnectionTimeouts (issue 15): the server (in-process),
+// configured by its environment, closes a connection whose body trickles in past
 // read_timeout (408 first) and a kept-alive connection idle past
 // idle_timeout; before, both were held for as long as the client liked.
 func TestServerConnectionTimeouts(t *testing.T) {
 	scope := neo4jtest.Scope(t)
 	p := start(t, append(jobsOff, "MEMBRANE_JOBS_SCOPES="+scope, "MEMBRANE_READ_TIMEOUT=300ms", "MEMBRANE_IDLE_TIMEOUT=300ms")...)
-	p.listening(t)
 	dial := func(t *testing.T) (net.Conn, *bufio.Reader) {
 		t.Helper()
-		conn, err := net.Dial("tcp", p.addr)
+		conn, err := net.Dial("tcp", p.Addr)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -85,5 +84,5 @@ func TestServerConnectionTimeouts(t *testing.T) {
 			tt.run(t, conn, br)
 		})
 	}
-	p.stop(t)
+	p.Stop(t)
 }

@@ -58,7 +58,7 @@ func selfSigned(t *testing.T, dir string) (certFile, keyFile string, cert *x509.
 	return certFile, keyFile, cert
 }
 
-// TestServerProductionTLS runs the binary in production mode over TLS with
+// TestServerProductionTLS runs the server (in-process) in production mode over TLS with
 // an allow-list: /healthz answers over https, GraphiQL and introspection
 // are off, and only the listed operation runs.
 func TestServerProductionTLS(t *testing.T) {
@@ -73,12 +73,11 @@ func TestServerProductionTLS(t *testing.T) {
 	}
 	p := start(t, append(jobsOff, "MEMBRANE_MODE=production", "MEMBRANE_TLS_CERT_FILE="+certFile, "MEMBRANE_TLS_KEY_FILE="+keyFile,
 		"MEMBRANE_PERSISTED_QUERIES_ALLOW_LIST="+opsFile)...)
-	p.listening(t)
 
 	roots := x509.NewCertPool()
 	roots.AddCert(cert)
 	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}}, Timeout: 30 * time.Second}
-	base := "https://" + p.addr
+	base := "https://" + p.Addr
 	get := func(path string) (int, string) {
 		t.Helper()
 		resp, err := client.Get(base + path)
@@ -113,11 +112,11 @@ func TestServerProductionTLS(t *testing.T) {
 	if code, body := post(`{ __schema { queryType { name } } }`); code != http.StatusUnprocessableEntity || !strings.Contains(body, "PERSISTED_QUERY_NOT_ALLOWED") {
 		t.Fatalf("introspection = %d %s", code, body)
 	}
-	if resp, err := http.Get("http://" + p.addr + "/healthz"); err == nil {
+	if resp, err := http.Get("http://" + p.Addr + "/healthz"); err == nil {
 		resp.Body.Close()
 		if resp.StatusCode == http.StatusOK {
 			t.Fatal("plain HTTP answered")
 		}
 	}
-	p.stop(t)
+	p.Stop(t)
 }

@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/membrane/membrane/internal/apptest"
 )
 
 // TestKillMidRevisions kills the server with SIGKILL while several clients
@@ -14,7 +16,7 @@ import (
 // no supersede chain has two heads, every record is whole with its creation
 // audit, and every mutation a client saw acknowledged is there.
 func TestKillMidRevisions(t *testing.T) {
-	srv := startServer(t, serverOptions{neo4jURI: neo4jURI(t), encryptionKey: newEncryptionKey(t)})
+	srv := startProcess(t, apptest.Options{Neo4jURI: neo4jURI(t), EncryptionKey: newEncryptionKey(t)})
 	sc := scope(t)
 	cleanupScope(t, sc)
 	l := newLedger()
@@ -73,7 +75,7 @@ func TestKillMidRevisions(t *testing.T) {
 	}
 	killed.Store(1)
 	busy := inFlight.Load()
-	srv.kill()
+	srv.Kill()
 	wg.Wait()
 	t.Logf("killed the server with %d requests in flight after %d acknowledged mutations %v (%s)", busy, acked.Load(), ops, l)
 	for _, op := range []string{"create", "reinforce", "supersede", "fork", "retract", "contest", "merge"} {
@@ -89,7 +91,7 @@ func TestKillMidRevisions(t *testing.T) {
 	}
 
 	t0 := time.Now()
-	srv.restart()
+	srv.Restart()
 	t.Logf("restarted on the same database in %s", time.Since(t0).Round(time.Millisecond))
 	l.verify(t, srv, sc)
 }

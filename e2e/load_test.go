@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/membrane/membrane/internal/apptest"
 	"github.com/membrane/membrane/internal/membrane"
 )
 
@@ -51,7 +52,7 @@ func pct(sorted []time.Duration, p float64) time.Duration {
 	return sorted[min(len(sorted)-1, int(float64(len(sorted))*p))]
 }
 
-// TestLoad runs 32 concurrent clients against the real server process over
+// TestLoad runs 32 concurrent clients against the server (in-process) over
 // loopback for MEMBRANE_LOAD_DURATION (default 60 s): each mixes reads
 // (record, records, lineage, retrieve) with writes (createRecord, supersede,
 // reinforce) on records of its own. It reports throughput and latency
@@ -67,7 +68,7 @@ func TestLoad(t *testing.T) {
 		dur = d
 	}
 	key := "e2e-load-" + membrane.NewID()
-	srv := startServer(t, serverOptions{neo4jURI: neo4jURI(t), apiKey: key, encryptionKey: newEncryptionKey(t)})
+	srv := startServer(t, apptest.Options{Neo4jURI: neo4jURI(t), APIKey: key, EncryptionKey: newEncryptionKey(t)})
 	sc := scope(t)
 	cleanupScope(t, sc)
 	l := newLedger()
@@ -199,6 +200,6 @@ func TestLoad(t *testing.T) {
 	if requests < loadClients {
 		t.Fatalf("only %d requests in %s", requests, elapsed)
 	}
-	srv.waitFor(t, "/readyz", http.StatusOK, 10*time.Second)
+	srv.WaitStatus(t, "/readyz", http.StatusOK, 10*time.Second)
 	l.verify(t, srv, sc)
 }

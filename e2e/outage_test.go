@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/membrane/membrane/internal/apptest"
 	"github.com/membrane/membrane/internal/membrane"
 )
 
@@ -33,7 +34,7 @@ func startLocalNeo4j(t *testing.T) *localNeo4j {
 		}
 		t.Skip("skipping: java not found, so scripts/neo4j.sh cannot start a Neo4j of this test's own")
 	}
-	n := &localNeo4j{port: freePort(t)}
+	n := &localNeo4j{port: apptest.FreePort(t)}
 	n.env = append(os.Environ(),
 		"NEO4J_HOME_DIR="+filepath.Join(t.TempDir(), "neo4j"),
 		fmt.Sprintf("NEO4J_BOLT_PORT=%d", n.port),
@@ -72,12 +73,12 @@ func TestNeo4jOutage(t *testing.T) {
 	// Two processes start at once on the fresh database, as replicas do:
 	// both create the schema, which deadlocks in Neo4j, and both must
 	// come up (Migrate retries transient failures).
-	srv := launchServer(t, serverOptions{neo4jURI: neo.uri(), apiKey: "e2e-key-" + membrane.NewID(),
-		encryptionKey: newEncryptionKey(t)})
-	replica := launchServer(t, serverOptions{neo4jURI: neo.uri()})
-	srv.ready()
-	replica.ready()
-	replica.stop()
+	srv := launchProcess(t, apptest.Options{Neo4jURI: neo.uri(), APIKey: "e2e-key-" + membrane.NewID(),
+		EncryptionKey: newEncryptionKey(t)})
+	replica := launchProcess(t, apptest.Options{Neo4jURI: neo.uri()})
+	srv.Ready()
+	replica.Ready()
+	replica.Stop(t)
 	sc := scope(t)
 
 	// A dashboard follows the scope across the outage on one stream.
@@ -88,11 +89,11 @@ func TestNeo4jOutage(t *testing.T) {
 	if sub.next(&ev); ev.RecordChanged.RecordID != before.CreateRecord.ID {
 		t.Fatalf("first event for %s, want %s", ev.RecordChanged.RecordID, before.CreateRecord.ID)
 	}
-	srv.waitFor(t, "/readyz", http.StatusOK, 10*time.Second)
+	srv.WaitStatus(t, "/readyz", http.StatusOK, 10*time.Second)
 
 	neo.run(t, "stop")
 	t0 := time.Now()
-	srv.waitFor(t, "/readyz", http.StatusServiceUnavailable, 10*time.Second)
+	srv.WaitStatus(t, "/readyz", http.StatusServiceUnavailable, 10*time.Second)
 	t.Logf("/readyz 503 after %s", time.Since(t0).Round(time.Millisecond))
 
 	// The bound is the driver's single retry (~2 s backoff) plus slack for
@@ -136,11 +137,11 @@ func TestNeo4jOutage(t *testing.T) {
 
 	neo.run(t, "start")
 	t0 = time.Now()
-	srv.waitFor(t, "/readyz", http.StatusOK, 30*time.Second)
+	srv.WaitStatus(t, "/readyz", http.StatusOK, 30*time.Second)
 	t.Logf("/readyz 200 again %s after Neo4j answered", time.Since(t0).Round(time.Millisecond))
 	select {
-	case <-srv.exited:
-		t.Fatalf("the server exited during the outage:\n%s", srv.logs)
+	case <-srv.Exited():
+		t.Fatalf("the server exited during the outage:\n%s", srv.Log)
 	default:
 	}
 

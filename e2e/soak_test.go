@@ -26,6 +26,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/coder/websocket/wsjson"
+	"github.com/membrane/membrane/internal/apptest"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4j"
 	"github.com/membrane/membrane/internal/neo4jtest"
@@ -133,15 +134,15 @@ func TestSoak(t *testing.T) {
 	r.sc = scope(t)
 	r.hostile = r.sc + ":hostile"
 	clients := soakClients(r)
-	var principals []testPrincipal
+	var principals []apptest.Principal
 	for i, c := range clients {
 		c.key = fmt.Sprintf("soak-%s-%d-%s", c.name, i, membrane.NewID())
-		principals = append(principals, testPrincipal{key: c.key, actor: fmt.Sprintf("soak-%s-%d", c.name, i),
-			role: c.role, scopes: []string{r.sc, r.hostile}})
+		principals = append(principals, apptest.Principal{Key: c.key, Actor: fmt.Sprintf("soak-%s-%d", c.name, i),
+			Role: c.role, Scopes: []string{r.sc, r.hostile}})
 	}
-	r.srv = startServer(t, serverOptions{neo4jURI: neo.uri(), apiKey: "e2e-soak-" + membrane.NewID(),
-		encryptionKey: newEncryptionKey(t), principals: principals})
-	pid := r.srv.cmd.Process.Pid
+	r.srv = startProcess(t, apptest.Options{Neo4jURI: neo.uri(), APIKey: "e2e-soak-" + membrane.NewID(),
+		EncryptionKey: newEncryptionKey(t), Principals: principals})
+	pid := r.srv.Pid()
 	db := openOwnStore(t, neo.uri())
 
 	// The feed position before the large records: subscribers from here
@@ -165,7 +166,7 @@ func TestSoak(t *testing.T) {
 	defer close(watchDone)
 	go func() {
 		select {
-		case <-r.srv.exited:
+		case <-r.srv.Exited():
 			now := time.Now()
 			exitedAt.Store(&now)
 			stopLoad()
@@ -198,22 +199,22 @@ func TestSoak(t *testing.T) {
 	// Checks. The process first: everything else is read through it.
 	exited := false
 	select {
-	case <-r.srv.exited:
+	case <-r.srv.Exited():
 		exited = true
 	default:
 	}
-	if exited || r.srv.cmd.Process.Pid != pid {
+	if exited || r.srv.Pid() != pid {
 		at := "at the end"
 		if p := exitedAt.Load(); p != nil {
 			at = fmt.Sprintf("%s into the load", p.Sub(t0).Round(time.Second))
 		}
-		t.Errorf("the server process exited %s; the last of its log:\n%s", at, tail(r.srv.logs.String(), 60))
+		t.Errorf("the server process exited %s; the last of its log:\n%s", at, tail(r.srv.Log.String(), 60))
 	}
 
 	var readback *server
 	if !exited {
 		readback = r.srv
-		r.srv.waitFor(t, "/readyz", http.StatusOK, 30*time.Second)
+		r.srv.WaitStatus(t, "/readyz", http.StatusOK, 30*time.Second)
 	}
 	acked := r.ledger.size()
 	lost, wrong := r.ledger.verifyIn(t, db, readback, r.sc)
@@ -465,7 +466,7 @@ func (r *soakRun) outage(t *testing.T, neo *localNeo4j, after time.Duration) out
 	// most of the load after it.
 	select {
 	case <-time.After(min(10*time.Second, max(after/3, 2*time.Second))):
-	case <-r.srv.exited:
+	case <-r.srv.Exited():
 	}
 	neo.run(t, "start")
 	if r.waitStatus("/readyz", http.StatusOK, 90*time.Second) {
@@ -484,7 +485,7 @@ func (r *soakRun) outage(t *testing.T, neo *localNeo4j, after time.Duration) out
 func (r *soakRun) waitStatus(path string, status int, timeout time.Duration) bool {
 	end := time.Now().Add(timeout)
 	for time.Now().Before(end) {
-		if resp, err := httpClient.Get(r.srv.url + path); err == nil {
+		if resp, err := httpClient.Get(r.srv.URL + path); err == nil {
 			_, _ = io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
 			if resp.StatusCode == status {
@@ -492,7 +493,7 @@ func (r *soakRun) waitStatus(path string, status int, timeout time.Duration) boo
 			}
 		}
 		select {
-		case <-r.srv.exited:
+		case <-r.srv.Exited():
 			return false
 		case <-time.After(100 * time.Millisecond):
 		}
@@ -575,7 +576,7 @@ func (r *soakRun) postAuth(ctx context.Context, kind, auth, query string, vars m
 	if err != nil {
 		return gqlResponse{}, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.srv.url+"/graphql", bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.srv.URL+"/graphql", bytes.NewReader(body))
 	if err != nil {
 		return gqlResponse{}, err
 	}
@@ -630,7 +631,7 @@ func (r *soakRun) write(kind, key, query string, vars map[string]any) (json.RawM
 			return nil, false
 		}
 		select {
-		case <-r.srv.exited:
+		case <-r.srv.Exited():
 			r.unacked.Add(1)
 			return nil, false
 		default:
@@ -799,7 +800,7 @@ func (r *soakRun) sseSubscriber(ctx context.Context, key string) {
 	cursor := r.oldCursor
 	for ctx.Err() == nil {
 		body, _ := json.Marshal(map[string]any{"query": soakChangedQ, "variables": map[string]any{"s": []string{r.sc}, "after": cursor}})
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, r.srv.url+"/graphql", bytes.NewReader(body))
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, r.srv.URL+"/graphql", bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "text/event-stream")
 		req.Header.Set("Authorization", "Bearer "+key)
@@ -841,9 +842,9 @@ func (r *soakRun) sseSubscriber(ctx context.Context, key string) {
 func (r *soakRun) sseHangup(ctx context.Context, key string) {
 	body, _ := json.Marshal(map[string]any{"query": soakChangedQ, "variables": map[string]any{"s": []string{r.sc}, "after": r.oldCursor}})
 	req := fmt.Sprintf("POST /graphql HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: text/event-stream\r\n"+
-		"Authorization: Bearer %s\r\nContent-Length: %d\r\n\r\n%s", strings.TrimPrefix(r.srv.url, "http://"), key, len(body), body)
+		"Authorization: Bearer %s\r\nContent-Length: %d\r\n\r\n%s", strings.TrimPrefix(r.srv.URL, "http://"), key, len(body), body)
 	for i := 0; ctx.Err() == nil; i++ {
-		conn, err := smallBufferDialer.DialContext(ctx, "tcp", strings.TrimPrefix(r.srv.url, "http://"))
+		conn, err := smallBufferDialer.DialContext(ctx, "tcp", strings.TrimPrefix(r.srv.URL, "http://"))
 		if err != nil {
 			r.stats.failed("hostile sse-hangup", err, ctx.Err() != nil)
 			pause(ctx, time.Second)
@@ -927,7 +928,7 @@ func mustJSON(v any) json.RawMessage {
 // dialWS opens a graphql-transport-ws socket, counting the upgrade's
 // status, and, with a key, sends connection_init and waits for the ack.
 func (r *soakRun) dialWS(ctx context.Context, kind, key string) (*websocket.Conn, error) {
-	c, resp, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(r.srv.url, "http")+"/graphql",
+	c, resp, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(r.srv.URL, "http")+"/graphql",
 		&websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
 	if resp != nil {
 		r.stats.status(kind+" upgrade", resp.StatusCode, nil)
@@ -1059,7 +1060,7 @@ func (r *soakRun) massSubscriptions(ctx context.Context, key string) {
 // slowBody sends a request body one byte a second, until the server
 // answers or closes the connection, then starts again.
 func (r *soakRun) slowBody(ctx context.Context, key string) {
-	host := strings.TrimPrefix(r.srv.url, "http://")
+	host := strings.TrimPrefix(r.srv.URL, "http://")
 	body := `{"query": "{ changeCursor }"}` + strings.Repeat(" ", 1000)
 	for ctx.Err() == nil {
 		conn, err := net.Dial("tcp", host)
@@ -1127,7 +1128,7 @@ func (r *soakRun) protocolAbuse(ctx context.Context, key string) {
 			r.stats.closed("hostile ws subscribe before init", err, ctx.Err() != nil)
 			c.CloseNow()
 		case 2: // an upgrade without Sec-WebSocket-Key
-			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, r.srv.url+"/graphql", nil)
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, r.srv.URL+"/graphql", nil)
 			req.Header.Set("Connection", "Upgrade")
 			req.Header.Set("Upgrade", "websocket")
 			req.Header.Set("Sec-WebSocket-Version", "13")

@@ -10,8 +10,7 @@ import (
 	"time"
 )
 
-// subscription is one subscription held open over SSE against a server
-// process.
+// subscription is one subscription held open over SSE against a server.
 type subscription struct {
 	t      *testing.T
 	events chan gqlResponse
@@ -21,14 +20,14 @@ type subscription struct {
 func (s *server) subscribe(t *testing.T, query string, vars map[string]any) *subscription {
 	t.Helper()
 	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, s.url+"/graphql", bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, s.URL+"/graphql", bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "text/event-stream")
-	if s.opts.apiKey != "" {
-		req.Header.Set("Authorization", "Bearer "+s.opts.apiKey)
+	if s.apiKey != "" {
+		req.Header.Set("Authorization", "Bearer "+s.apiKey)
 	}
 	// No client timeout: the stream lives as long as the test.
 	resp, err := http.DefaultClient.Do(req)

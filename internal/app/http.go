@@ -1,0 +1,124 @@
+package app
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/membrane/membrane/graph"
+	"github.com/membrane/membrane/internal/config"
+	"github.com/membrane/membrane/internal/embedding"
+	"github.com/membrane/membrane/internal/membrane"
+)
+
+// This file is the one place that builds the resolver and the HTTP
+// handler: what the transport and the services are constructed from.
+
+// openHTTP builds the resolver, the GraphQL handler with its middleware,
+// the HTTP server and, when metrics have a listener of their own, the
+// metrics server.
+func (m *Main) openHTTP(ctx context.Context) error {
+	resolver, err := m.newResolver(ctx)
+	if err != nil {
+		return err
+	}
+	opts, err := handlerOptions(m.cfg)
+	if err != nil {
+		return err
+	}
+	m.handler.graphiQL, m.handler.introspection, m.handler.allowList = opts.GraphiQL, opts.Introspection, opts.AllowList != nil
+	obs := graph.Observability{Log: m.log, Metrics: m.metrics, ServeMetrics: m.metrics != nil && m.cfg.MetricsListen == ""}
+	if m.tp != nil {
+		obs.Tracer = m.tp
+	}
+	m.srv = m.newHTTPServer(graph.Observe(graph.NewHandler(resolver, m.db, m.keys, m.log, opts), obs))
+	if m.metrics != nil && m.cfg.MetricsListen != "" {
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", m.metrics.Handler())
+		m.metricsSrv = &http.Server{Addr: m.cfg.MetricsListen, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	}
+	return nil
+}
+
+// listeningAttrs are what the "membrane listening" line says.
+func (m *Main) listeningAttrs() []any {
+	base := m.baseURL()
+	return []any{"mode", m.cfg.Mode, "graphiql", m.handler.graphiQL, "introspection", m.handler.introspection,
+		"url", base + "/", "graphql", base + "/graphql", "allow_list", m.handler.allowList}
+}
+
+// newResolver builds the GraphQL resolver over the store, the jobs and
+// the feed, with vector search when an embedding endpoint is configured.
+func (m *Main) newResolver(ctx context.Context) (*graph.Resolver, error) {
+	db := m.db
+	resolver := &graph.Resolver{Store: db, Revisions: db, Lineages: db, Deletes: db, MetricsService: db, Jobs: m.runner,
+		Retrieval: db, Captures: db, Events: db, Feed: m.hub, Policy: m.policy, SelectionThreshold: m.cfg.SelectionConfidenceThreshold,
+		Log: m.log, Now: time.Now}
+	e := m.cfg.Embedding
+	if !e.Enabled() {
+		return resolver, nil
+	}
+	emb, err := embedding.New(embedding.Config{Endpoint: e.Endpoint, Model: e.Model, APIKey: e.APIKey,
+		Dimensions: e.Dimensions, SendDimensions: e.SendDimensions, Timeout: e.Timeout})
+	if err != nil {
+		return nil, err
+	}
+	if err := db.EnsureVectorIndex(ctx, e.Dimensions); err != nil {
+		return nil, err
+	}
+	resolver.Embedder, resolver.EmbedMaxSensitivity = emb, membrane.Sensitivity(e.MaxSensitivity)
+	m.log.Info("vector search on", "model", e.Model, "dimensions", e.Dimensions, "max_sensitivity", e.MaxSensitivity)
+	return resolver, nil
+}
+
+// newHTTPServer returns the GraphQL server. Its shutdown hook runs once
+// Shutdown has closed its listeners: it closes draining, which tells
+// shutdown it ran (so that the steps are logged in order), and ends every
+// subscription.
+func (m *Main) newHTTPServer(h http.Handler) *http.Server {
+	srv := &http.Server{
+		Addr:              m.cfg.Listen,
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		// Not ReadTimeout, which would also cut the reads of SSE streams
+		// and WebSockets: the handler bounds reading each body instead
+		// (read_timeout).
+		IdleTimeout: m.cfg.IdleTimeout,
+	}
+	m.draining = make(chan struct{})
+	srv.RegisterOnShutdown(func() {
+		m.log.Info("shutdown: listener closed, draining in-flight requests and ending subscriptions")
+		close(m.draining)
+		// http.Server.Shutdown does not wait for hijacked WebSocket
+		// connections and would wait for SSE streams for ever: end every
+		// subscription now. Each gets "complete"; its client reconnects
+		// (to another replica) and resumes from its last cursor.
+		m.hub.Close()
+	})
+	return srv
+}
+
+// handlerOptions maps the configuration onto the HTTP handler's options.
+func handlerOptions(cfg config.Config) (graph.HandlerOptions, error) {
+	o := graph.HandlerOptions{
+		GraphiQL: cfg.GraphiQLOn(), Introspection: cfg.IntrospectionOn(),
+		Limits: map[membrane.Role]graph.QueryLimits{}, RateLimits: map[membrane.Role]graph.RateLimit{},
+		ParserTokenLimit: cfg.Limits.Tokens, RateLimitActors: cfg.Limits.RateLimitActors,
+		RequestTimeout: cfg.RequestTimeout, ReadTimeout: cfg.ReadTimeout, MaxBodyBytes: cfg.MaxBodyBytes, APQCacheSize: cfg.PersistedQueries.CacheSize,
+		CORS: graph.CORSOptions{AllowedOrigins: cfg.CORS.AllowedOrigins, AllowedMethods: cfg.CORS.AllowedMethods,
+			AllowedHeaders: cfg.CORS.AllowedHeaders, AllowCredentials: cfg.CORS.AllowCredentials, MaxAge: cfg.CORS.MaxAge},
+	}
+	for _, role := range []membrane.Role{membrane.RoleReader, membrane.RoleWriter, membrane.RoleAdmin} {
+		l := cfg.LimitsFor(role)
+		o.Limits[role] = graph.QueryLimits{Complexity: l.Complexity, Depth: l.Depth, RootFields: l.RootFields}
+		o.RateLimits[role] = graph.RateLimit{Rate: l.Rate, Burst: l.Burst}
+	}
+	if path := cfg.PersistedQueries.AllowList; path != "" {
+		ops, err := graph.LoadAllowList(path)
+		if err != nil {
+			return o, err
+		}
+		o.AllowList = ops
+	}
+	return o, nil
+}
