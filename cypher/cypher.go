@@ -5,7 +5,9 @@
 // A few statements have placeholders in the form __NAME__ (an order field, a
 // sort direction, a shared WHERE fragment). They are filled only from the
 // fixed values in the neo4j package, never from request data; everything a
-// request supplies is a parameter.
+// request supplies is a parameter. The statements as they run, every
+// variant filled, are in expanded/ (generated and checked by the neo4j
+// package's TestCypherGolden; not embedded: nothing runs from there).
 package cypher
 
 import (
@@ -14,6 +16,8 @@ import (
 	"strings"
 )
 
+// The pattern *.cypher matches no file in a subfolder: expanded/ stays out.
+//
 //go:embed *.cypher analyst/*.cypher
 var files embed.FS
 
@@ -41,6 +45,23 @@ func Statements(name string) []string {
 		}
 		if s := strings.TrimSuffix(strings.TrimSpace(strings.Join(lines, "\n")), ";"); s != "" {
 			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Names returns the names (without .cypher) of the statement files, the
+// fragments that templates include and the templates themselves: every
+// name Must and Statements take but those of analyst/. Sorted.
+func Names() []string {
+	entries, err := files.ReadDir(".")
+	if err != nil {
+		panic(fmt.Sprintf("cypher: statements: %v", err))
+	}
+	var out []string
+	for _, e := range entries {
+		if name, ok := strings.CutSuffix(e.Name(), ".cypher"); ok && !e.IsDir() {
+			out = append(out, name)
 		}
 	}
 	return out

@@ -32,6 +32,12 @@ var lineageArrows = map[membrane.Direction]string{
 	membrane.DirBoth: "-[r:$any($types)]-",
 }
 
+// lineageStatement is the lineage statement over arrow (one of
+// lineageArrows) within maxDepth hops (validated by the caller).
+func lineageStatement(arrow string, maxDepth int) string {
+	return strings.NewReplacer("__ARROW__", arrow, "__MAXDEPTH__", strconv.Itoa(maxDepth)).Replace(lineageTmpl)
+}
+
 func timeParam(t *time.Time) any {
 	if t == nil {
 		return nil
@@ -166,7 +172,7 @@ func (db *DB) Lineage(ctx context.Context, id string, q membrane.LineageQuery) (
 	if !ok || q.MaxDepth < 1 || q.MaxDepth > membrane.MaxLineageDepth {
 		return nil, membrane.Errorf(membrane.EINVALID, "invalid lineage query")
 	}
-	stmt := strings.NewReplacer("__ARROW__", arrow, "__MAXDEPTH__", strconv.Itoa(q.MaxDepth)).Replace(lineageTmpl)
+	stmt := lineageStatement(arrow, q.MaxDepth)
 	params := gated(ctx, map[string]any{"id": id, "types": relTypes(q.Predicates), "asOf": timeParam(q.AsOf), "limit": int64(q.Limit + 1), "edgeLimit": int64(8 * (q.Limit + 1))})
 	lin, err := read(ctx, db, func(tx neo4j.ManagedTransaction) (*membrane.Lineage, error) {
 		row, err := single(ctx, tx, stmt, params)

@@ -326,15 +326,20 @@ func (db *DB) EnsureVectorIndex(ctx context.Context, dims int) error {
 	if dims < 1 || dims > 4096 {
 		return fmt.Errorf("vector index: dimensions must be 1 to 4096, got %d", dims)
 	}
-	stmt := strings.ReplaceAll(cypher.Must("vector_index"), "__DIMS__", strconv.Itoa(dims))
 	// As the schema at start: replicas starting together race to create
 	// it, which schemaStatement retries.
-	for _, s := range []string{stmt, cypher.Must("await_indexes")} {
+	for _, s := range []string{vectorIndexStatement(dims), cypher.Must("await_indexes")} {
 		if err := db.schemaStatement(ctx, s); err != nil {
 			return fmt.Errorf("vector index: %w", err)
 		}
 	}
 	return nil
+}
+
+// vectorIndexStatement creates the vector index of dims dimensions
+// (validated by the caller).
+func vectorIndexStatement(dims int) string {
+	return strings.ReplaceAll(cypher.Must("vector_index"), "__DIMS__", strconv.Itoa(dims))
 }
 
 // AwaitSearchIndexes waits until the eventually consistent full-text index

@@ -15,9 +15,10 @@ import (
 // keep each transaction's state to a few megabytes.
 const DecayBatch = 10_000
 
-// sweep is a maintenance statement in its two forms: over every record, and
-// over the records of given scopes (an index seek, which tests use).
-type sweep struct{ all, scoped string }
+// sweep is a maintenance statement (the cypher/ file name) in its two
+// forms: over every record, and over the records of given scopes (an index
+// seek, which tests use).
+type sweep struct{ name, all, scoped string }
 
 // newSweep fills a maintenance statement's placeholders from the fixed
 // fragments in cypher/.
@@ -28,7 +29,7 @@ func newSweep(name string) sweep {
 			"__EFFECTIVE__", cypher.Must("effective_salience"),
 		).Replace(cypher.Must(name))
 	}
-	return sweep{all: fill("records_all"), scoped: fill("records_in_scopes")}
+	return sweep{name: name, all: fill("records_all"), scoped: fill("records_in_scopes")}
 }
 
 // statement returns the form for o and sets its scope parameter.

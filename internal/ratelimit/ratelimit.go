@@ -1,13 +1,18 @@
-// Package ratelimit limits the rate of requests per key with token buckets.
-// The bucket arithmetic is pure (it takes the time as an argument); the
-// Limiter keeps a bounded set of buckets, one per key.
+// Package ratelimit limits the rate of requests per key with token buckets:
+// golang.org/x/time/rate's Limiter for the bucket arithmetic (on a time
+// passed in, so tests drive the clock) and a least recently used set of
+// buckets from github.com/hashicorp/golang-lru/v2 to keep their number
+// bounded. What it adds is the refusal's wait, for Retry-After, and a clock
+// that never runs backwards for a bucket.
 package ratelimit
 
 import (
-	"container/list"
 	"math"
 	"sync"
 	"time"
+
+	"github.com/hashicorp/golang-lru/v2/simplelru"
+	"golang.org/x/time/rate"
 )
 
 // Limit is a rate of Rate tokens per second with bursts of up to Burst. A
@@ -20,10 +25,18 @@ type Limit struct {
 // Unlimited reports whether l lets everything through.
 func (l Limit) Unlimited() bool { return l.Rate <= 0 }
 
+// burst is l's burst, at least one token: a bucket that could never hold a
+// token would refuse every request forever.
+func (l Limit) burst() int { return max(l.Burst, 1) }
+
 // Bucket is one token bucket. The zero Bucket is full.
 type Bucket struct {
-	tokens float64
-	last   time.Time
+	lim *rate.Limiter
+	// last is the latest instant the bucket was charged at. rate.Limiter
+	// moves its own refill point back to an earlier instant it is charged
+	// at, which would refill the time between twice; charging at last
+	// instead refills nothing while the clock is behind.
+	last time.Time
 }
 
 // Take takes a token from b at now under limit l. It reports whether there
@@ -33,19 +46,30 @@ func (b *Bucket) Take(l Limit, now time.Time) (ok bool, retryAfter time.Duration
 	if l.Unlimited() {
 		return true, 0
 	}
-	burst := float64(max(l.Burst, 1))
-	switch {
-	case b.last.IsZero():
-		b.tokens, b.last = burst, now
-	case now.After(b.last):
-		b.tokens = min(burst, b.tokens+now.Sub(b.last).Seconds()*l.Rate)
-		b.last = now
+	prev := b.last
+	if now.Before(prev) {
+		now = prev
 	}
-	if b.tokens >= 1 {
-		b.tokens--
+	b.last = now
+	switch {
+	case b.lim == nil:
+		b.lim = rate.NewLimiter(rate.Limit(l.Rate), l.burst())
+	default:
+		// A key's limit changes with its principal's role. Changed as of
+		// the previous charge, the tokens held then carry over and the
+		// time since refills at the new limit.
+		if b.lim.Limit() != rate.Limit(l.Rate) {
+			b.lim.SetLimitAt(prev, rate.Limit(l.Rate))
+		}
+		if b.lim.Burst() != l.burst() {
+			b.lim.SetBurstAt(prev, l.burst())
+		}
+	}
+	if b.lim.AllowN(now, 1) {
 		return true, 0
 	}
-	wait := (1 - b.tokens) / l.Rate
+	// Rounded up: a client retrying after the wait finds its token.
+	wait := (1 - b.lim.TokensAt(now)) / l.Rate
 	return false, time.Duration(math.Ceil(wait * float64(time.Second)))
 }
 
@@ -55,22 +79,20 @@ func (b *Bucket) Take(l Limit, now time.Time) (ok bool, retryAfter time.Duration
 // active at once (principals, here), which keeps memory bounded whatever
 // the number of keys seen over time.
 type Limiter struct {
-	mu      sync.Mutex
-	max     int
+	mu      sync.Mutex // guards buckets and every Bucket in it
 	now     func() time.Time
-	buckets map[string]*list.Element
-	idle    *list.List // of *entry, most recently used first
-}
-
-type entry struct {
-	key    string
-	bucket Bucket
+	buckets *simplelru.LRU[string, *Bucket]
 }
 
 // New returns a Limiter of at most size buckets (at least 1) on the clock
 // now.
 func New(size int, now func() time.Time) *Limiter {
-	return &Limiter{max: max(size, 1), now: now, buckets: map[string]*list.Element{}, idle: list.New()}
+	buckets, err := simplelru.NewLRU[string, *Bucket](max(size, 1), nil)
+	if err != nil {
+		// NewLRU fails only for a size below 1, which max rules out.
+		panic(err)
+	}
+	return &Limiter{now: now, buckets: buckets}
 }
 
 // Allow takes a token of key's bucket under l; see Bucket.Take.
@@ -80,24 +102,17 @@ func (r *Limiter) Allow(key string, l Limit) (bool, time.Duration) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	el, ok := r.buckets[key]
-	if ok {
-		r.idle.MoveToFront(el)
-	} else {
-		for r.idle.Len() >= r.max {
-			oldest := r.idle.Back()
-			delete(r.buckets, oldest.Value.(*entry).key)
-			r.idle.Remove(oldest)
-		}
-		el = r.idle.PushFront(&entry{key: key})
-		r.buckets[key] = el
+	b, ok := r.buckets.Get(key) // Get marks the key most recently used
+	if !ok {
+		b = &Bucket{}
+		r.buckets.Add(key, b) // evicts the bucket idle longest when full
 	}
-	return el.Value.(*entry).bucket.Take(l, r.now())
+	return b.Take(l, r.now())
 }
 
 // Len returns how many buckets are held.
 func (r *Limiter) Len() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.idle.Len()
+	return r.buckets.Len()
 }

@@ -37,12 +37,54 @@ func TestBucketTake(t *testing.T) {
 			{t0, true, 0}, {at(time.Second), false, 9 * time.Second}}},
 		{"a clock going back refills nothing", ratelimit.Limit{Rate: 1, Burst: 1}, []take{
 			{at(time.Minute), true, 0}, {t0, false, time.Second}, {at(time.Minute + time.Second), true, 0}}},
+		{"a charge behind the clock refills nothing later", ratelimit.Limit{Rate: 1, Burst: 2}, []take{
+			{at(time.Minute), true, 0}, {t0, true, 0}, {at(time.Minute), false, time.Second}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var b ratelimit.Bucket
 			for i, tk := range tt.takes {
 				ok, retry := b.Take(tt.limit, tk.at)
+				if ok != tk.ok || retry != tk.retry {
+					t.Fatalf("take %d = %v, %v; want %v, %v", i, ok, retry, tk.ok, tk.retry)
+				}
+			}
+		})
+	}
+}
+
+func TestBucketLimitChanges(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) time.Time { return t0.Add(d) }
+	slow, fast := ratelimit.Limit{Rate: 1, Burst: 1}, ratelimit.Limit{Rate: 10, Burst: 1}
+	type take struct {
+		limit ratelimit.Limit
+		at    time.Time
+		ok    bool
+		retry time.Duration
+	}
+	tests := []struct {
+		name  string
+		takes []take
+	}{
+		{"a faster rate refills the time since the last charge", []take{
+			{slow, t0, true, 0}, {fast, at(100 * time.Millisecond), true, 0}}},
+		{"a slower rate refills the time since the last charge", []take{
+			{fast, t0, true, 0}, {slow, at(100 * time.Millisecond), false, 900 * time.Millisecond}}},
+		{"the tokens held carry over", []take{
+			{fast, t0, true, 0}, {fast, at(50 * time.Millisecond), false, 50 * time.Millisecond},
+			{slow, at(50 * time.Millisecond), false, 500 * time.Millisecond}}},
+		{"a larger burst fills as the time passes", []take{
+			{slow, t0, true, 0}, {ratelimit.Limit{Rate: 1, Burst: 3}, at(time.Hour), true, 0},
+			{ratelimit.Limit{Rate: 1, Burst: 3}, at(time.Hour), true, 0},
+			{ratelimit.Limit{Rate: 1, Burst: 3}, at(time.Hour), true, 0},
+			{ratelimit.Limit{Rate: 1, Burst: 3}, at(time.Hour), false, time.Second}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b ratelimit.Bucket
+			for i, tk := range tt.takes {
+				ok, retry := b.Take(tk.limit, tk.at)
 				if ok != tk.ok || retry != tk.retry {
 					t.Fatalf("take %d = %v, %v; want %v, %v", i, ok, retry, tk.ok, tk.retry)
 				}
