@@ -304,7 +304,7 @@ func TestLeaseAcrossServerProcesses(t *testing.T) {
 			t.Fatal(err)
 		}
 		old := false
-		for _, r := range got.Runs {
+		for _, r := range got.Items {
 			if len(r.Scopes) == 1 && r.Scopes[0] == scope {
 				runs = append(runs, r)
 			}
