@@ -3,7 +3,7 @@
 // itself is internal/app's Main.
 package main
 
-//go:generate go run github.com/99designs/gqlgen generate
+//go:generate go run ./cmd/gqlgen
 
 import (
 	"context"

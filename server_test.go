@@ -200,7 +200,7 @@ func TestLeaseAcrossServers(t *testing.T) {
 			t.Fatal(err)
 		}
 		old := false
-		for _, r := range got.Runs {
+		for _, r := range got.Items {
 			if len(r.Scopes) == 1 && r.Scopes[0] == scope {
 				runs = append(runs, r)
 			}

@@ -4,61 +4,60 @@ import (
 	"github.com/membrane/membrane/internal/membrane"
 )
 
-// RecordConnection is a page of records. totalCount has its own resolver so
-// that the count query runs only when a client selects it.
+// Connection is a keyset page of nodes in Relay's terms. gqlgen cannot bind
+// a GraphQL type to a generic Go type by name (99designs/gqlgen#2302), so
+// each connection of the schema is an alias of an instantiation below and
+// autobind finds it by its schema name.
+type Connection[T any] struct {
+	page *membrane.PageOf[T]
+}
+
+// Edge is a node with its cursor.
+type Edge[T any] struct {
+	Cursor string
+	Node   T
+}
+
+// Edges returns the page's nodes with their cursors.
+func (c *Connection[T]) Edges() []*Edge[T] {
+	edges := make([]*Edge[T], len(c.page.Items))
+	for i, n := range c.page.Items {
+		edges[i] = &Edge[T]{Cursor: c.page.Cursors[i], Node: n}
+	}
+	return edges
+}
+
+// Nodes returns the page's nodes.
+func (c *Connection[T]) Nodes() []T { return c.page.Items }
+
+// PageInfo returns the page's position.
+func (c *Connection[T]) PageInfo() *membrane.PageInfo { return &c.page.PageInfo }
+
+// RecordConnection is a page of records. It keeps the filter of its query:
+// totalCount has its own resolver, so that the count query runs only when a
+// client selects it.
 type RecordConnection struct {
-	page   *membrane.RecordPage
+	Connection[*membrane.Record]
 	filter membrane.RecordFilter
 }
 
-// RecordEdge is a record with its cursor.
-type RecordEdge struct {
-	Cursor string
-	Node   *membrane.Record
-}
-
-// Edges returns the page's records with their cursors.
-func (c *RecordConnection) Edges() []*RecordEdge {
-	edges := make([]*RecordEdge, len(c.page.Records))
-	for i, r := range c.page.Records {
-		edges[i] = &RecordEdge{Cursor: c.page.Cursors[i], Node: r}
-	}
-	return edges
-}
-
-// Nodes returns the page's records.
-func (c *RecordConnection) Nodes() []*membrane.Record { return c.page.Records }
-
-// PageInfo returns the page's position.
-func (c *RecordConnection) PageInfo() *membrane.PageInfo { return &c.page.PageInfo }
-
-// AuditConnection is a page of audit entries.
-type AuditConnection struct {
-	page *membrane.AuditPage
-}
-
-// AuditEdge is an audit entry with its cursor.
-type AuditEdge struct {
-	Cursor string
-	Node   *membrane.AuditEntry
-}
-
-// Edges returns the page's entries with their cursors.
-func (c *AuditConnection) Edges() []*AuditEdge {
-	edges := make([]*AuditEdge, len(c.page.Entries))
-	for i, e := range c.page.Entries {
-		edges[i] = &AuditEdge{Cursor: c.page.Cursors[i], Node: e}
-	}
-	return edges
-}
-
-// Nodes returns the page's entries.
-func (c *AuditConnection) Nodes() []*membrane.AuditEntry { return c.page.Entries }
-
-// PageInfo returns the page's position.
-func (c *AuditConnection) PageInfo() *membrane.PageInfo { return &c.page.PageInfo }
+type (
+	// RecordEdge is a record with its cursor.
+	RecordEdge = Edge[*membrane.Record]
+	// AuditConnection is a page of audit entries.
+	AuditConnection = Connection[*membrane.AuditEntry]
+	// AuditEdge is an audit entry with its cursor.
+	AuditEdge = Edge[*membrane.AuditEntry]
+	// JobRunConnection is a page of job runs.
+	JobRunConnection = Connection[*membrane.JobRun]
+	// JobRunEdge is a job run with its cursor.
+	JobRunEdge = Edge[*membrane.JobRun]
+)
 
 // RelationEdge is a neighbour of a record, with the edge that links them.
+// Unlike the edges above it carries more than a node, and the relations
+// resolver builds its page from neighbour rows whose cursors the store has
+// already encoded.
 type RelationEdge struct {
 	Cursor    string
 	Node      *membrane.Record

@@ -549,8 +549,8 @@ type MutationResolver interface {
 type QueryResolver interface {
 	Record(ctx context.Context, id string, asOf *time.Time) (*membrane.Record, error)
 	Records(ctx context.Context, filter *membrane.RecordFilter, orderBy *RecordOrder, first *int64, after *string, asOf *time.Time) (*RecordConnection, error)
-	AuditLog(ctx context.Context, filter *membrane.AuditFilter, first *int64, after *string) (*AuditConnection, error)
-	JobRuns(ctx context.Context, job *membrane.JobName, first *int64, after *string) (*JobRunConnection, error)
+	AuditLog(ctx context.Context, filter *membrane.AuditFilter, first *int64, after *string) (*Connection[*membrane.AuditEntry], error)
+	JobRuns(ctx context.Context, job *membrane.JobName, first *int64, after *string) (*Connection[*membrane.JobRun], error)
 	Metrics(ctx context.Context, scopes []string) (*membrane.Metrics, error)
 	Retrieve(ctx context.Context, input RetrieveInput) (*membrane.Retrieval, error)
 	RetrieveGraph(ctx context.Context, input RetrieveGraphInput) (*membrane.GraphRetrieval, error)
@@ -560,7 +560,7 @@ type QueryResolver interface {
 type RecordResolver interface {
 	Provenance(ctx context.Context, objs []*membrane.Record) ([]*membrane.Provenance, error)
 
-	AuditLog(ctx context.Context, objs []*membrane.Record, first *int64, after *string) ([]*AuditConnection, error)
+	AuditLog(ctx context.Context, objs []*membrane.Record, first *int64, after *string) ([]*Connection[*membrane.AuditEntry], error)
 	Supersedes(ctx context.Context, objs []*membrane.Record) ([][]*membrane.Record, error)
 	SupersededBy(ctx context.Context, objs []*membrane.Record) ([]*membrane.Record, error)
 	DerivedFrom(ctx context.Context, objs []*membrane.Record) ([][]*membrane.Record, error)
@@ -4793,7 +4793,7 @@ func (ec *executionContext) fieldContext_ActionCount_count(_ context.Context, fi
 	return graphql.NewScalarFieldContext("ActionCount", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _AuditConnection_edges(ctx context.Context, field graphql.CollectedField, obj *AuditConnection) (ret graphql.Marshaler) {
+func (ec *executionContext) _AuditConnection_edges(ctx context.Context, field graphql.CollectedField, obj *Connection[*membrane.AuditEntry]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4805,8 +4805,8 @@ func (ec *executionContext) _AuditConnection_edges(ctx context.Context, field gr
 			return obj.Edges(), nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*AuditEdge) graphql.Marshaler {
-			return ec.marshalNAuditEdge2ᚕᚖgithubᚗcomᚋmembraneᚋmembraneᚋgraphᚐAuditEdgeᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*Edge[*membrane.AuditEntry]) graphql.Marshaler {
+			return ec.marshalNAuditEdge2ᚕᚖgithubᚗcomᚋmembraneᚋmembraneᚋgraphᚐEdgeᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -4825,7 +4825,7 @@ func (ec *executionContext) fieldContext_AuditConnection_edges(_ context.Context
 	return fc, nil
 }
 
-func (ec *executionContext) _AuditConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *AuditConnection) (ret graphql.Marshaler) {
+func (ec *executionContext) _AuditConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *Connection[*membrane.AuditEntry]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4857,7 +4857,7 @@ func (ec *executionContext) fieldContext_AuditConnection_nodes(_ context.Context
 	return fc, nil
 }
 
-func (ec *executionContext) _AuditConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *AuditConnection) (ret graphql.Marshaler) {
+func (ec *executionContext) _AuditConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *Connection[*membrane.AuditEntry]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4889,7 +4889,7 @@ func (ec *executionContext) fieldContext_AuditConnection_pageInfo(_ context.Cont
 	return fc, nil
 }
 
-func (ec *executionContext) _AuditEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *AuditEdge) (ret graphql.Marshaler) {
+func (ec *executionContext) _AuditEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *Edge[*membrane.AuditEntry]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4912,7 +4912,7 @@ func (ec *executionContext) fieldContext_AuditEdge_cursor(_ context.Context, fie
 	return graphql.NewScalarFieldContext("AuditEdge", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _AuditEdge_node(ctx context.Context, field graphql.CollectedField, obj *AuditEdge) (ret graphql.Marshaler) {
+func (ec *executionContext) _AuditEdge_node(ctx context.Context, field graphql.CollectedField, obj *Edge[*membrane.AuditEntry]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6758,7 +6758,7 @@ func (ec *executionContext) fieldContext_JobRun_details(_ context.Context, field
 	return graphql.NewScalarFieldContext("JobRun", field, false, false, errors.New("field of type JSONObject does not have child fields"))
 }
 
-func (ec *executionContext) _JobRunConnection_edges(ctx context.Context, field graphql.CollectedField, obj *JobRunConnection) (ret graphql.Marshaler) {
+func (ec *executionContext) _JobRunConnection_edges(ctx context.Context, field graphql.CollectedField, obj *Connection[*membrane.JobRun]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6770,8 +6770,8 @@ func (ec *executionContext) _JobRunConnection_edges(ctx context.Context, field g
 			return obj.Edges(), nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*JobRunEdge) graphql.Marshaler {
-			return ec.marshalNJobRunEdge2ᚕᚖgithubᚗcomᚋmembraneᚋmembraneᚋgraphᚐJobRunEdgeᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*Edge[*membrane.JobRun]) graphql.Marshaler {
+			return ec.marshalNJobRunEdge2ᚕᚖgithubᚗcomᚋmembraneᚋmembraneᚋgraphᚐEdgeᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -6790,7 +6790,7 @@ func (ec *executionContext) fieldContext_JobRunConnection_edges(_ context.Contex
 	return fc, nil
 }
 
-func (ec *executionContext) _JobRunConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *JobRunConnection) (ret graphql.Marshaler) {
+func (ec *executionContext) _JobRunConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *Connection[*membrane.JobRun]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6822,7 +6822,7 @@ func (ec *executionContext) fieldContext_JobRunConnection_nodes(_ context.Contex
 	return fc, nil
 }
 
-func (ec *executionContext) _JobRunConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *JobRunConnection) (ret graphql.Marshaler) {
+func (ec *executionContext) _JobRunConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *Connection[*membrane.JobRun]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6854,7 +6854,7 @@ func (ec *executionContext) fieldContext_JobRunConnection_pageInfo(_ context.Con
 	return fc, nil
 }
 
-func (ec *executionContext) _JobRunEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *JobRunEdge) (ret graphql.Marshaler) {
+func (ec *executionContext) _JobRunEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *Edge[*membrane.JobRun]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6877,7 +6877,7 @@ func (ec *executionContext) fieldContext_JobRunEdge_cursor(_ context.Context, fi
 	return graphql.NewScalarFieldContext("JobRunEdge", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _JobRunEdge_node(ctx context.Context, field graphql.CollectedField, obj *JobRunEdge) (ret graphql.Marshaler) {
+func (ec *executionContext) _JobRunEdge_node(ctx context.Context, field graphql.CollectedField, obj *Edge[*membrane.JobRun]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9431,8 +9431,8 @@ func (ec *executionContext) _Query_auditLog(ctx context.Context, field graphql.C
 			return ec.Resolvers.Query().AuditLog(ctx, fc.Args["filter"].(*membrane.AuditFilter), fc.Args["first"].(*int64), fc.Args["after"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *AuditConnection) graphql.Marshaler {
-			return ec.marshalNAuditConnection2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋgraphᚐAuditConnection(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *Connection[*membrane.AuditEntry]) graphql.Marshaler {
+			return ec.marshalNAuditConnection2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋgraphᚐConnection(ctx, selections, v)
 		},
 		true,
 		true,
@@ -9475,8 +9475,8 @@ func (ec *executionContext) _Query_jobRuns(ctx context.Context, field graphql.Co
 			return ec.Resolvers.Query().JobRuns(ctx, fc.Args["job"].(*membrane.JobName), fc.Args["first"].(*int64), fc.Args["after"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *JobRunConnection) graphql.Marshaler {
-			return ec.marshalNJobRunConnection2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋgraphᚐJobRunConnection(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *Connection[*membrane.JobRun]) graphql.Marshaler {
+			return ec.marshalNJobRunConnection2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋgraphᚐConnection(ctx, selections, v)
 		},
 		true,
 		true,
@@ -10271,8 +10271,8 @@ func (ec *executionContext) _Record_auditLog(ctx context.Context, field graphql.
 			return ec.resolveBatch_Record_auditLog(ctx, field, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *AuditConnection) graphql.Marshaler {
-			return ec.marshalNAuditConnection2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋgraphᚐAuditConnection(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *Connection[*membrane.AuditEntry]) graphql.Marshaler {
+			return ec.marshalNAuditConnection2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋgraphᚐConnection(ctx, selections, v)
 		},
 		true,
 		true,
@@ -10308,7 +10308,7 @@ func (ec *executionContext) resolveBatch_Record_auditLog(ctx context.Context, fi
 		result := batch.FieldResult(field, func() (any, error) {
 			return resolver.AuditLog(ctx, batch.Parents, fc.Args["first"].(*int64), fc.Args["after"].(*string))
 		})
-		return graphql.ResolveBatchGroupResult[*AuditConnection](
+		return graphql.ResolveBatchGroupResult[*Connection[*membrane.AuditEntry]](
 			ctx,
 			batch.Index,
 			len(batch.Parents),
@@ -10318,7 +10318,7 @@ func (ec *executionContext) resolveBatch_Record_auditLog(ctx context.Context, fi
 		)
 	}
 	results, err := resolver.AuditLog(ctx, []*membrane.Record{obj}, fc.Args["first"].(*int64), fc.Args["after"].(*string))
-	return graphql.ResolveBatchSingleResult[*AuditConnection](
+	return graphql.ResolveBatchSingleResult[*Connection[*membrane.AuditEntry]](
 		ctx,
 		results,
 		err,
@@ -11015,8 +11015,8 @@ func (ec *executionContext) _RecordConnection_edges(ctx context.Context, field g
 			return obj.Edges(), nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*RecordEdge) graphql.Marshaler {
-			return ec.marshalNRecordEdge2ᚕᚖgithubᚗcomᚋmembraneᚋmembraneᚋgraphᚐRecordEdgeᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*Edge[*membrane.Record]) graphql.Marshaler {
+			return ec.marshalNRecordEdge2ᚕᚖgithubᚗcomᚋmembraneᚋmembraneᚋgraphᚐEdgeᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -11191,7 +11191,7 @@ func (ec *executionContext) fieldContext_RecordCount_count(_ context.Context, fi
 	return graphql.NewScalarFieldContext("RecordCount", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _RecordEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *RecordEdge) (ret graphql.Marshaler) {
+func (ec *executionContext) _RecordEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *Edge[*membrane.Record]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11214,7 +11214,7 @@ func (ec *executionContext) fieldContext_RecordEdge_cursor(_ context.Context, fi
 	return graphql.NewScalarFieldContext("RecordEdge", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _RecordEdge_node(ctx context.Context, field graphql.CollectedField, obj *RecordEdge) (ret graphql.Marshaler) {
+func (ec *executionContext) _RecordEdge_node(ctx context.Context, field graphql.CollectedField, obj *Edge[*membrane.Record]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16786,7 +16786,7 @@ func (ec *executionContext) _ActionCount(ctx context.Context, sel ast.SelectionS
 
 var auditConnectionImplementors = []string{"AuditConnection"}
 
-func (ec *executionContext) _AuditConnection(ctx context.Context, sel ast.SelectionSet, obj *AuditConnection) graphql.Marshaler {
+func (ec *executionContext) _AuditConnection(ctx context.Context, sel ast.SelectionSet, obj *Connection[*membrane.AuditEntry]) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, auditConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -16834,7 +16834,7 @@ func (ec *executionContext) _AuditConnection(ctx context.Context, sel ast.Select
 
 var auditEdgeImplementors = []string{"AuditEdge"}
 
-func (ec *executionContext) _AuditEdge(ctx context.Context, sel ast.SelectionSet, obj *AuditEdge) graphql.Marshaler {
+func (ec *executionContext) _AuditEdge(ctx context.Context, sel ast.SelectionSet, obj *Edge[*membrane.AuditEntry]) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, auditEdgeImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -17770,7 +17770,7 @@ func (ec *executionContext) _JobRun(ctx context.Context, sel ast.SelectionSet, o
 
 var jobRunConnectionImplementors = []string{"JobRunConnection"}
 
-func (ec *executionContext) _JobRunConnection(ctx context.Context, sel ast.SelectionSet, obj *JobRunConnection) graphql.Marshaler {
+func (ec *executionContext) _JobRunConnection(ctx context.Context, sel ast.SelectionSet, obj *Connection[*membrane.JobRun]) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, jobRunConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -17818,7 +17818,7 @@ func (ec *executionContext) _JobRunConnection(ctx context.Context, sel ast.Selec
 
 var jobRunEdgeImplementors = []string{"JobRunEdge"}
 
-func (ec *executionContext) _JobRunEdge(ctx context.Context, sel ast.SelectionSet, obj *JobRunEdge) graphql.Marshaler {
+func (ec *executionContext) _JobRunEdge(ctx context.Context, sel ast.SelectionSet, obj *Edge[*membrane.JobRun]) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, jobRunEdgeImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -19785,7 +19785,7 @@ func (ec *executionContext) _RecordCount(ctx context.Context, sel ast.SelectionS
 
 var recordEdgeImplementors = []string{"RecordEdge"}
 
-func (ec *executionContext) _RecordEdge(ctx context.Context, sel ast.SelectionSet, obj *RecordEdge) graphql.Marshaler {
+func (ec *executionContext) _RecordEdge(ctx context.Context, sel ast.SelectionSet, obj *Edge[*membrane.Record]) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, recordEdgeImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -21256,7 +21256,7 @@ var (
 	}
 )
 
-func (ec *executionContext) marshalNAuditConnection2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋgraphᚐAuditConnection(ctx context.Context, sel ast.SelectionSet, v *AuditConnection) graphql.Marshaler {
+func (ec *executionContext) marshalNAuditConnection2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋgraphᚐConnection(ctx context.Context, sel ast.SelectionSet, v *Connection[*membrane.AuditEntry]) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -21266,11 +21266,11 @@ func (ec *executionContext) marshalNAuditConnection2ᚖgithubᚗcomᚋmembrane�
 	return ec._AuditConnection(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNAuditEdge2ᚕᚖgithubᚗcomᚋmembraneᚋmembraneᚋgraphᚐAuditEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*AuditEdge) graphql.Marshaler {
+func (ec *executionContext) marshalNAuditEdge2ᚕᚖgithubᚗcomᚋmembraneᚋmembraneᚋgraphᚐEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*Edge[*membrane.AuditEntry]) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNAuditEdge2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋgraphᚐAuditEdge(ctx, sel, v[i])
+		return ec.marshalNAuditEdge2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋgraphᚐEdge(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -21282,7 +21282,7 @@ func (ec *executionContext) marshalNAuditEdge2ᚕᚖgithubᚗcomᚋmembraneᚋme
 	return ret
 }
 
-func (ec *executionContext) marshalNAuditEdge2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋgraphᚐAuditEdge(ctx context.Context, sel ast.SelectionSet, v *AuditEdge) graphql.Marshaler {
+func (ec *executionContext) marshalNAuditEdge2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋgraphᚐEdge(ctx context.Context, sel ast.SelectionSet, v *Edge[*membrane.AuditEntry]) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -21833,7 +21833,7 @@ func (ec *executionContext) marshalNJobRun2ᚖgithubᚗcomᚋmembraneᚋmembrane
 	return ec._JobRun(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNJobRunConnection2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋgraphᚐJobRunConnection(ctx context.Context, sel ast.SelectionSet, v *JobRunConnection) graphql.Marshaler {
+func (ec *executionContext) marshalNJobRunConnection2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋgraphᚐConnection(ctx context.Context, sel ast.SelectionSet, v *Connection[*membrane.JobRun]) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -21843,11 +21843,11 @@ func (ec *executionContext) marshalNJobRunConnection2ᚖgithubᚗcomᚋmembrane�
 	return ec._JobRunConnection(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNJobRunEdge2ᚕᚖgithubᚗcomᚋmembraneᚋmembraneᚋgraphᚐJobRunEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*JobRunEdge) graphql.Marshaler {
+func (ec *executionContext) marshalNJobRunEdge2ᚕᚖgithubᚗcomᚋmembraneᚋmembraneᚋgraphᚐEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*Edge[*membrane.JobRun]) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNJobRunEdge2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋgraphᚐJobRunEdge(ctx, sel, v[i])
+		return ec.marshalNJobRunEdge2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋgraphᚐEdge(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -21859,7 +21859,7 @@ func (ec *executionContext) marshalNJobRunEdge2ᚕᚖgithubᚗcomᚋmembraneᚋm
 	return ret
 }
 
-func (ec *executionContext) marshalNJobRunEdge2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋgraphᚐJobRunEdge(ctx context.Context, sel ast.SelectionSet, v *JobRunEdge) graphql.Marshaler {
+func (ec *executionContext) marshalNJobRunEdge2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋgraphᚐEdge(ctx context.Context, sel ast.SelectionSet, v *Edge[*membrane.JobRun]) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -22235,11 +22235,11 @@ func (ec *executionContext) marshalNRecordCount2ᚕgithubᚗcomᚋmembraneᚋmem
 	return ret
 }
 
-func (ec *executionContext) marshalNRecordEdge2ᚕᚖgithubᚗcomᚋmembraneᚋmembraneᚋgraphᚐRecordEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*RecordEdge) graphql.Marshaler {
+func (ec *executionContext) marshalNRecordEdge2ᚕᚖgithubᚗcomᚋmembraneᚋmembraneᚋgraphᚐEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*Edge[*membrane.Record]) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNRecordEdge2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋgraphᚐRecordEdge(ctx, sel, v[i])
+		return ec.marshalNRecordEdge2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋgraphᚐEdge(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -22251,7 +22251,7 @@ func (ec *executionContext) marshalNRecordEdge2ᚕᚖgithubᚗcomᚋmembraneᚋm
 	return ret
 }
 
-func (ec *executionContext) marshalNRecordEdge2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋgraphᚐRecordEdge(ctx context.Context, sel ast.SelectionSet, v *RecordEdge) graphql.Marshaler {
+func (ec *executionContext) marshalNRecordEdge2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋgraphᚐEdge(ctx context.Context, sel ast.SelectionSet, v *Edge[*membrane.Record]) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")

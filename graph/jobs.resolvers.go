@@ -76,7 +76,7 @@ func (r *mutationResolver) RecordOutcome(ctx context.Context, recordID string, s
 }
 
 // JobRuns is the resolver for the jobRuns field.
-func (r *queryResolver) JobRuns(ctx context.Context, job *membrane.JobName, first *int64, after *string) (*JobRunConnection, error) {
+func (r *queryResolver) JobRuns(ctx context.Context, job *membrane.JobName, first *int64, after *string) (*Connection[*membrane.JobRun], error) {
 	if _, err := admin(ctx); err != nil {
 		return nil, err
 	}

@@ -100,11 +100,11 @@ func (r *queryResolver) Records(ctx context.Context, filter *membrane.RecordFilt
 	if err != nil {
 		return nil, err
 	}
-	return &RecordConnection{page: p, filter: f}, nil
+	return &RecordConnection{Connection: Connection[*membrane.Record]{page: p}, filter: f}, nil
 }
 
 // AuditLog is the resolver for the auditLog field.
-func (r *queryResolver) AuditLog(ctx context.Context, filter *membrane.AuditFilter, first *int64, after *string) (*AuditConnection, error) {
+func (r *queryResolver) AuditLog(ctx context.Context, filter *membrane.AuditFilter, first *int64, after *string) (*Connection[*membrane.AuditEntry], error) {
 	var f membrane.AuditFilter
 	if filter != nil {
 		f = *filter
@@ -144,7 +144,7 @@ func (r *recordResolver) Provenance(ctx context.Context, objs []*membrane.Record
 }
 
 // AuditLog is the batch resolver for the auditLog field.
-func (r *recordResolver) AuditLog(ctx context.Context, objs []*membrane.Record, first *int64, after *string) ([]*AuditConnection, error) {
+func (r *recordResolver) AuditLog(ctx context.Context, objs []*membrane.Record, first *int64, after *string) ([]*Connection[*membrane.AuditEntry], error) {
 	page, err := membrane.NewPage(first, after)
 	if err != nil {
 		return nil, err

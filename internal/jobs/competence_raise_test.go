@@ -51,7 +51,7 @@ func TestCompetenceRaisedHidesItsAudit(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, a := range p.Entries {
+			for _, a := range p.Items {
 				if a.RecordID == id {
 					seen++
 				}
@@ -62,7 +62,7 @@ func TestCompetenceRaisedHidesItsAudit(t *testing.T) {
 			t.Fatal(err)
 		}
 		if p := pages[id]; p != nil {
-			seen += len(p.Entries)
+			seen += len(p.Items)
 		}
 		// The metrics count exactly the entries of the records the reader
 		// sees in full.
@@ -82,7 +82,7 @@ func TestCompetenceRaisedHidesItsAudit(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				visibleEntries += int64(len(p[rid].Entries))
+				visibleEntries += int64(len(p[rid].Items))
 			}
 		}
 		if seen != 0 || m.AuditEntries != visibleEntries {

@@ -66,7 +66,7 @@ func snapshot(t *testing.T, db *neo4j.DB, scopes ...string) (map[string]*membran
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, r := range p.Records {
+		for _, r := range p.Items {
 			out[r.ID] = r
 		}
 		if !p.PageInfo.HasNextPage {
@@ -84,7 +84,7 @@ func snapshot(t *testing.T, db *neo4j.DB, scopes ...string) (map[string]*membran
 	}
 	n := 0
 	for _, p := range audits {
-		n += len(p.Entries)
+		n += len(p.Items)
 	}
 	return out, n
 }
@@ -174,8 +174,8 @@ func TestConsolidation(t *testing.T) {
 		// who see the episode see it.
 		decay := membrane.AuditDecay
 		trail, err := db.FindAuditEntries(sysCtx(), membrane.AuditFilter{RecordID: &ep.ID, Action: &decay}, membrane.Page{First: 10})
-		if err != nil || len(trail.Entries) != 1 {
-			t.Fatalf("compression audit of %s: %v entries, err %v", ep.ID, len(trail.Entries), err)
+		if err != nil || len(trail.Items) != 1 {
+			t.Fatalf("compression audit of %s: %v entries, err %v", ep.ID, len(trail.Items), err)
 		}
 	}
 	// Facts: "v2 shipped" created once from both episodes; the known fact
@@ -249,7 +249,7 @@ func TestConsolidation(t *testing.T) {
 		t.Fatalf("merged fact = %+v", merged)
 	}
 	trail, err := db.FindAuditEntries(sysCtx(), membrane.AuditFilter{RecordID: &d1.Record.ID}, membrane.Page{First: 10})
-	if err != nil || trail.Entries[len(trail.Entries)-1].Action != membrane.AuditMerge || trail.Entries[len(trail.Entries)-1].Actor != membrane.JobActor {
+	if err != nil || trail.Items[len(trail.Items)-1].Action != membrane.AuditMerge || trail.Items[len(trail.Items)-1].Actor != membrane.JobActor {
 		t.Fatalf("duplicate's trail = %+v, %v", trail, err)
 	}
 

@@ -106,7 +106,7 @@ func eachDecayRun(t *testing.T, r *jobs.Runner, fn func(*membrane.JobRun) bool) 
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, run := range p.Runs {
+		for _, run := range p.Items {
 			if !fn(run) {
 				return
 			}

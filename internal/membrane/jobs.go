@@ -98,11 +98,7 @@ type JobRun struct {
 }
 
 // JobRunPage is one page of job runs, newest first.
-type JobRunPage struct {
-	Runs     []*JobRun
-	Cursors  []string
-	PageInfo PageInfo
-}
+type JobRunPage = PageOf[*JobRun]
 
 // JobService runs maintenance jobs on demand and lists their runs.
 type JobService interface {

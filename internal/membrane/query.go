@@ -180,11 +180,7 @@ type PageInfo struct {
 }
 
 // RecordPage is one page of records with each record's cursor.
-type RecordPage struct {
-	Records  []*Record
-	Cursors  []string
-	PageInfo PageInfo
-}
+type RecordPage = PageOf[*Record]
 
 // AuditFilter narrows an audit listing.
 type AuditFilter struct {
@@ -196,11 +192,7 @@ type AuditFilter struct {
 }
 
 // AuditPage is one page of audit entries, oldest first.
-type AuditPage struct {
-	Entries  []*AuditEntry
-	Cursors  []string
-	PageInfo PageInfo
-}
+type AuditPage = PageOf[*AuditEntry]
 
 // RecordService stores and finds records. It is implemented by the neo4j
 // package; every method runs in one transaction.

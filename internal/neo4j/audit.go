@@ -3,49 +3,29 @@ package neo4j
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/membrane/membrane/cypher"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 )
 
+// auditField names the audit listing in its cursors.
+const auditField = "audit"
+
 // auditAfter returns the (at, id) keyset position of an audit cursor.
 func auditAfter(c *membrane.Cursor) (any, any, error) {
 	if c == nil {
 		return nil, nil, nil
 	}
-	s, ok := c.Key.(string)
-	if !ok || c.Field != "audit" {
-		return nil, nil, membrane.Errorf(membrane.EINVALID, "after is not an audit cursor")
-	}
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
+	t, ok := c.TimeKey(auditField)
+	if !ok {
 		return nil, nil, membrane.Errorf(membrane.EINVALID, "after is not an audit cursor")
 	}
 	return t, c.ID, nil
 }
 
-func auditCursor(a *membrane.AuditEntry) string {
-	return membrane.Cursor{Key: a.Timestamp.UTC().Format(time.RFC3339Nano), ID: a.ID, Field: "audit"}.Encode()
-}
-
-// auditPage builds a page from entries read one past its size.
-func auditPage(entries []*membrane.AuditEntry, first int) *membrane.AuditPage {
-	p := &membrane.AuditPage{}
-	if len(entries) > first {
-		entries = entries[:first]
-		p.PageInfo.HasNextPage = true
-	}
-	p.Entries = entries
-	p.Cursors = make([]string, len(entries))
-	for i, a := range entries {
-		p.Cursors[i] = auditCursor(a)
-	}
-	if n := len(entries); n > 0 {
-		p.PageInfo.StartCursor, p.PageInfo.EndCursor = &p.Cursors[0], &p.Cursors[n-1]
-	}
-	return p
+func auditCursor(a *membrane.AuditEntry) membrane.Cursor {
+	return membrane.TimeCursor(auditField, a.Timestamp, a.ID)
 }
 
 // FindAuditEntries returns a page of audit entries matching filter, oldest
@@ -100,7 +80,7 @@ func (db *DB) FindAuditEntries(ctx context.Context, f membrane.AuditFilter, page
 	if err != nil {
 		return nil, fmt.Errorf("find audit entries: %w", err)
 	}
-	return auditPage(entries, page.First), nil
+	return membrane.NewPageOf(entries, page.First, auditCursor), nil
 }
 
 // AuditPagesForRecords returns one audit page per record id (oldest first),
@@ -147,7 +127,7 @@ func (db *DB) AuditPagesForRecords(ctx context.Context, ids []string, page membr
 	}
 	pages := make(map[string]*membrane.AuditPage, len(ids))
 	for _, id := range ids {
-		pages[id] = auditPage(byID[id], page.First)
+		pages[id] = membrane.NewPageOf(byID[id], page.First, auditCursor)
 	}
 	return pages, nil
 }

@@ -83,7 +83,7 @@ func TestAuditRefsMigration(t *testing.T) {
 			t.Fatal(err)
 		}
 		out := map[string]*membrane.AuditEntry{}
-		for _, e := range page.Entries {
+		for _, e := range page.Items {
 			out[e.ID] = e
 		}
 		return out
@@ -186,7 +186,7 @@ func TestAuditRefsFollowTheRecordNow(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b2, _ := json.Marshal(page.Entries)
+		b2, _ := json.Marshal(page.Items)
 		return strings.Contains(string(b2), b)
 	}
 	if !shows() {
@@ -242,7 +242,7 @@ func TestAuditRefsMigrationLeavesNewEntries(t *testing.T) {
 				t.Fatal(err)
 			}
 			found := false
-			for _, e := range page.Entries {
+			for _, e := range page.Items {
 				if e.Action == membrane.AuditCreate {
 					continue
 				}

@@ -41,12 +41,12 @@ func auditSeen(t *testing.T, db *neo4j.DB, trust membrane.Trust, id string, scop
 	if err != nil {
 		t.Fatal(err)
 	}
-	byRecord = len(p.Entries)
+	byRecord = len(p.Items)
 	actor := "stamp-writer"
 	if p, err = db.FindAuditEntries(ctx, membrane.AuditFilter{Actor: &actor}, page); err != nil {
 		t.Fatal(err)
 	}
-	for _, a := range p.Entries {
+	for _, a := range p.Items {
 		if a.RecordID == id {
 			byActor++
 		}
@@ -56,7 +56,7 @@ func auditSeen(t *testing.T, db *neo4j.DB, trust membrane.Trust, id string, scop
 		t.Fatal(err)
 	}
 	if pages[id] != nil {
-		batch = len(pages[id].Entries)
+		batch = len(pages[id].Items)
 	}
 	m, err := db.Metrics(ctx, trust, scopes, time.Now())
 	if err != nil {
@@ -167,7 +167,7 @@ func TestAuditFollowsRecordMove(t *testing.T) {
 			// A reader cleared for the record still reads the entry in clear.
 			high := trustAt(membrane.SensitivityHyper, dest)
 			p, err := db.FindAuditEntries(membrane.NewContextWithTrust(t.Context(), high), membrane.AuditFilter{RecordID: &r.ID}, membrane.Page{First: 10})
-			if err != nil || len(p.Entries) != 1 || p.Entries[0].Rationale != "kept the lighthouse log" {
+			if err != nil || len(p.Items) != 1 || p.Items[0].Rationale != "kept the lighthouse log" {
 				t.Fatalf("cleared reader: %v, %+v", err, p)
 			}
 		})

@@ -163,8 +163,11 @@ func (db *DB) AbandonJobRuns(ctx context.Context, keys []string, now time.Time) 
 	return n, nil
 }
 
-func jobRunCursor(r *membrane.JobRun) string {
-	return membrane.Cursor{Key: r.StartedAt.UTC().Format(time.RFC3339Nano), ID: r.ID, Field: "jobRuns"}.Encode()
+// jobRunsField names the job run listing in its cursors.
+const jobRunsField = "jobRuns"
+
+func jobRunCursor(r *membrane.JobRun) membrane.Cursor {
+	return membrane.TimeCursor(jobRunsField, r.StartedAt, r.ID)
 }
 
 // FindJobRuns returns one keyset page of job runs, newest first.
@@ -174,9 +177,8 @@ func (db *DB) FindJobRuns(ctx context.Context, job *membrane.JobName, page membr
 		params["job"] = string(*job)
 	}
 	if c := page.After; c != nil {
-		s, ok := c.Key.(string)
-		t, err := time.Parse(time.RFC3339Nano, s)
-		if !ok || err != nil || c.Field != "jobRuns" {
+		t, ok := c.TimeKey(jobRunsField)
+		if !ok {
 			return nil, membrane.Errorf(membrane.EINVALID, "after is not a job run cursor")
 		}
 		params["afterAt"], params["afterId"] = t, c.ID
@@ -200,18 +202,5 @@ func (db *DB) FindJobRuns(ctx context.Context, job *membrane.JobName, page membr
 	if err != nil {
 		return nil, fmt.Errorf("find job runs: %w", err)
 	}
-	p := &membrane.JobRunPage{}
-	if len(runs) > page.First {
-		runs = runs[:page.First]
-		p.PageInfo.HasNextPage = true
-	}
-	p.Runs = runs
-	p.Cursors = make([]string, len(runs))
-	for i, r := range runs {
-		p.Cursors[i] = jobRunCursor(r)
-	}
-	if n := len(runs); n > 0 {
-		p.PageInfo.StartCursor, p.PageInfo.EndCursor = &p.Cursors[0], &p.Cursors[n-1]
-	}
-	return p, nil
+	return membrane.NewPageOf(runs, page.First, jobRunCursor), nil
 }

@@ -27,7 +27,7 @@ func auditOf(t *testing.T, db *neo4j.DB, id string) []*membrane.AuditEntry {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return p.Entries
+	return p.Items
 }
 
 func TestPruneKeepsHistoryAndPolicies(t *testing.T) {

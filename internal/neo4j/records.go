@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/membrane/membrane/cypher"
 	"github.com/membrane/membrane/internal/membrane"
@@ -262,7 +261,7 @@ func (db *DB) FindRecords(ctx context.Context, f membrane.RecordFilter, order me
 	if textUnmatchable(ctx, f) {
 		// Only stop words, or no scope to search: the text matches
 		// nothing (never every record).
-		return &membrane.RecordPage{Records: []*membrane.Record{}, Cursors: []string{}}, nil
+		return &membrane.RecordPage{Items: []*membrane.Record{}, Cursors: []string{}}, nil
 	}
 	params := db.filterParams(ctx, f)
 	params["afterKey"], params["afterId"] = nil, nil
@@ -284,35 +283,23 @@ func (db *DB) FindRecords(ctx context.Context, f membrane.RecordFilter, order me
 	if err != nil {
 		return nil, fmt.Errorf("find records: %w", err)
 	}
-	p := &membrane.RecordPage{}
-	if len(recs) > page.First {
-		recs = recs[:page.First]
-		p.PageInfo.HasNextPage = true
-	}
-	p.Records = recs
-	p.Cursors = make([]string, len(recs))
-	for i, r := range recs {
-		p.Cursors[i] = recordCursor(r, order.Field).Encode()
-	}
-	if n := len(recs); n > 0 {
-		p.PageInfo.StartCursor, p.PageInfo.EndCursor = &p.Cursors[0], &p.Cursors[n-1]
-	}
-	return p, nil
+	return membrane.NewPageOf(recs, page.First, func(r *membrane.Record) membrane.Cursor {
+		return recordCursor(r, order.Field)
+	}), nil
 }
 
 func recordCursor(r *membrane.Record, f membrane.RecordOrderField) membrane.Cursor {
-	c := membrane.Cursor{ID: r.ID, Field: string(f)}
 	switch f {
 	case membrane.OrderCreatedAt:
-		c.Key = r.CreatedAt.UTC().Format(time.RFC3339Nano)
+		return membrane.TimeCursor(string(f), r.CreatedAt, r.ID)
 	case membrane.OrderUpdatedAt:
-		c.Key = r.UpdatedAt.UTC().Format(time.RFC3339Nano)
+		return membrane.TimeCursor(string(f), r.UpdatedAt, r.ID)
 	case membrane.OrderSalience:
-		c.Key = r.Salience
+		return membrane.Cursor{Key: r.Salience, ID: r.ID, Field: string(f)}
 	case membrane.OrderConfidence:
-		c.Key = r.Confidence
+		return membrane.Cursor{Key: r.Confidence, ID: r.ID, Field: string(f)}
 	}
-	return c
+	return membrane.Cursor{ID: r.ID, Field: string(f)}
 }
 
 // cursorKey turns a decoded cursor's key back into the Neo4j value to
@@ -323,12 +310,8 @@ func cursorKey(c *membrane.Cursor, f membrane.RecordOrderField) (any, error) {
 		return nil, bad
 	}
 	if f.IsTime() {
-		s, ok := c.Key.(string)
+		t, ok := c.TimeKey(string(f))
 		if !ok {
-			return nil, bad
-		}
-		t, err := time.Parse(time.RFC3339Nano, s)
-		if err != nil {
 			return nil, bad
 		}
 		return t, nil

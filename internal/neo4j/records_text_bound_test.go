@@ -71,10 +71,10 @@ func TestRecordsTextFilterBounded(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if n != tc.want || int64(len(page.Records)) != tc.want {
-				t.Fatalf("count %d, page of %d, want %d", n, len(page.Records), tc.want)
+			if n != tc.want || int64(len(page.Items)) != tc.want {
+				t.Fatalf("count %d, page of %d, want %d", n, len(page.Items), tc.want)
 			}
-			for _, r := range page.Records {
+			for _, r := range page.Items {
 				if !slices.Contains(append([]string{""}, tc.scopes...), r.Scope) && r.Scope != own {
 					t.Fatalf("record %s of scope %q listed", r.ID, r.Scope)
 				}

@@ -74,7 +74,7 @@ func TestResealRetiresAKey(t *testing.T) {
 		t.Fatalf("after reseal, with the new key only: %+v, %v", r, err)
 	}
 	page, err := newOnly.FindAuditEntries(ctx, membrane.AuditFilter{RecordID: &id}, membrane.Page{First: 10})
-	if err != nil || len(page.Entries) != 1 || page.Entries[0].Rationale != "Ingested observation from agent" {
+	if err != nil || len(page.Items) != 1 || page.Items[0].Rationale != "Ingested observation from agent" {
 		t.Fatalf("audit after reseal: %+v, %v", page, err)
 	}
 	if recs, audits, err = rotated.Reseal(ctx, oldKey.ID); recs != 0 || audits != 0 || err != nil {

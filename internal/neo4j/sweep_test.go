@@ -52,7 +52,7 @@ func inScope(t *testing.T, db *neo4j.DB, scope string) map[string]*membrane.Reco
 		t.Fatal(err)
 	}
 	out := map[string]*membrane.Record{}
-	for _, r := range page.Records {
+	for _, r := range page.Items {
 		out[r.ID] = r
 	}
 	return out

@@ -144,7 +144,7 @@ func TestUnknownKeyStart(t *testing.T) {
 		t.Fatalf("records page with unreadable records: %v", err)
 	}
 	redacted := map[string]bool{}
-	for _, r := range page.Records {
+	for _, r := range page.Items {
 		redacted[r.ID] = r.Redacted
 		if r.Redacted && r.Payload != nil {
 			t.Fatalf("redacted record %s has a payload", r.ID)
@@ -163,11 +163,11 @@ func TestUnknownKeyStart(t *testing.T) {
 	// Its audit entries (rationale sealed) come back redacted, in a page
 	// and per record, never as an error.
 	audits, err := server.FindAuditEntries(hyper, membrane.AuditFilter{RecordID: &lostFact}, membrane.Page{First: 10})
-	if err != nil || len(audits.Entries) != 1 || audits.Entries[0].Rationale != "" || audits.Entries[0].RecordID != lostFact {
+	if err != nil || len(audits.Items) != 1 || audits.Items[0].Rationale != "" || audits.Items[0].RecordID != lostFact {
 		t.Fatalf("auditLog(lost): %+v, %v; want its one entry, redacted", audits, err)
 	}
 	perRecord, err := server.AuditPagesForRecords(hyper, []string{lostFact, readable}, membrane.Page{First: 10})
-	if err != nil || len(perRecord[lostFact].Entries) != 1 || perRecord[readable].Entries[0].Rationale == "" {
+	if err != nil || len(perRecord[lostFact].Items) != 1 || perRecord[readable].Items[0].Rationale == "" {
 		t.Fatalf("Record.auditLog: %+v, %v", perRecord, err)
 	}
 	low := membrane.NewContextWithTrust(t.Context(), trustAt(membrane.SensitivityLow, scope))
