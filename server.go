@@ -29,6 +29,7 @@ import (
 	"github.com/membrane/membrane/internal/config"
 	"github.com/membrane/membrane/internal/embedding"
 	"github.com/membrane/membrane/internal/feed"
+	membranehttp "github.com/membrane/membrane/internal/http"
 	"github.com/membrane/membrane/internal/jobs"
 	"github.com/membrane/membrane/internal/logging"
 	"github.com/membrane/membrane/internal/membrane"
@@ -255,13 +256,13 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
-	obs := graph.Observability{Log: log, Metrics: m, ServeMetrics: m != nil && cfg.MetricsListen == ""}
+	obs := membranehttp.Observability{Log: log, Metrics: m, ServeMetrics: m != nil && cfg.MetricsListen == ""}
 	if tp != nil {
 		obs.Tracer = tp
 	}
 	srv := &http.Server{
 		Addr:              cfg.Listen,
-		Handler:           graph.Observe(graph.NewHandler(resolver, db, keys, log, opts), obs),
+		Handler:           membranehttp.Observe(membranehttp.NewHandler(resolver, db, keys, log, opts), obs),
 		ReadHeaderTimeout: 10 * time.Second,
 		// Not ReadTimeout, which would also cut the reads of SSE streams
 		// and WebSockets: the handler bounds reading each body instead
@@ -392,22 +393,22 @@ func version() string {
 }
 
 // handlerOptions maps the configuration onto the HTTP handler's options.
-func handlerOptions(cfg config.Config) (graph.HandlerOptions, error) {
-	o := graph.HandlerOptions{
+func handlerOptions(cfg config.Config) (membranehttp.HandlerOptions, error) {
+	o := membranehttp.HandlerOptions{
 		GraphiQL: cfg.GraphiQLOn(), Introspection: cfg.IntrospectionOn(),
-		Limits: map[membrane.Role]graph.QueryLimits{}, RateLimits: map[membrane.Role]graph.RateLimit{},
+		Limits: map[membrane.Role]graph.QueryLimits{}, RateLimits: map[membrane.Role]membranehttp.RateLimit{},
 		ParserTokenLimit: cfg.Limits.Tokens, RateLimitActors: cfg.Limits.RateLimitActors,
 		RequestTimeout: cfg.RequestTimeout, ReadTimeout: cfg.ReadTimeout, MaxBodyBytes: cfg.MaxBodyBytes, APQCacheSize: cfg.PersistedQueries.CacheSize,
-		CORS: graph.CORSOptions{AllowedOrigins: cfg.CORS.AllowedOrigins, AllowedMethods: cfg.CORS.AllowedMethods,
+		CORS: membranehttp.CORSOptions{AllowedOrigins: cfg.CORS.AllowedOrigins, AllowedMethods: cfg.CORS.AllowedMethods,
 			AllowedHeaders: cfg.CORS.AllowedHeaders, AllowCredentials: cfg.CORS.AllowCredentials, MaxAge: cfg.CORS.MaxAge},
 	}
 	for _, role := range []membrane.Role{membrane.RoleReader, membrane.RoleWriter, membrane.RoleAdmin} {
 		l := cfg.LimitsFor(role)
 		o.Limits[role] = graph.QueryLimits{Complexity: l.Complexity, Depth: l.Depth, RootFields: l.RootFields}
-		o.RateLimits[role] = graph.RateLimit{Rate: l.Rate, Burst: l.Burst}
+		o.RateLimits[role] = membranehttp.RateLimit{Rate: l.Rate, Burst: l.Burst}
 	}
 	if path := cfg.PersistedQueries.AllowList; path != "" {
-		ops, err := graph.LoadAllowList(path)
+		ops, err := membranehttp.LoadAllowList(path)
 		if err != nil {
 			return o, err
 		}
