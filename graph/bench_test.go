@@ -1,7 +1,7 @@
 package graph_test
 
 // Benchmarks through the real GraphQL HTTP API (httptest server over
-// graph.NewHandler and the real Neo4j store). They run only with -bench:
+// membranehttp.NewHandler and the real Neo4j store). They run only with -bench:
 //
 //	NEO4J_URI=bolt://127.0.0.1:17687 go test -run '^$' -bench 'Ingest|RecordsQuery' ./graph/
 //

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/membrane/membrane/graph"
+	membranehttp "github.com/membrane/membrane/internal/http"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4j"
 	"github.com/membrane/membrane/internal/neo4jtest"
@@ -26,7 +27,7 @@ type client struct {
 	actor string
 	keys  map[string]string // actor -> key of every principal of the server
 	ring  []membrane.APIKey
-	opts  graph.HandlerOptions
+	opts  membranehttp.HandlerOptions
 	// wrap, when set, wraps the handler of the servers serve starts.
 	wrap func(http.Handler) http.Handler
 }
@@ -48,23 +49,23 @@ type gqlResponse struct {
 // (the client's) plus any others given, and returns the admin's client.
 func newClient(t testing.TB, others ...membrane.Principal) *client {
 	t.Helper()
-	return newClientFull(t, nil, graph.DefaultHandlerOptions(), others...)
+	return newClientFull(t, nil, membranehttp.DefaultHandlerOptions(), others...)
 }
 
 // newClientWith is newClient with setup applied to the server's resolver
 // before it serves (to add optional services such as the change feed).
 func newClientWith(t testing.TB, setup func(*graph.Resolver), others ...membrane.Principal) *client {
 	t.Helper()
-	return newClientFull(t, setup, graph.DefaultHandlerOptions(), others...)
+	return newClientFull(t, setup, membranehttp.DefaultHandlerOptions(), others...)
 }
 
 // newClientOpts is newClient with a server configured by opts.
-func newClientOpts(t testing.TB, opts graph.HandlerOptions, others ...membrane.Principal) *client {
+func newClientOpts(t testing.TB, opts membranehttp.HandlerOptions, others ...membrane.Principal) *client {
 	t.Helper()
 	return newClientFull(t, nil, opts, others...)
 }
 
-func newClientFull(t testing.TB, setup func(*graph.Resolver), opts graph.HandlerOptions, others ...membrane.Principal) *client {
+func newClientFull(t testing.TB, setup func(*graph.Resolver), opts membranehttp.HandlerOptions, others ...membrane.Principal) *client {
 	t.Helper()
 	db := neo4jtest.DB(t)
 	admin := membrane.Principal{Actor: "tester-" + membrane.NewID(), Role: membrane.RoleAdmin,
@@ -93,7 +94,7 @@ func (c *client) serve(setup func(*graph.Resolver)) string {
 	if setup != nil {
 		setup(r)
 	}
-	var h http.Handler = graph.NewHandler(r, c.db, membrane.NewKeyring(c.ring), slog.New(slog.NewTextHandler(io.Discard, nil)), c.opts)
+	var h http.Handler = membranehttp.NewHandler(r, c.db, membrane.NewKeyring(c.ring), slog.New(slog.NewTextHandler(io.Discard, nil)), c.opts)
 	if c.wrap != nil {
 		h = c.wrap(h)
 	}

@@ -25,6 +25,16 @@ const (
 	MetricsCost = 5000
 )
 
+// NewCostedSchema returns the executable schema of r with Membrane's cost
+// model: the list fields costed by what they may return (setComplexity)
+// and root fields by their base cost (costRoots). The transport serves
+// this schema.
+func NewCostedSchema(r *Resolver) graphql.ExecutableSchema {
+	cfg := Config{Resolvers: r}
+	setComplexity(&cfg.Complexity)
+	return costRoots(NewExecutableSchema(cfg))
+}
+
 // rootCosted is the executable schema with the base cost of root fields
 // added to what the field would cost anywhere else.
 type rootCosted struct {

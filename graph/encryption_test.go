@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/membrane/membrane/graph"
+	membranehttp "github.com/membrane/membrane/internal/http"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4j"
 	"github.com/membrane/membrane/internal/neo4jtest"
@@ -107,7 +108,7 @@ func TestSensitiveRecordsRefusedWithoutAKey(t *testing.T) {
 	}
 	defer db.Close(context.Background())
 	r := &graph.Resolver{Store: db, Revisions: db, Lineages: db, Policy: membrane.DefaultPolicy(), Now: time.Now}
-	srv := httptest.NewServer(graph.NewHandler(r, db, membrane.NewKeyring(nil), slog.New(slog.NewTextHandler(io.Discard, nil))))
+	srv := httptest.NewServer(membranehttp.NewHandler(r, db, membrane.NewKeyring(nil), slog.New(slog.NewTextHandler(io.Discard, nil))))
 	defer srv.Close()
 	c := &client{t: t, url: srv.URL, db: db}
 	scope := neo4jtest.Scope(t)

@@ -16,11 +16,11 @@ import (
 // only metrics and debug logs see it.
 const codeCanceled = "CANCELED"
 
-// presentError maps every resolver error to a GraphQL error with
+// PresentError maps every resolver error to a GraphQL error with
 // extensions.code. Membrane errors show their own message; anything else is
 // logged in full and shown as a generic internal error, so no Cypher, driver
 // text or stack trace reaches a client.
-func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
+func PresentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 	return func(ctx context.Context, err error) *gqlerror.Error {
 		var gqlErr *gqlerror.Error
 		errors.As(err, &gqlErr)

@@ -1,7 +1,7 @@
 package graph_test
 
 // FuzzGraphQLRequest feeds arbitrary requests to the real GraphQL handler
-// (graph.NewHandler over the real Neo4j store). The seeds run as a normal
+// (membranehttp.NewHandler over the real Neo4j store). The seeds run as a normal
 // test in CI; to fuzz, against a Neo4j of your own so that generated writes
 // stay out of the shared test database (see docs/operations.md, "Failure
 // behaviour"):
@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/membrane/membrane/graph"
+	membranehttp "github.com/membrane/membrane/internal/http"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4jtest"
 )
@@ -54,7 +55,7 @@ func handlerForFuzz(t *testing.T) http.Handler {
 		}
 		r := &graph.Resolver{Store: db, Revisions: db, Lineages: db, Deletes: db, MetricsService: db, Retrieval: db,
 			Captures: db, Policy: membrane.DefaultPolicy(), Now: time.Now}
-		fuzzHandler = graph.NewHandler(r, db, membrane.NewKeyring([]membrane.APIKey{k}),
+		fuzzHandler = membranehttp.NewHandler(r, db, membrane.NewKeyring([]membrane.APIKey{k}),
 			slog.New(slog.NewTextHandler(io.Discard, nil)))
 	})
 	if fuzzErr != nil {

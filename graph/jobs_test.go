@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/membrane/membrane/graph"
+	membranehttp "github.com/membrane/membrane/internal/http"
 	"github.com/membrane/membrane/internal/jobs"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4jtest"
@@ -65,7 +66,7 @@ func jobsClient(t *testing.T, trust *membrane.Trust, scope string, c *testClock)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(graph.NewHandler(r, db, membrane.NewKeyring([]membrane.APIKey{key}), log))
+	srv := httptest.NewServer(membranehttp.NewHandler(r, db, membrane.NewKeyring([]membrane.APIKey{key}), log))
 	t.Cleanup(srv.Close)
 	return &client{t: t, url: srv.URL, db: db, key: secret, actor: p.Actor, keys: map[string]string{p.Actor: secret}}
 }

@@ -27,6 +27,7 @@ import (
 
 	"github.com/membrane/membrane/graph"
 	"github.com/membrane/membrane/internal/feed"
+	membranehttp "github.com/membrane/membrane/internal/http"
 	"github.com/membrane/membrane/internal/jobs"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4j"
@@ -414,11 +415,11 @@ func startScanServer(t *testing.T, db *neo4j.DB, ring []membrane.APIKey, scopes 
 	})
 	r := &graph.Resolver{Store: db, Revisions: db, Lineages: db, Deletes: db, MetricsService: db, Jobs: runner,
 		Retrieval: db, Captures: db, Events: db, Feed: hub, Policy: membrane.DefaultPolicy(), Log: log, Now: time.Now}
-	opts := graph.DefaultHandlerOptions()
+	opts := membranehttp.DefaultHandlerOptions()
 	none := graph.QueryLimits{}
 	opts.Limits = map[membrane.Role]graph.QueryLimits{membrane.RoleAdmin: none, membrane.RoleWriter: none, membrane.RoleReader: none}
 	opts.ParserTokenLimit = 0
-	srv := httptest.NewServer(graph.NewHandler(r, db, membrane.NewKeyring(ring), log, opts))
+	srv := httptest.NewServer(membranehttp.NewHandler(r, db, membrane.NewKeyring(ring), log, opts))
 	t.Cleanup(srv.Close)
 	return scanServer{url: srv.URL, db: db}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/membrane/membrane/graph"
+	membranehttp "github.com/membrane/membrane/internal/http"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4jtest"
 )
@@ -144,7 +145,7 @@ func checkRedacted(t *testing.T, path string, rec map[string]any) {
 func TestRedactedRecordsEveryField(t *testing.T) {
 	scope := neo4jtest.Scope(t)
 	rd := membrane.Principal{Actor: "reader-" + membrane.NewID(), Role: membrane.RoleReader, MaxSensitivity: membrane.SensitivityMedium, Scopes: []string{scope}}
-	opts := graph.DefaultHandlerOptions()
+	opts := membranehttp.DefaultHandlerOptions()
 	opts.ParserTokenLimit = 0
 	opts.Limits = map[membrane.Role]graph.QueryLimits{
 		membrane.RoleAdmin:  {Complexity: 0, Depth: 0, RootFields: 0},

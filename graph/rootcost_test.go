@@ -11,6 +11,7 @@ import (
 	"github.com/vektah/gqlparser/v2/parser"
 
 	"github.com/membrane/membrane/graph"
+	membranehttp "github.com/membrane/membrane/internal/http"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4jtest"
 )
@@ -36,10 +37,10 @@ func TestRootFieldsAreCosted(t *testing.T) {
 		MaxSensitivity: membrane.SensitivityLow, Scopes: []string{neo4jtest.Scope(t)}}
 	writer := membrane.Principal{Actor: "writer-" + membrane.NewID(), Role: membrane.RoleWriter,
 		MaxSensitivity: membrane.SensitivityLow, Scopes: []string{neo4jtest.Scope(t)}}
-	opts := graph.DefaultHandlerOptions()
+	opts := membranehttp.DefaultHandlerOptions()
 	// Readers get the defaults; writers have no root-field limit, so that
 	// the cost alone is seen to refuse.
-	opts.Limits[membrane.RoleWriter] = graph.QueryLimits{Complexity: graph.DefaultMaxComplexity, Depth: graph.DefaultMaxDepth}
+	opts.Limits[membrane.RoleWriter] = graph.QueryLimits{Complexity: membranehttp.DefaultMaxComplexity, Depth: membranehttp.DefaultMaxDepth}
 	admin := newClientOpts(t, opts, reader, writer)
 	// A store of the test's own, so that no other test's transactions are
 	// counted.

@@ -8,6 +8,7 @@ import (
 	"github.com/membrane/membrane/graph"
 	"github.com/membrane/membrane/internal/config"
 	"github.com/membrane/membrane/internal/embedding"
+	membranehttp "github.com/membrane/membrane/internal/http"
 	"github.com/membrane/membrane/internal/membrane"
 )
 
@@ -27,11 +28,11 @@ func (m *Main) openHTTP(ctx context.Context) error {
 		return err
 	}
 	m.handler.graphiQL, m.handler.introspection, m.handler.allowList = opts.GraphiQL, opts.Introspection, opts.AllowList != nil
-	obs := graph.Observability{Log: m.log, Metrics: m.metrics, ServeMetrics: m.metrics != nil && m.cfg.MetricsListen == ""}
+	obs := membranehttp.Observability{Log: m.log, Metrics: m.metrics, ServeMetrics: m.metrics != nil && m.cfg.MetricsListen == ""}
 	if m.tp != nil {
 		obs.Tracer = m.tp
 	}
-	m.srv = m.newHTTPServer(graph.Observe(graph.NewHandler(resolver, m.db, m.keys, m.log, opts), obs))
+	m.srv = m.newHTTPServer(membranehttp.Observe(membranehttp.NewHandler(resolver, m.db, m.keys, m.log, opts), obs))
 	if m.metrics != nil && m.cfg.MetricsListen != "" {
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", m.metrics.Handler())
@@ -99,22 +100,22 @@ func (m *Main) newHTTPServer(h http.Handler) *http.Server {
 }
 
 // handlerOptions maps the configuration onto the HTTP handler's options.
-func handlerOptions(cfg config.Config) (graph.HandlerOptions, error) {
-	o := graph.HandlerOptions{
+func handlerOptions(cfg config.Config) (membranehttp.HandlerOptions, error) {
+	o := membranehttp.HandlerOptions{
 		GraphiQL: cfg.GraphiQLOn(), Introspection: cfg.IntrospectionOn(),
-		Limits: map[membrane.Role]graph.QueryLimits{}, RateLimits: map[membrane.Role]graph.RateLimit{},
+		Limits: map[membrane.Role]graph.QueryLimits{}, RateLimits: map[membrane.Role]membranehttp.RateLimit{},
 		ParserTokenLimit: cfg.Limits.Tokens, RateLimitActors: cfg.Limits.RateLimitActors,
 		RequestTimeout: cfg.RequestTimeout, ReadTimeout: cfg.ReadTimeout, MaxBodyBytes: cfg.MaxBodyBytes, APQCacheSize: cfg.PersistedQueries.CacheSize,
-		CORS: graph.CORSOptions{AllowedOrigins: cfg.CORS.AllowedOrigins, AllowedMethods: cfg.CORS.AllowedMethods,
+		CORS: membranehttp.CORSOptions{AllowedOrigins: cfg.CORS.AllowedOrigins, AllowedMethods: cfg.CORS.AllowedMethods,
 			AllowedHeaders: cfg.CORS.AllowedHeaders, AllowCredentials: cfg.CORS.AllowCredentials, MaxAge: cfg.CORS.MaxAge},
 	}
 	for _, role := range []membrane.Role{membrane.RoleReader, membrane.RoleWriter, membrane.RoleAdmin} {
 		l := cfg.LimitsFor(role)
 		o.Limits[role] = graph.QueryLimits{Complexity: l.Complexity, Depth: l.Depth, RootFields: l.RootFields}
-		o.RateLimits[role] = graph.RateLimit{Rate: l.Rate, Burst: l.Burst}
+		o.RateLimits[role] = membranehttp.RateLimit{Rate: l.Rate, Burst: l.Burst}
 	}
 	if path := cfg.PersistedQueries.AllowList; path != "" {
-		ops, err := graph.LoadAllowList(path)
+		ops, err := membranehttp.LoadAllowList(path)
 		if err != nil {
 			return o, err
 		}

@@ -11,8 +11,8 @@ package config
 import (
 	"time"
 
-	"github.com/membrane/membrane/graph"
 	"github.com/membrane/membrane/internal/feed"
+	membranehttp "github.com/membrane/membrane/internal/http"
 	"github.com/membrane/membrane/internal/membrane"
 )
 
@@ -290,18 +290,18 @@ func Default() Config {
 			MaxSensitivity: string(membrane.SensitivityMedium)},
 
 		Mode:             ModeDev,
-		RequestTimeout:   graph.DefaultRequestTimeout,
-		ReadTimeout:      graph.DefaultReadTimeout,
+		RequestTimeout:   membranehttp.DefaultRequestTimeout,
+		ReadTimeout:      membranehttp.DefaultReadTimeout,
 		IdleTimeout:      120 * time.Second,
-		MaxBodyBytes:     graph.MaxBodyBytes,
-		PersistedQueries: PersistedQueries{CacheSize: graph.DefaultAPQCacheSize},
+		MaxBodyBytes:     membranehttp.MaxBodyBytes,
+		PersistedQueries: PersistedQueries{CacheSize: membranehttp.DefaultAPQCacheSize},
 		Limits: Limits{
-			Complexity: graph.DefaultMaxComplexity, Depth: graph.DefaultMaxDepth, RootFields: graph.DefaultMaxRootFields,
-			Tokens: graph.DefaultParserTokenLimit, Rate: 50, Burst: 100, RateLimitActors: graph.DefaultRateLimitActors,
+			Complexity: membranehttp.DefaultMaxComplexity, Depth: membranehttp.DefaultMaxDepth, RootFields: membranehttp.DefaultMaxRootFields,
+			Tokens: membranehttp.DefaultParserTokenLimit, Rate: 50, Burst: 100, RateLimitActors: membranehttp.DefaultRateLimitActors,
 			SubscriptionsPerPrincipal: 100, Subscriptions: 10_000,
 			Roles: map[string]RoleLimits{string(membrane.RoleAdmin): {
-				Complexity: ptr(graph.DefaultAdminMaxComplexity), Depth: ptr(graph.DefaultAdminMaxDepth),
-				RootFields: ptr(graph.DefaultAdminMaxRootFields), Rate: ptr(500.0), Burst: ptr(1000), Subscriptions: ptr(1000)}},
+				Complexity: ptr(membranehttp.DefaultAdminMaxComplexity), Depth: ptr(membranehttp.DefaultAdminMaxDepth),
+				RootFields: ptr(membranehttp.DefaultAdminMaxRootFields), Rate: ptr(500.0), Burst: ptr(1000), Subscriptions: ptr(1000)}},
 		},
 	}
 }

@@ -1,5 +1,5 @@
 // Package tracing sets up optional OpenTelemetry tracing: spans for GraphQL
-// operations (made in package graph), Neo4j transactions and job runs,
+// operations (made in internal/http), Neo4j transactions and job runs,
 // exported over OTLP/HTTP. When it is not configured nothing is set up and
 // the callers skip tracing altogether, so it costs nothing.
 package tracing

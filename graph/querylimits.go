@@ -26,20 +26,31 @@ func init() {
 	errcode.RegisterErrorType(membrane.EFORBIDDEN, errcode.KindProtocol)
 }
 
-// useQueryLimits holds every operation to o's limits before it runs: the
-// parser's token limit, then the depth, size and root fields of the
-// operation, then its cost, the last two by the role of the request's
-// principal; and while it runs, to the request timeout. schema names the
-// root types.
-func useQueryLimits(srv *handler.Server, schema *ast.Schema, o HandlerOptions) {
-	srv.SetParserTokenLimit(o.ParserTokenLimit)
-	limits := func(ctx context.Context) QueryLimits {
-		return o.limitsFor(membrane.TrustFromContext(ctx).Principal.Role)
-	}
+// QueryLimits bound one GraphQL operation. Zero fields are not limited.
+type QueryLimits struct {
+	// Complexity is the highest cost (see complexity.go).
+	Complexity int
+	// Depth is the deepest nesting of fields.
+	Depth int
+	// RootFields is the most root fields (aliases included, fragments
+	// expanded) one operation may select: each runs Neo4j transactions of
+	// its own, whatever it selects.
+	RootFields int
+}
+
+// UseQueryLimits holds every operation srv runs to the limits of its
+// request (limits reads them from the request's context; the transport
+// picks them by the role of the request's principal) before it runs: the
+// depth, size and root fields of the operation, then its cost; and reports
+// the cost in the response's extensions. With introspection false,
+// __schema and __type are refused (FORBIDDEN). schema names the root
+// types. The transport sets the parser's token limit and the request
+// timeout around these.
+func UseQueryLimits(srv *handler.Server, schema *ast.Schema, limits func(context.Context) QueryLimits, introspection bool) {
 	// The shape check comes first: gqlgen's cost walk follows every
 	// fragment spread without memory, so it must only ever see operations
 	// whose expanded size is known to be bounded.
-	srv.Use(shapeLimit{limits: limits, introspection: o.Introspection, roots: rootTypes(schema)})
+	srv.Use(shapeLimit{limits: limits, introspection: introspection, roots: rootTypes(schema)})
 	srv.Use(&extension.ComplexityLimit{Func: func(ctx context.Context, _ *graphql.OperationContext) int {
 		if c := limits(ctx).Complexity; c > 0 {
 			return c
@@ -47,9 +58,6 @@ func useQueryLimits(srv *handler.Server, schema *ast.Schema, o HandlerOptions) {
 		return math.MaxInt
 	}})
 	srv.AroundResponses(reportComplexity)
-	if o.RequestTimeout > 0 {
-		srv.AroundResponses(withDeadline(o.RequestTimeout))
-	}
 }
 
 // reportComplexity adds the operation's cost and its limit to the

@@ -1,4 +1,4 @@
-package graph_test
+package http_test
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/membrane/membrane/graph"
+	membranehttp "github.com/membrane/membrane/internal/http"
 	"github.com/membrane/membrane/internal/membrane"
 )
 
@@ -23,8 +23,8 @@ func TestRateLimit(t *testing.T) {
 	}
 	w1, w2 := writer(), writer()
 	clk := &testClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	opts := graph.DefaultHandlerOptions()
-	opts.RateLimits = map[membrane.Role]graph.RateLimit{membrane.RoleWriter: {Rate: 0.3, Burst: 2}}
+	opts := membranehttp.DefaultHandlerOptions()
+	opts.RateLimits = map[membrane.Role]membranehttp.RateLimit{membrane.RoleWriter: {Rate: 0.3, Burst: 2}}
 	opts.Now = clk.Now
 	admin := newClientOpts(t, opts, w1, w2)
 	a, b := admin.as(w1.Actor), admin.as(w2.Actor)
@@ -72,7 +72,7 @@ func TestRateLimit(t *testing.T) {
 // TestBodyLimit: a body over the limit is 413 PAYLOAD_TOO_LARGE whether or
 // not its length was announced.
 func TestBodyLimit(t *testing.T) {
-	opts := graph.DefaultHandlerOptions()
+	opts := membranehttp.DefaultHandlerOptions()
 	opts.MaxBodyBytes = 1000
 	c := newClientOpts(t, opts)
 	small := `{"query": "{ records(first: 0) { nodes { id } } }"}`
@@ -106,7 +106,7 @@ func TestBodyLimit(t *testing.T) {
 // has passed before the store is reached is TIMEOUT and begins no
 // transaction.
 func TestRequestTimeout(t *testing.T) {
-	opts := graph.DefaultHandlerOptions()
+	opts := membranehttp.DefaultHandlerOptions()
 	opts.RequestTimeout = time.Nanosecond
 	c := newClientOpts(t, opts)
 	before := c.db.TxCount()
@@ -133,7 +133,7 @@ func TestDevAndProductionSurface(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			opts := graph.DefaultHandlerOptions()
+			opts := membranehttp.DefaultHandlerOptions()
 			opts.GraphiQL, opts.Introspection = tt.graphiql, tt.introspection
 			c := newClientOpts(t, opts)
 			page := c.send(http.MethodGet, "/", nil, nil)
@@ -163,8 +163,8 @@ func TestDevAndProductionSurface(t *testing.T) {
 // methods and headers; other origins get no CORS headers, and their
 // preflights are 403.
 func TestCORS(t *testing.T) {
-	opts := graph.DefaultHandlerOptions()
-	opts.CORS = graph.CORSOptions{AllowedOrigins: []string{"https://app.example"}, AllowCredentials: true, MaxAge: 10 * time.Minute}
+	opts := membranehttp.DefaultHandlerOptions()
+	opts.CORS = membranehttp.CORSOptions{AllowedOrigins: []string{"https://app.example"}, AllowCredentials: true, MaxAge: 10 * time.Minute}
 	c := newClientOpts(t, opts)
 	preflight := func(origin string) httpResult {
 		return c.send(http.MethodOptions, "/graphql", nil, map[string]string{"Origin": origin,
@@ -178,7 +178,7 @@ func TestCORS(t *testing.T) {
 			h.Get("Access-Control-Allow-Credentials") != "true" || h.Get("Access-Control-Max-Age") != "600" {
 			t.Fatalf("%d %v", r.status, h)
 		}
-		for _, want := range []string{"Authorization", "Content-Type", graph.HeaderMaxSensitivity, graph.HeaderScopes} {
+		for _, want := range []string{"Authorization", "Content-Type", membranehttp.HeaderMaxSensitivity, membranehttp.HeaderScopes} {
 			if !strings.Contains(h.Get("Access-Control-Allow-Headers"), want) {
 				t.Fatalf("allowed headers %q lack %s", h.Get("Access-Control-Allow-Headers"), want)
 			}

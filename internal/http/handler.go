@@ -1,13 +1,10 @@
-package graph
+package http
 
 import (
-	"bufio"
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
-	"net"
 	"net/http"
 	"time"
 
@@ -18,6 +15,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/99designs/gqlgen/graphql/playground"
 	coderws "github.com/coder/websocket"
+	"github.com/membrane/membrane/graph"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/safego"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -36,7 +34,7 @@ type Pinger interface {
 // /graphql (authenticated by keys), /healthz (the process is up) and
 // /readyz (Neo4j answers). opts (at most one) configures it; without,
 // DefaultHandlerOptions.
-func NewHandler(r *Resolver, db Pinger, keys *membrane.Keyring, log *slog.Logger, opts ...HandlerOptions) http.Handler {
+func NewHandler(r *graph.Resolver, db Pinger, keys *membrane.Keyring, log *slog.Logger, opts ...HandlerOptions) http.Handler {
 	o := DefaultHandlerOptions()
 	if len(opts) > 0 {
 		o = opts[0]
@@ -44,9 +42,7 @@ func NewHandler(r *Resolver, db Pinger, keys *membrane.Keyring, log *slog.Logger
 	// One set of rate buckets for HTTP requests and WebSocket inits.
 	limits := newPrincipalLimits(o)
 	keepAlive := cmp.Or(o.KeepAliveInterval, DefaultKeepAliveInterval)
-	cfg := Config{Resolvers: r}
-	setComplexity(&cfg.Complexity)
-	es := costRoots(NewExecutableSchema(cfg))
+	es := graph.NewCostedSchema(r)
 	srv := handler.New(es)
 	srv.AddTransport(transport.Options{})
 	// Subscriptions: WebSocket (graphql-transport-ws and graphql-ws) and
@@ -78,7 +74,7 @@ func NewHandler(r *Resolver, db Pinger, keys *membrane.Keyring, log *slog.Logger
 		srv.Use(extension.Introspection{})
 	}
 	useQueryLimits(srv, es.Schema(), o)
-	srv.SetErrorPresenter(presentError(log))
+	srv.SetErrorPresenter(graph.PresentError(log))
 	srv.SetRecoverFunc(func(ctx context.Context, p any) error {
 		safego.Recovered("resolver", p, "path", graphql.GetPath(ctx).String())
 		return errors.New("panic") // presented as INTERNAL without detail
@@ -104,73 +100,4 @@ func NewHandler(r *Resolver, db Pinger, keys *membrane.Keyring, log *slog.Logger
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ready", "neo4j": "ok"})
 	})
 	return recoverPanics(bodyDeadline(o.ReadTimeout, cors(o.CORS, mux)))
-}
-
-// recoverPanics answers a request whose handler panicked outside a
-// resolver (gqlgen recovers those) with a coded 500, when nothing was
-// written yet, and reports the panic as every other (safego): logged at
-// ERROR with its stack, counted. net/http would recover it too, but only
-// to drop the connection, with a line on the standard logger and no count.
-// http.ErrAbortHandler, a deliberate abort, goes on up.
-func recoverPanics(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		tw := &touchWriter{ResponseWriter: w}
-		defer func() {
-			p := recover()
-			if p == nil {
-				return
-			}
-			if p == http.ErrAbortHandler {
-				panic(p)
-			}
-			safego.Recovered("http handler", p, "path", r.URL.Path)
-			if !tw.touched {
-				writeError(w, http.StatusInternalServerError, membrane.EINTERNAL, "Internal error.")
-			}
-		}()
-		next.ServeHTTP(tw, r)
-	})
-}
-
-// touchWriter remembers whether anything was written (or the connection
-// hijacked).
-type touchWriter struct {
-	http.ResponseWriter
-	touched bool
-}
-
-func (t *touchWriter) WriteHeader(status int) {
-	t.touched = true
-	t.ResponseWriter.WriteHeader(status)
-}
-
-func (t *touchWriter) Write(b []byte) (int, error) {
-	t.touched = true
-	return t.ResponseWriter.Write(b)
-}
-
-// Flush passes streaming responses through.
-func (t *touchWriter) Flush() { _ = t.FlushError() }
-
-// FlushError flushes and reports a failed flush (http.ResponseController
-// prefers it to Flush), so that a stream learns at once that its client
-// is gone.
-func (t *touchWriter) FlushError() error {
-	t.touched = true
-	return http.NewResponseController(t.ResponseWriter).Flush()
-}
-
-// Hijack hands the connection to a WebSocket.
-func (t *touchWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
-	t.touched = true
-	return http.NewResponseController(t.ResponseWriter).Hijack()
-}
-
-// Unwrap gives http.ResponseController the underlying writer.
-func (t *touchWriter) Unwrap() http.ResponseWriter { return t.ResponseWriter }
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
 }

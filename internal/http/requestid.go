@@ -1,4 +1,4 @@
-package graph
+package http
 
 import (
 	"net/http"

@@ -1,4 +1,4 @@
-package graph
+package http
 
 import (
 	"bytes"
@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/handler"
+	"github.com/membrane/membrane/graph"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/vektah/gqlparser/v2/ast"
 )
@@ -85,6 +87,19 @@ func bodyDeadline(d time.Duration, next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// useQueryLimits holds every operation to o's limits: the parser's token
+// limit, then the limits of graph.UseQueryLimits by the role of the
+// request's principal; and while it runs, to the request timeout.
+func useQueryLimits(srv *handler.Server, schema *ast.Schema, o HandlerOptions) {
+	srv.SetParserTokenLimit(o.ParserTokenLimit)
+	graph.UseQueryLimits(srv, schema, func(ctx context.Context) graph.QueryLimits {
+		return o.limitsFor(membrane.TrustFromContext(ctx).Principal.Role)
+	}, o.Introspection)
+	if o.RequestTimeout > 0 {
+		srv.AroundResponses(withDeadline(o.RequestTimeout))
+	}
 }
 
 // withDeadline gives the execution of a query or mutation a deadline of d.

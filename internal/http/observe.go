@@ -1,4 +1,4 @@
-package graph
+package http
 
 import (
 	"bufio"
@@ -191,7 +191,7 @@ func (r *recorder) FlushError() error {
 func (r *recorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	hj, ok := r.ResponseWriter.(http.Hijacker)
 	if !ok {
-		return nil, nil, errors.New("graph: the response writer cannot be hijacked")
+		return nil, nil, errors.New("http: the response writer cannot be hijacked")
 	}
 	if r.status == 0 {
 		r.status = http.StatusSwitchingProtocols

@@ -1,8 +1,9 @@
-package graph
+package http
 
 import (
 	"time"
 
+	"github.com/membrane/membrane/graph"
 	"github.com/membrane/membrane/internal/membrane"
 )
 
@@ -16,7 +17,7 @@ type HandlerOptions struct {
 	Introspection bool
 	// Limits bound one operation, by the role of the request's principal.
 	// A role without an entry gets DefaultQueryLimits.
-	Limits map[membrane.Role]QueryLimits
+	Limits map[membrane.Role]graph.QueryLimits
 	// ParserTokenLimit bounds the tokens of a query document, for every
 	// role: it applies while parsing, before the principal's role matters
 	// (0: no limit).
@@ -51,18 +52,6 @@ type HandlerOptions struct {
 	Now func() time.Time
 }
 
-// QueryLimits bound one GraphQL operation. Zero fields are not limited.
-type QueryLimits struct {
-	// Complexity is the highest cost (see complexity.go).
-	Complexity int
-	// Depth is the deepest nesting of fields.
-	Depth int
-	// RootFields is the most root fields (aliases included, fragments
-	// expanded) one operation may select: each runs Neo4j transactions of
-	// its own, whatever it selects.
-	RootFields int
-}
-
 // Defaults of the limits: the configuration's defaults too (internal/config).
 const (
 	DefaultMaxComplexity      = 50_000
@@ -79,7 +68,7 @@ const (
 )
 
 // DefaultQueryLimits are the limits of a role that has none configured.
-var DefaultQueryLimits = QueryLimits{Complexity: DefaultMaxComplexity, Depth: DefaultMaxDepth, RootFields: DefaultMaxRootFields}
+var DefaultQueryLimits = graph.QueryLimits{Complexity: DefaultMaxComplexity, Depth: DefaultMaxDepth, RootFields: DefaultMaxRootFields}
 
 // DefaultHandlerOptions is the development setup: GraphiQL and
 // introspection on, the default query limits (admins' higher), automatic
@@ -88,7 +77,7 @@ func DefaultHandlerOptions() HandlerOptions {
 	return HandlerOptions{
 		GraphiQL:      true,
 		Introspection: true,
-		Limits: map[membrane.Role]QueryLimits{
+		Limits: map[membrane.Role]graph.QueryLimits{
 			membrane.RoleAdmin: {Complexity: DefaultAdminMaxComplexity, Depth: DefaultAdminMaxDepth, RootFields: DefaultAdminMaxRootFields},
 		},
 		ParserTokenLimit: DefaultParserTokenLimit,
@@ -100,7 +89,7 @@ func DefaultHandlerOptions() HandlerOptions {
 }
 
 // limitsFor returns the query limits of role.
-func (o HandlerOptions) limitsFor(role membrane.Role) QueryLimits {
+func (o HandlerOptions) limitsFor(role membrane.Role) graph.QueryLimits {
 	if l, ok := o.Limits[role]; ok {
 		return l
 	}

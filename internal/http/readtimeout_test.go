@@ -1,4 +1,4 @@
-package graph_test
+package http_test
 
 import (
 	"bufio"
@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/membrane/membrane/graph"
+	membranehttp "github.com/membrane/membrane/internal/http"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4jtest"
 )
@@ -25,14 +26,14 @@ import (
 // closed; before, the server read for as long as the client kept sending.
 func TestSlowBodyIsCut(t *testing.T) {
 	const readTimeout = 300 * time.Millisecond
-	opts := graph.DefaultHandlerOptions()
+	opts := membranehttp.DefaultHandlerOptions()
 	opts.ReadTimeout = readTimeout
 	c := newClientOpts(t, opts)
 	// The same handler served as server.go serves it: observed, through
 	// the recorder that wraps every response writer.
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	r := &graph.Resolver{Store: c.db, Policy: membrane.DefaultPolicy(), Now: time.Now, Log: log}
-	observed := httptest.NewServer(graph.Observe(graph.NewHandler(r, c.db, membrane.NewKeyring(c.ring), log, opts), graph.Observability{Log: log}))
+	observed := httptest.NewServer(membranehttp.Observe(membranehttp.NewHandler(r, c.db, membrane.NewKeyring(c.ring), log, opts), membranehttp.Observability{Log: log}))
 	t.Cleanup(observed.Close)
 	body := `{"query": "{ __typename }"}` + strings.Repeat(" ", 40)
 	length := fmt.Sprintf("Content-Length: %d\r\n", len(body))
@@ -126,7 +127,7 @@ func TestSlowBodyIsCut(t *testing.T) {
 func TestReadTimeoutSparesLongRequests(t *testing.T) {
 	const readTimeout = 200 * time.Millisecond
 	setup, _ := withFeed(t)
-	opts := graph.DefaultHandlerOptions()
+	opts := membranehttp.DefaultHandlerOptions()
 	opts.ReadTimeout = readTimeout
 	c := newClientFull(t, setup, opts)
 	scope := neo4jtest.Scope(t)

@@ -1,4 +1,4 @@
-package graph_test
+package http_test
 
 import (
 	"bufio"
@@ -23,6 +23,7 @@ import (
 
 	"github.com/membrane/membrane/graph"
 	"github.com/membrane/membrane/internal/feed"
+	membranehttp "github.com/membrane/membrane/internal/http"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4jtest"
 	"github.com/membrane/membrane/internal/safego"
@@ -93,7 +94,7 @@ func TestSSEClientHangsUpMidStream(t *testing.T) {
 		size    = 500 << 10
 	)
 	setup, _ := withFeed(t)
-	opts := graph.DefaultHandlerOptions()
+	opts := membranehttp.DefaultHandlerOptions()
 	opts.KeepAliveInterval = time.Millisecond
 	c := newClientFull(t, nil, opts)
 	// Buffered for every response of the test, so that no handler waits
@@ -188,10 +189,10 @@ func TestSSEClientHangsUpMidStream(t *testing.T) {
 func TestOperationRateLimit(t *testing.T) {
 	const burst = 4
 	setup, _ := withFeed(t)
-	opts := graph.DefaultHandlerOptions()
-	opts.RateLimits = map[membrane.Role]graph.RateLimit{}
+	opts := membranehttp.DefaultHandlerOptions()
+	opts.RateLimits = map[membrane.Role]membranehttp.RateLimit{}
 	for _, role := range []membrane.Role{membrane.RoleReader, membrane.RoleWriter, membrane.RoleAdmin} {
-		opts.RateLimits[role] = graph.RateLimit{Rate: 0.001, Burst: burst}
+		opts.RateLimits[role] = membranehttp.RateLimit{Rate: 0.001, Burst: burst}
 	}
 	t.Run("websocket", func(t *testing.T) {
 		for _, tc := range []struct {
@@ -453,7 +454,7 @@ func TestWebSocketProtocol(t *testing.T) {
 // code).
 func TestWebSocketUpgradeFailure(t *testing.T) {
 	setup, _ := withFeed(t)
-	opts := graph.DefaultHandlerOptions()
+	opts := membranehttp.DefaultHandlerOptions()
 	opts.CORS.AllowedOrigins = []string{"https://console.example.com"}
 	c := newClientFull(t, setup, opts)
 	for _, tc := range []struct {
@@ -592,7 +593,7 @@ func TestHandlerPanic(t *testing.T) {
 	counted := make(chan string, 1)
 	safego.Report(slog.New(slog.NewJSONHandler(logs, nil)), func(where string) { counted <- where })
 	t.Cleanup(func() { safego.Report(nil, nil) })
-	srv := httptest.NewServer(graph.NewHandler(&graph.Resolver{}, panicPinger{}, membrane.NewKeyring(nil),
+	srv := httptest.NewServer(membranehttp.NewHandler(&graph.Resolver{}, panicPinger{}, membrane.NewKeyring(nil),
 		slog.New(slog.NewTextHandler(io.Discard, nil))))
 	t.Cleanup(srv.Close)
 

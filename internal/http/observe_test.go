@@ -1,4 +1,4 @@
-package graph_test
+package http_test
 
 import (
 	"bufio"
@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/membrane/membrane/graph"
+	membranehttp "github.com/membrane/membrane/internal/http"
 	"github.com/membrane/membrane/internal/logging"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/metrics"
@@ -61,7 +62,7 @@ func (b *logBuffer) lines(t *testing.T) []map[string]any {
 	return out
 }
 
-// observed is a server wrapped by graph.Observe, with metrics, optional
+// observed is a server wrapped by membranehttp.Observe, with metrics, optional
 // tracing and its log captured, over a store of its own that reports to
 // the same metrics and tracer.
 type observed struct {
@@ -77,7 +78,7 @@ func newObserved(t *testing.T, traced bool, setups ...func(*graph.Resolver)) *ob
 	t.Helper()
 	o := &observed{metrics: metrics.New(), logs: &logBuffer{}}
 	log := logging.New(o.logs, "json", slog.LevelDebug)
-	obs := graph.Observability{Log: log, Metrics: o.metrics, ServeMetrics: true}
+	obs := membranehttp.Observability{Log: log, Metrics: o.metrics, ServeMetrics: true}
 	storeObs := []neo4j.Observer{o.metrics}
 	if traced {
 		o.spans = tracetest.NewInMemoryExporter()
@@ -101,7 +102,7 @@ func newObserved(t *testing.T, traced bool, setups ...func(*graph.Resolver)) *ob
 	for _, setup := range setups {
 		setup(r)
 	}
-	srv := httptest.NewServer(graph.Observe(graph.NewHandler(r, db, membrane.NewKeyring([]membrane.APIKey{k}), log), obs))
+	srv := httptest.NewServer(membranehttp.Observe(membranehttp.NewHandler(r, db, membrane.NewKeyring([]membrane.APIKey{k}), log), obs))
 	t.Cleanup(srv.Close)
 	o.client = &client{t: t, url: srv.URL, db: db, key: secret, actor: admin.Actor, keys: map[string]string{admin.Actor: secret}}
 	return o
@@ -229,10 +230,10 @@ func TestRequestID(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			h := map[string]string{"Authorization": "Bearer " + o.key}
 			if tt.sent != "" {
-				h[graph.HeaderRequestID] = tt.sent
+				h[membranehttp.HeaderRequestID] = tt.sent
 			}
 			resp := o.post(`{"query":"query Ping { __typename }"}`, h)
-			id := resp.Header.Get(graph.HeaderRequestID)
+			id := resp.Header.Get(membranehttp.HeaderRequestID)
 			switch {
 			case tt.echoed && id != tt.sent:
 				t.Fatalf("request id = %q, want %q echoed", id, tt.sent)

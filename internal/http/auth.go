@@ -1,4 +1,4 @@
-package graph
+package http
 
 import (
 	"context"
@@ -161,9 +161,4 @@ func authenticateInit(keys *membrane.Keyring, limits *principalLimits) transport
 
 func isWebsocketUpgrade(r *http.Request) bool {
 	return strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
-}
-
-// writeError answers with a GraphQL-shaped error body.
-func writeError(w http.ResponseWriter, status int, code, msg string) {
-	writeJSON(w, status, map[string]any{"errors": []map[string]any{{"message": msg, "extensions": map[string]any{"code": code}}}})
 }
