@@ -237,8 +237,8 @@ func run(args []string) error {
 		MaxSubscriptions: cfg.Limits.Subscriptions, PerPrincipal: func(p membrane.Principal) int { return cfg.SubscriptionsFor(p.Role) }}, log)
 	db.AfterWrite = hub.Poke
 
-	resolver := &graph.Resolver{Store: db, Revisions: db, Lineages: db, Deletes: db, MetricsService: db, Jobs: runner,
-		Retrieval: db, Captures: db, Events: db, Feed: hub, Policy: policy, SelectionThreshold: cfg.SelectionConfidenceThreshold, Log: log, Now: time.Now}
+	stores := membrane.Stores{Records: db, Revisions: db, Lineages: db, Deletes: db, Metrics: db, Jobs: runner, Retrieval: db, Captures: db}
+	services := membrane.ServiceOptions{Policy: policy, SelectionThreshold: cfg.SelectionConfidenceThreshold, Log: log, Now: time.Now}
 	if e := cfg.Embedding; e.Enabled() {
 		emb, err := embedding.New(embedding.Config{Endpoint: e.Endpoint, Model: e.Model, APIKey: e.APIKey,
 			Dimensions: e.Dimensions, SendDimensions: e.SendDimensions, Timeout: e.Timeout})
@@ -248,9 +248,10 @@ func run(args []string) error {
 		if err := db.EnsureVectorIndex(ctx, e.Dimensions); err != nil {
 			return err
 		}
-		resolver.Embedder, resolver.EmbedMaxSensitivity = emb, membrane.Sensitivity(e.MaxSensitivity)
+		services.Embedder, services.EmbedMaxSensitivity = emb, membrane.Sensitivity(e.MaxSensitivity)
 		log.Info("vector search on", "model", e.Model, "dimensions", e.Dimensions, "max_sensitivity", e.MaxSensitivity)
 	}
+	resolver := &graph.Resolver{Services: membrane.NewServices(stores, services), Events: db, Feed: hub}
 	opts, err := handlerOptions(cfg)
 	if err != nil {
 		return err

@@ -31,7 +31,9 @@ func TestSlowBodyIsCut(t *testing.T) {
 	// The same handler served as server.go serves it: observed, through
 	// the recorder that wraps every response writer.
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	r := &graph.Resolver{Store: c.db, Policy: membrane.DefaultPolicy(), Now: time.Now, Log: log}
+	w := newWiring(c.db, log)
+	w.Stores = membrane.Stores{Records: c.db}
+	r := w.resolver()
 	observed := httptest.NewServer(graph.Observe(graph.NewHandler(r, c.db, membrane.NewKeyring(c.ring), log, opts), graph.Observability{Log: log}))
 	t.Cleanup(observed.Close)
 	body := `{"query": "{ __typename }"}` + strings.Repeat(" ", 40)
