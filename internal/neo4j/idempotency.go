@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/membrane/membrane/cypher"
@@ -122,13 +124,7 @@ func (db *DB) replay(ctx context.Context, tx neo4j.ManagedTransaction, idem *mem
 			edges[i] = membrane.Relation(e)
 		}
 	}
-	// The ends of the edges are read with the records: an edge shows only
-	// when the request may see both its ends.
-	read := append([]string(nil), ids...)
-	for _, e := range edges {
-		read = append(read, e.SourceID, e.TargetID)
-	}
-	byID, err := db.recordsByID(ctx, tx, cypher.Must("records_by_ids"), read)
+	byID, err := db.recordsByID(ctx, tx, cypher.Must("records_by_ids"), ids)
 	if err != nil {
 		return nil, true, err
 	}
@@ -152,5 +148,41 @@ func (db *DB) replay(ctx context.Context, tx neo4j.ManagedTransaction, idem *mem
 		}
 		return nil, true, membrane.Errorf(membrane.ECONFLICT, "this idempotency key names records that no longer exist or that this request does not see in full")
 	}
-	return &written{recs: out, edges: t.ReplayEdges(edges, byID), replayed: true}, true, nil
+	if len(edges) > 0 {
+		if edges, err = db.replayEdges(ctx, tx, t, edges, byID); err != nil {
+			return nil, true, err
+		}
+	}
+	return &written{recs: out, edges: edges, replayed: true}, true, nil
+}
+
+// replayEdges returns the stored edges whose ends the request may see
+// (membrane.Trust.ReplayEdges), reading the ends that are not among the
+// result's records (recs) as a read of relations reads them: one that does
+// not open shows redacted, and does not fail the replay.
+func (db *DB) replayEdges(ctx context.Context, tx neo4j.ManagedTransaction, t membrane.Trust, edges []membrane.Relation, recs map[string]*membrane.Record) ([]membrane.Relation, error) {
+	ends := maps.Clone(recs)
+	var other []string
+	for _, e := range edges {
+		for _, id := range []string{e.SourceID, e.TargetID} {
+			if _, ok := ends[id]; !ok && !slices.Contains(other, id) {
+				other = append(other, id)
+			}
+		}
+	}
+	if len(other) > 0 {
+		rows, err := collect(ctx, tx, cypher.Must("records_by_ids"), map[string]any{"ids": other})
+		if err != nil {
+			return nil, err
+		}
+		for _, row := range rows {
+			props, _ := row.Values[0].(map[string]any)
+			r, err := db.readRecord(props)
+			if err != nil {
+				return nil, err
+			}
+			ends[r.ID] = r
+		}
+	}
+	return t.ReplayEdges(edges, ends), nil
 }
