@@ -91,8 +91,8 @@ type NeighborQuery struct {
 	AsOf       *time.Time
 }
 
-// LineageService reads lineage and history. Each method is one round trip.
-type LineageService interface {
+// LineageStore reads lineage and history. Each method is one round trip.
+type LineageStore interface {
 	// FindRecordAsOf returns a record with its status and salience as they
 	// were at asOf (ENOTFOUND when it did not exist yet).
 	FindRecordAsOf(ctx context.Context, id string, asOf time.Time) (*Record, error)

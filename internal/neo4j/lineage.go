@@ -12,7 +12,7 @@ import (
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 )
 
-var _ membrane.LineageService = (*DB)(nil)
+var _ membrane.LineageStore = (*DB)(nil)
 
 var (
 	asOfFragment = strings.ReplaceAll(cypher.Must("as_of"), "__EFFECTIVE__",
