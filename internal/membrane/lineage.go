@@ -102,6 +102,10 @@ type LineageStore interface {
 	SupersedeChains(ctx context.Context, ids []string, asOf *time.Time) (map[string][]*Record, error)
 	// Lineage returns the bounded lineage graph of a record.
 	Lineage(ctx context.Context, id string, q LineageQuery) (*Lineage, error)
+	// Graph returns the records within q.Hops of q.Roots and the edges
+	// among them, as of q.AsOf. A root that is missing or invisible is
+	// ENOTFOUND, with the same message.
+	Graph(ctx context.Context, q ExportQuery) (*Lineage, error)
 }
 
 // Head returns the active head of a supersede chain (oldest first): the

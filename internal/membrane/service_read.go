@@ -91,6 +91,21 @@ func (s *ReadService) Lineage(ctx context.Context, id string, q LineageQuery) (*
 	return lin, nil
 }
 
+// Graph returns the drawable graph around q.Roots; its records are as of
+// q.AsOf. The store gates it by the request's trust as it gates lineage:
+// invisible records and their edges are absent, one level above the
+// ceiling shows redacted, and an invisible root is NOT_FOUND.
+func (s *ReadService) Graph(ctx context.Context, q ExportQuery) (*Lineage, error) {
+	g, err := s.lineages.Graph(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range g.Nodes {
+		n.Record.AsOf = q.AsOf
+	}
+	return g, nil
+}
+
 // Neighbors returns, for each id, up to q.Page.First+1 neighbours, as of
 // q.AsOf.
 func (s *ReadService) Neighbors(ctx context.Context, ids []string, q NeighborQuery) (map[string][]*Neighbor, error) {
