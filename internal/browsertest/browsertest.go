@@ -10,7 +10,10 @@
 // network events of the page record every URL it requests, including
 // WebSocket handshakes. Either kind of record fails the test when it ends,
 // except the proxy's records of the browser's own calls to Google services
-// (browserServices), which no page made.
+// (browserServices), which no page made. So does an uncaught exception in
+// the page. Either also ends the wait under way at once, so that such a
+// test fails in seconds rather than at its deadline (ExpectExternal and
+// ExpectExceptions are for tests that cause them on purpose).
 //
 // Screenshots are written to .artifacts/screenshots/ at the module's root
 // (git-ignored; MEMBRANE_ARTIFACTS_DIR moves it), one when a test asks and
@@ -54,10 +57,16 @@ type Browser struct {
 	t   testing.TB
 	ctx context.Context // the tab's
 
-	mu       sync.Mutex
-	requests []string // every URL the page requested, in order
-	external []string // those that were not for loopback, and what the proxy saw
-	console  []string // console errors and uncaught exceptions
+	mu         sync.Mutex
+	requests   []string // every URL the page requested, in order
+	external   []string // those that were not for loopback, and what the proxy saw
+	exceptions []string // the page's uncaught exceptions
+	console    []string // its console errors
+	// broken is closed at the first external request or exception (unless
+	// expected), which ends the wait under way: the test fails then rather
+	// than at its deadline.
+	broken                  chan struct{}
+	expectExternal, expectX bool
 	// background are the browser's own calls to Google services that its
 	// flags do not turn off, refused by the proxy like any other.
 	background []string
@@ -72,7 +81,7 @@ func New(t testing.TB) *Browser {
 		t.Skip("MEMBRANE_BROWSER_TESTS=skip")
 	}
 	exe := chromium(t)
-	b := &Browser{t: t}
+	b := &Browser{t: t, broken: make(chan struct{})}
 	proxy := b.startProxy()
 	dir := t.TempDir()
 	opts := append(slices.Clone(chromedp.DefaultExecAllocatorOptions[:]),
@@ -112,6 +121,9 @@ func New(t testing.TB) *Browser {
 		}
 		if len(b.console) > 0 {
 			t.Logf("browser console errors:\n%s", strings.Join(b.console, "\n"))
+		}
+		if len(b.exceptions) > 0 {
+			t.Errorf("the page threw %d uncaught exception(s):\n%s", len(b.exceptions), strings.Join(b.exceptions, "\n"))
 		}
 		if len(b.external) > 0 {
 			t.Errorf("the browser made %d non-loopback request(s):\n%s", len(b.external), strings.Join(b.external, "\n"))
@@ -174,7 +186,7 @@ func (b *Browser) startProxy() string {
 				if browserService(line) {
 					b.background = append(b.background, line)
 				} else {
-					b.external = append(b.external, line)
+					b.addExternal(line)
 				}
 				b.mu.Unlock()
 				_, _ = c.Write([]byte("HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"))
@@ -214,7 +226,10 @@ func (b *Browser) listen(ev any) {
 	case *network.EventWebSocketCreated:
 		b.request(ev.URL)
 	case *runtime.EventExceptionThrown:
-		b.console = append(b.console, "exception: "+ev.ExceptionDetails.Text+exceptionDetail(ev.ExceptionDetails))
+		b.exceptions = append(b.exceptions, ev.ExceptionDetails.Text+exceptionDetail(ev.ExceptionDetails))
+		if !b.expectX {
+			b.breakOnce()
+		}
 	case *runtime.EventConsoleAPICalled:
 		if ev.Type == runtime.ConsoleAPICalledTypeError {
 			var parts []string
@@ -237,7 +252,24 @@ func exceptionDetail(d *runtime.ExceptionDetails) string {
 func (b *Browser) request(raw string) {
 	b.requests = append(b.requests, raw)
 	if !Loopback(raw) {
-		b.external = append(b.external, raw)
+		b.addExternal(raw)
+	}
+}
+
+// addExternal records a request that left loopback (b.mu held).
+func (b *Browser) addExternal(what string) {
+	b.external = append(b.external, what)
+	if !b.expectExternal {
+		b.breakOnce()
+	}
+}
+
+// breakOnce ends the waits of a test whose page went wrong (b.mu held).
+func (b *Browser) breakOnce() {
+	select {
+	case <-b.broken:
+	default:
+		close(b.broken)
 	}
 }
 
@@ -271,9 +303,17 @@ func (b *Browser) Requests() []string {
 	return slices.Clone(b.requests)
 }
 
+// ExpectExternal is for a test whose page requests other machines on
+// purpose: such requests no longer end its waits early; TakeExternal
+// returns them, and those it does not take still fail the test.
+func (b *Browser) ExpectExternal() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.expectExternal = true
+}
+
 // TakeExternal returns the non-loopback requests recorded so far and
-// forgets them, so that they no longer fail the test: for a test that
-// makes one on purpose.
+// forgets them, so that they no longer fail the test.
 func (b *Browser) TakeExternal() []string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -282,17 +322,74 @@ func (b *Browser) TakeExternal() []string {
 	return ext
 }
 
-// Context is the tab's context, for chromedp actions the helpers lack.
-// Bound it with a deadline: chromedp waits for ever by default.
+// ExpectExceptions is for a test whose page throws on purpose: uncaught
+// exceptions no longer end its waits early; TakeExceptions returns them,
+// and those it does not take still fail the test.
+func (b *Browser) ExpectExceptions() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.expectX = true
+}
+
+// TakeExceptions returns the page's uncaught exceptions so far and forgets
+// them, so that they no longer fail the test.
+func (b *Browser) TakeExceptions() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	x := b.exceptions
+	b.exceptions = nil
+	return x
+}
+
+// run runs an action in the tab within Timeout, ended early when the page
+// goes wrong (a non-loopback request or an uncaught exception, unless
+// expected).
+// retry runs it again when it failed for a JavaScript context just
+// replaced (read-only actions only).
+func run[T any](b *Browser, a chromedp.Action[T], retry bool) (T, error) {
+	ctx, cancel := context.WithTimeoutCause(b.ctx, Timeout, fmt.Errorf("no result within %v", Timeout))
+	defer cancel()
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		select {
+		case <-b.broken:
+			cancel()
+		case <-done:
+		}
+	}()
+	v, err := chromedp.Run(ctx, a)
+	// A script evaluated just as a page replaces its JavaScript context
+	// (a navigation ending) finds it gone: evaluate again in the new one.
+	for retry && err != nil && strings.Contains(err.Error(), "Cannot find context with specified id") && ctx.Err() == nil {
+		v, err = chromedp.Run(ctx, a)
+	}
+	if err != nil {
+		select {
+		case <-b.broken:
+			b.mu.Lock()
+			defer b.mu.Unlock()
+			err = fmt.Errorf("%w; stopped: the page went wrong (non-loopback requests: %q; exceptions: %q)",
+				err, b.external, b.exceptions)
+		default:
+			if cause := context.Cause(ctx); cause != nil && cause != err {
+				err = fmt.Errorf("%w (%v)", err, cause)
+			}
+		}
+	}
+	return v, err
+}
+
+// Context is the tab's context, for chromedp actions the helpers lack
+// (prefer Do, which bounds them and stops when the page goes wrong).
 func (b *Browser) Context() context.Context { return b.ctx }
 
 // Do runs chromedp actions in the tab within Timeout, failing the test
-// on an error.
+// on an error, or as soon as the page requests another machine or throws
+// an uncaught exception (see ExpectExternal, ExpectExceptions).
 func (b *Browser) Do(what string, actions ...chromedp.Action[chromedp.Void]) {
 	b.t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, Timeout)
-	defer cancel()
-	if err := chromedp.Do(ctx, actions...); err != nil {
+	if _, err := run(b, chromedp.Steps(actions...), false); err != nil {
 		b.t.Fatalf("%s: %v", what, err)
 	}
 }
@@ -310,6 +407,13 @@ func (b *Browser) WaitVisible(selector string) {
 	b.Do("wait for "+selector+" to be visible", chromedp.WaitVisible(chromedp.CSS(selector)))
 }
 
+// Type focuses the first element matching the CSS selector, once visible,
+// and types text into it as key presses.
+func (b *Browser) Type(selector, text string) {
+	b.t.Helper()
+	b.Do("type into "+selector, chromedp.SendKeys(chromedp.CSS(selector), text, chromedp.NodeVisible))
+}
+
 // Click clicks the first element matching the CSS selector, once visible.
 func (b *Browser) Click(selector string) {
 	b.t.Helper()
@@ -320,9 +424,7 @@ func (b *Browser) Click(selector string) {
 // evaluated on each animation frame and at once on each DOM change.
 func (b *Browser) WaitFor(what, expression string) {
 	b.t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, Timeout)
-	defer cancel()
-	if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](expression, chromedp.WithPollingTimeout(Timeout))); err != nil {
+	if _, err := run(b, chromedp.Poll[chromedp.Void](expression, chromedp.WithPollingTimeout(Timeout)), true); err != nil {
 		b.t.Fatalf("wait for %s (%s): %v", what, expression, err)
 	}
 }
@@ -347,9 +449,7 @@ func (b *Browser) Text(selector string) string {
 // and decodes its value into T.
 func Eval[T any](b *Browser, expression string) T {
 	b.t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, Timeout)
-	defer cancel()
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expression, chromedp.EvalAwaitPromise))
+	v, err := run(b, chromedp.Evaluate[T](expression, chromedp.EvalAwaitPromise), true)
 	if err != nil {
 		b.t.Fatalf("evaluate %s: %v", expression, err)
 	}
@@ -377,6 +477,7 @@ func (b *Browser) screenshot(name string) {
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
+// capture takes a screenshot, also of a page that went wrong.
 func (b *Browser) capture(name string) (string, error) {
 	ctx, cancel := context.WithTimeout(b.ctx, Timeout)
 	defer cancel()
