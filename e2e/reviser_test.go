@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-
 )
 
 // reviser is one client writing a stream of revisions to records of its
