@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-
-	"github.com/membrane/membrane/internal/membrane"
 )
 
 // reviser is one client writing a stream of revisions to records of its
@@ -110,7 +108,7 @@ func (w *reviser) step(ctx context.Context) (string, gqlResponse, error) {
 		w.l.inFlight(touched...)
 		return op, resp, err
 	}
-	if c := resp.code(); c == membrane.EUNAVAILABLE || c == membrane.EUNKNOWN {
+	if c := resp.code(); c == "UNAVAILABLE" || c == "OUTCOME_UNKNOWN" {
 		// UNAVAILABLE promises nothing was written, but the ledger stays
 		// conservative; OUTCOME_UNKNOWN is a commit whose answer was lost:
 		// the records are in flight.

@@ -101,7 +101,7 @@ var soakHangupHolds = [2]time.Duration{25 * time.Second, 60 * time.Second}
 // Writes that answer one of these codes (or a transport error, a 5xx or a
 // 429) have an unknown or no outcome: the client retries them with the same
 // client-chosen id or idempotency key, which must be safe.
-var soakRetryable = []string{membrane.EUNAVAILABLE, "OUTCOME_UNKNOWN", membrane.ERATELIMITED, membrane.ETIMEOUT}
+var soakRetryable = []string{"UNAVAILABLE", "OUTCOME_UNKNOWN", "RATE_LIMITED", "TIMEOUT"}
 
 // TestSoak runs 32 clients against one server process for
 // MEMBRANE_SOAK_DURATION (default 5 min) on a Neo4j of its own, which it
@@ -617,7 +617,7 @@ func (r *soakRun) write(kind, key, query string, vars map[string]any) (json.RawM
 		switch {
 		case err == nil && resp.Status == http.StatusOK && len(resp.Errors) == 0:
 			return resp.Data, true
-		case err == nil && resp.code() == membrane.ECONFLICT && attempt > 1:
+		case err == nil && resp.code() == "CONFLICT" && attempt > 1:
 			// The first attempt committed, but the retry meant to learn
 			// that is refused: the client cannot tell success from a clash.
 			r.unsafeRetries.Add(1)
@@ -1295,7 +1295,7 @@ func (s *soakStats) internalWellBehaved() int {
 	n := 0
 	for kind, by := range s.codes {
 		if !strings.HasPrefix(kind, "hostile") {
-			n += by[membrane.EINTERNAL]
+			n += by["INTERNAL"]
 		}
 	}
 	return n

@@ -22,7 +22,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4jtest"
 	neo4jdrv "github.com/neo4j/neo4j-go-driver/v5/neo4j"
 )
@@ -408,7 +407,7 @@ func seedRecords(b *testing.B, c *client) {
 		in := semanticInput(recordsScope, i)
 		in["id"] = fmt.Sprintf("%s:%05d", recordsScope, i)
 		resp := c.raw(createRecordMutation, map[string]any{"in": in})
-		if len(resp.Errors) > 0 && resp.Errors[0].Extensions["code"] != membrane.ECONFLICT {
+		if len(resp.Errors) > 0 && resp.Errors[0].Extensions["code"] != "CONFLICT" {
 			b.Fatalf("seed %s record %d: %+v", recordsScope, i, resp.Errors)
 		}
 	}

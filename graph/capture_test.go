@@ -222,9 +222,9 @@ func TestCaptureTrust(t *testing.T) {
 		}
 		return m
 	}
-	c.as(rd.Actor).fail(membrane.EFORBIDDEN, captureQ, map[string]any{"in": in(nil)})
-	c.as(wr.Actor).fail(membrane.EFORBIDDEN, captureQ, map[string]any{"in": in(map[string]any{"scope": other})})
-	c.as(wr.Actor).fail(membrane.EFORBIDDEN, captureQ, map[string]any{"in": in(map[string]any{"sensitivity": "MEDIUM"})})
+	c.as(rd.Actor).fail("FORBIDDEN", captureQ, map[string]any{"in": in(nil)})
+	c.as(wr.Actor).fail("FORBIDDEN", captureQ, map[string]any{"in": in(map[string]any{"scope": other})})
+	c.as(wr.Actor).fail("FORBIDDEN", captureQ, map[string]any{"in": in(map[string]any{"sensitivity": "MEDIUM"})})
 	if n := c.count(scope) + c.count(other); n != 0 {
 		t.Fatalf("a refused capture wrote %d records", n)
 	}
@@ -259,7 +259,7 @@ func TestCaptureBadInput(t *testing.T) {
 		{map[string]any{"source": "s", "tags": []any{""}}, "input.tags[0]"},
 	} {
 		tt.in["scope"] = scope
-		errs := c.fail(membrane.EINVALID, captureQ, map[string]any{"in": tt.in})
+		errs := c.fail("BAD_USER_INPUT", captureQ, map[string]any{"in": tt.in})
 		if f := fieldsOf(errs); len(f) == 0 || f[0] != tt.field {
 			t.Errorf("%v: fields %v, want %s", tt.in, f, tt.field)
 		}
@@ -329,7 +329,7 @@ func TestCaptureIdempotency(t *testing.T) {
 		t.Errorf("%d records", n)
 	}
 	in["summary"] = "different"
-	c.fail(membrane.ECONFLICT, captureQ, map[string]any{"in": in, "k": "cap-1"})
+	c.fail("CONFLICT", captureQ, map[string]any{"in": in, "k": "cap-1"})
 }
 
 // mustJSON marshals a GraphQL request.

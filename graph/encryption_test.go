@@ -115,7 +115,7 @@ func TestSensitiveRecordsRefusedWithoutAKey(t *testing.T) {
 	for _, sens := range []string{"HIGH", "HYPER"} {
 		in := factInput(scope, "secret")
 		in["sensitivity"] = sens
-		errs := c.fail(membrane.EPRECONDITION, `mutation($in: RecordInput!) { createRecord(input: $in) { id } }`, map[string]any{"in": in})
+		errs := c.fail("FAILED_PRECONDITION", `mutation($in: RecordInput!) { createRecord(input: $in) { id } }`, map[string]any{"in": in})
 		if !strings.Contains(errs[0].Message, "encryption key") {
 			t.Fatalf("message = %q", errs[0].Message)
 		}

@@ -16,6 +16,36 @@ import (
 // only metrics and debug logs see it.
 const codeCanceled = "CANCELED"
 
+// publicCodes are the values of extensions.code: the API's contract, add,
+// never rename. This table is the one place a domain error code becomes
+// the code clients see; the HTTP transport (internal/http) uses it too.
+var publicCodes = map[string]string{
+	membrane.EINVALID:        "BAD_USER_INPUT",
+	membrane.ENOTFOUND:       "NOT_FOUND",
+	membrane.ECONFLICT:       "CONFLICT",
+	membrane.EFORBIDDEN:      "FORBIDDEN",
+	membrane.EUNAUTHORIZED:   "UNAUTHENTICATED",
+	membrane.EPRECONDITION:   "FAILED_PRECONDITION",
+	membrane.EUNAVAILABLE:    "UNAVAILABLE",
+	membrane.EINTERNAL:       "INTERNAL",
+	membrane.ENOTIMPLEMENTED: "NOT_IMPLEMENTED",
+	membrane.ECOMPLEXITY:     "COMPLEXITY_LIMIT_EXCEEDED",
+	membrane.ERATELIMITED:    "RATE_LIMITED",
+	membrane.ETIMEOUT:        "TIMEOUT",
+	membrane.EUNKNOWN:        "OUTCOME_UNKNOWN",
+	membrane.ETOOLARGE:       "PAYLOAD_TOO_LARGE",
+	membrane.ENOTALLOWED:     "PERSISTED_QUERY_NOT_ALLOWED",
+}
+
+// Code returns the extensions.code of a domain error code (INTERNAL for a
+// code the table lacks, which TestPublicCodes rules out).
+func Code(domain string) string {
+	if c, ok := publicCodes[domain]; ok {
+		return c
+	}
+	return publicCodes[membrane.EINTERNAL]
+}
+
 // PresentError maps every resolver error to a GraphQL error with
 // extensions.code. Membrane errors show their own message; anything else is
 // logged in full and shown as a generic internal error, so no Cypher, driver
@@ -29,7 +59,7 @@ func PresentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 			// quotes the whole body back (up to the body limit): say what
 			// is wrong instead.
 			return &gqlerror.Error{Message: "the request body is not a GraphQL request in JSON (query, variables, operationName, extensions)",
-				Extensions: map[string]any{"code": membrane.EINVALID}}
+				Extensions: map[string]any{"code": Code(membrane.EINVALID)}}
 		}
 		if gqlErr != nil && gqlErr.Err == nil {
 			// Errors of gqlgen itself keep their standard codes
@@ -39,13 +69,13 @@ func PresentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 				gqlErr.Extensions = map[string]any{}
 			}
 			if len(gqlErr.Path) > 0 && gqlErr.Path[0] == ast.PathName("variable") {
-				gqlErr.Extensions["code"] = membrane.EINVALID
+				gqlErr.Extensions["code"] = Code(membrane.EINVALID)
 			}
 			if isTokenLimit(gqlErr) {
-				gqlErr.Extensions["code"] = membrane.ECOMPLEXITY
+				gqlErr.Extensions["code"] = Code(membrane.ECOMPLEXITY)
 			}
 			if _, ok := gqlErr.Extensions["code"]; !ok {
-				gqlErr.Extensions["code"] = membrane.EINVALID
+				gqlErr.Extensions["code"] = Code(membrane.EINVALID)
 			}
 			return gqlErr
 		}
@@ -55,7 +85,7 @@ func PresentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 			// object): the validator checks only the shape of custom
 			// scalars, so these surface here, as the client's error.
 			return &gqlerror.Error{Message: gqlErr.Message, Path: gqlErr.Path,
-				Extensions: map[string]any{"code": membrane.EINVALID}}
+				Extensions: map[string]any{"code": Code(membrane.EINVALID)}}
 		}
 		code := membrane.ErrorCode(err)
 		// OUTCOME_UNKNOWN stays what it is even then: a write may have
@@ -73,7 +103,7 @@ func PresentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 			log.ErrorContext(ctx, "request failed", "code", code, "err", err,
 				"path", graphql.GetPath(ctx).String())
 		}
-		ext := map[string]any{"code": code}
+		ext := map[string]any{"code": Code(code)}
 		if fields := membrane.ErrorFields(err); len(fields) > 0 {
 			ext["fields"] = fields
 		}

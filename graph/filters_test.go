@@ -120,7 +120,7 @@ func TestRetrieveTagsFilter(t *testing.T) {
 	}
 	t.Run("bad tags", func(t *testing.T) {
 		for _, q := range []string{retrieveQ, graphRootsQ} {
-			errs := c.with(t).fail(membrane.EINVALID, q, map[string]any{"in": map[string]any{"query": w, "tags": []any{"a", ""}}})
+			errs := c.with(t).fail("BAD_USER_INPUT", q, map[string]any{"in": map[string]any{"query": w, "tags": []any{"a", ""}}})
 			if f := fmt.Sprint(errs[0].Extensions["fields"]); !strings.Contains(f, "input.tags[1]") {
 				t.Errorf("fields %s", f)
 			}
@@ -283,7 +283,7 @@ func TestRecordsTextFilter(t *testing.T) {
 func TestRecordsTextFilterBadInputNamesTheField(t *testing.T) {
 	c := newClient(t)
 	for _, text := range []string{"*", strings.Repeat("x", membrane.MaxQueryBytes+1)} {
-		errs := c.fail(membrane.EINVALID, `query($f: RecordFilter) { records(filter: $f) { totalCount } }`,
+		errs := c.fail("BAD_USER_INPUT", `query($f: RecordFilter) { records(filter: $f) { totalCount } }`,
 			map[string]any{"f": map[string]any{"text": text}})
 		if f := fmt.Sprint(errs[0].Extensions["fields"]); !strings.Contains(f, "filter.text") {
 			t.Errorf("%.10q: fields %s", text, f)
@@ -399,8 +399,8 @@ func TestSearchBadInput(t *testing.T) {
 		gql, vars := fields(json.RawMessage(query))
 		resp := c.with(t).raw(gql, vars)
 		if len(want) == 1 && want[0] == bad {
-			if len(resp.Errors) == 0 || resp.Errors[0].Extensions["code"] != membrane.EINVALID {
-				t.Fatalf("want %s, got %+v data %s", membrane.EINVALID, resp.Errors, resp.Data)
+			if len(resp.Errors) == 0 || resp.Errors[0].Extensions["code"] != "BAD_USER_INPUT" {
+				t.Fatalf("want %s, got %+v data %s", "BAD_USER_INPUT", resp.Errors, resp.Data)
 			}
 			return
 		}
@@ -498,8 +498,8 @@ func TestSearchBadInput(t *testing.T) {
 				resp := cv.with(t).raw(gql, vars)
 				switch {
 				case len(tt.want) == 1 && tt.want[0] == bad:
-					if len(resp.Errors) == 0 || resp.Errors[0].Extensions["code"] != membrane.EINVALID {
-						t.Fatalf("want %s, got %+v", membrane.EINVALID, resp.Errors)
+					if len(resp.Errors) == 0 || resp.Errors[0].Extensions["code"] != "BAD_USER_INPUT" {
+						t.Fatalf("want %s, got %+v", "BAD_USER_INPUT", resp.Errors)
 					}
 				case len(resp.Errors) > 0:
 					t.Fatalf("errors %+v", resp.Errors)

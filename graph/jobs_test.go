@@ -82,9 +82,9 @@ func TestAdminOnly(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			cl := jobsClient(t, trust, scope, c)
-			cl.fail(membrane.EFORBIDDEN, `mutation { runJob(job: DECAY) { id } }`, nil)
-			cl.fail(membrane.EFORBIDDEN, `query { jobRuns { nodes { id } } }`, nil)
-			cl.fail(membrane.EFORBIDDEN, `mutation { deleteRecord(id: "x") { id } }`, nil)
+			cl.fail("FORBIDDEN", `mutation { runJob(job: DECAY) { id } }`, nil)
+			cl.fail("FORBIDDEN", `query { jobRuns { nodes { id } } }`, nil)
+			cl.fail("FORBIDDEN", `mutation { deleteRecord(id: "x") { id } }`, nil)
 		})
 	}
 }
@@ -159,8 +159,8 @@ func TestRunJobAndJobRuns(t *testing.T) {
 	if !found {
 		t.Fatalf("run %s not listed by jobRuns", run.ID)
 	}
-	cl.fail(membrane.EINVALID, `query { jobRuns(first: 501) { nodes { id } } }`, nil)
-	cl.fail(membrane.EINVALID, `query { jobRuns(after: "bm90IGEgY3Vyc29y") { nodes { id } } }`, nil)
+	cl.fail("BAD_USER_INPUT", `query { jobRuns(first: 501) { nodes { id } } }`, nil)
+	cl.fail("BAD_USER_INPUT", `query { jobRuns(after: "bm90IGEgY3Vyc29y") { nodes { id } } }`, nil)
 }
 
 func TestDeleteRecordAPI(t *testing.T) {
@@ -186,7 +186,7 @@ func TestDeleteRecordAPI(t *testing.T) {
 		len(d.RemovedEdges) != 1 || d.RemovedEdges[0] != "MENTIONS<-"+never || d.Previous["type"] != "entity" {
 		t.Fatalf("tombstone = %+v", d)
 	}
-	cl.fail(membrane.ENOTFOUND, `query($id: ID!) { record(id: $id) { id } }`, map[string]any{"id": manual})
+	cl.fail("NOT_FOUND", `query($id: ID!) { record(id: $id) { id } }`, map[string]any{"id": manual})
 	var trail struct {
 		AuditLog struct{ Nodes []struct{ Action string } }
 	}
@@ -194,10 +194,10 @@ func TestDeleteRecordAPI(t *testing.T) {
 	if n := trail.AuditLog.Nodes; len(n) != 3 || n[0].Action != "CREATE" || n[1].Action != "RELATE" || n[2].Action != "DELETE" {
 		t.Fatalf("trail of the deleted record = %+v", n)
 	}
-	cl.fail(membrane.EPRECONDITION, `mutation($id: ID!) { deleteRecord(id: $id) { id } }`, map[string]any{"id": never})
+	cl.fail("FAILED_PRECONDITION", `mutation($id: ID!) { deleteRecord(id: $id) { id } }`, map[string]any{"id": never})
 	auto := cl.create(scope, "SEMANTIC", fact("auto"), nil)
-	cl.fail(membrane.ECONFLICT, `mutation($id: ID!) { deleteRecord(id: $id, expectedVersion: 7) { id } }`, map[string]any{"id": auto})
-	cl.fail(membrane.ENOTFOUND, `mutation($id: ID!) { deleteRecord(id: $id) { id } }`, map[string]any{"id": manual})
+	cl.fail("CONFLICT", `mutation($id: ID!) { deleteRecord(id: $id, expectedVersion: 7) { id } }`, map[string]any{"id": auto})
+	cl.fail("NOT_FOUND", `mutation($id: ID!) { deleteRecord(id: $id) { id } }`, map[string]any{"id": manual})
 }
 
 func TestRecordOutcomeAPI(t *testing.T) {
@@ -249,8 +249,8 @@ func TestRecordOutcomeAPI(t *testing.T) {
 	if m := out.RecordOutcome.Payload.Metrics; m.ExecutionCount != 2 || m.FailureRate != 0.5 {
 		t.Fatalf("plan metrics = %+v", m)
 	}
-	cl.fail(membrane.EPRECONDITION, q, map[string]any{"id": sem, "s": "SUCCESS"})
-	cl.fail(membrane.ENOTFOUND, q, map[string]any{"id": "missing", "s": "SUCCESS"})
+	cl.fail("FAILED_PRECONDITION", q, map[string]any{"id": sem, "s": "SUCCESS"})
+	cl.fail("NOT_FOUND", q, map[string]any{"id": "missing", "s": "SUCCESS"})
 }
 
 func TestMetricsAreGatedByTrust(t *testing.T) {

@@ -578,7 +578,7 @@ func (s *leakScan) scanDoc(phase string, c scanCaller, op string, doc any, repor
 		if errs, ok := m["errors"].([]any); ok {
 			for i, e := range errs {
 				ext, _ := e.(map[string]any)["extensions"].(map[string]any)
-				if ext["code"] == membrane.EINTERNAL {
+				if ext["code"] == "INTERNAL" {
 					report(leak{phase: phase, caller: c.name, op: op, path: fmt.Sprintf(".errors[%d].path=%s", i, errPath(e.(map[string]any)["path"])), kind: "INTERNAL",
 						item: fmt.Sprint(e.(map[string]any)["message"])})
 				}
@@ -651,7 +651,7 @@ func (s *leakScan) scanAs(t *testing.T, phase string, c scanCaller, sentinel str
 		for _, e := range errs {
 			ext, _ := e.(map[string]any)["extensions"].(map[string]any)
 			code, _ := ext["code"].(string)
-			if code != membrane.EINTERNAL && !slices.Contains(expect, code) { // INTERNAL is reported as a finding
+			if code != "INTERNAL" && !slices.Contains(expect, code) { // INTERNAL is reported as a finding
 				t.Errorf("%s as %s: unexpected error (expected only %v): %.2000s", op, c.name, expect, raw)
 				break
 			}
@@ -711,7 +711,7 @@ func (s *leakScan) scanAs(t *testing.T, phase string, c scanCaller, sentinel str
 	for _, id := range ids {
 		var expect []string
 		if notFound[id] {
-			expect = []string{membrane.ENOTFOUND}
+			expect = []string{"NOT_FOUND"}
 		}
 		q("record", "Record", 1, `query($id: ID!) { record(id: $id) SEL }`, map[string]any{"id": id}, expect...)
 		q("graph", "Lineage", 1, `query($id: ID!) { graph(roots: [$id], hops: 10, limit: 2000) SEL }`, map[string]any{"id": id}, expect...)
@@ -769,7 +769,7 @@ func (s *leakScan) scanAs(t *testing.T, phase string, c scanCaller, sentinel str
 	control("retrieveGraph(browse)", raw, "A/public", sentinelKey)
 	var jobsExpect []string
 	if c.role != membrane.RoleAdmin {
-		jobsExpect = []string{membrane.EFORBIDDEN}
+		jobsExpect = []string{"FORBIDDEN"}
 	}
 	q("jobRuns", "JobRunConnection", 1, `query { jobRuns(first: 50) SEL }`, nil, jobsExpect...)
 	metrics, _ := q("metrics(scopes)", "Metrics", 1, `query($s: [String!]) { metrics(scopes: $s) SEL }`, map[string]any{"s": scopes})

@@ -175,7 +175,7 @@ func TestTakenIDsAnswerAlike(t *testing.T) {
 			var first string
 			for name, id := range taken {
 				resp := w.raw(p.query, p.vars(withID(factInput(scope, "new "+p.name), id)))
-				if len(resp.Errors) != 1 || resp.Errors[0].Extensions["code"] != membrane.ECONFLICT {
+				if len(resp.Errors) != 1 || resp.Errors[0].Extensions["code"] != "CONFLICT" {
 					t.Fatalf("%s: want one CONFLICT, got %s %+v", name, resp.Data, resp.Errors)
 				}
 				b, _ := json.Marshal(resp.Errors)

@@ -6,7 +6,6 @@ import (
 	"sort"
 	"testing"
 
-	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4jtest"
 )
 
@@ -112,7 +111,7 @@ func TestRecordsKeysetPagination(t *testing.T) {
 	t.Run("cursor of another ordering is rejected", func(t *testing.T) {
 		var page listed
 		c.do(`query($s: [String!]) { records(filter: {scopes: $s}, first: 1) { pageInfo { endCursor } } }`, map[string]any{"s": []any{scope}}, &page)
-		c.fail(membrane.EINVALID, `query($a: String) { records(orderBy: {field: SALIENCE}, after: $a) { nodes { id } } }`,
+		c.fail("BAD_USER_INPUT", `query($a: String) { records(orderBy: {field: SALIENCE}, after: $a) { nodes { id } } }`,
 			map[string]any{"a": *page.Records.PageInfo.EndCursor})
 	})
 	t.Run("newest first by default, stable while records are added", func(t *testing.T) {

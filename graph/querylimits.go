@@ -19,11 +19,11 @@ func init() {
 	// An operation refused by a limit or by the allow-list never ran: a
 	// request error (HTTP 422), like a parse or validation error, rather
 	// than a 200 with errors.
-	errcode.RegisterErrorType(membrane.ECOMPLEXITY, errcode.KindProtocol)
-	errcode.RegisterErrorType(membrane.ENOTALLOWED, errcode.KindProtocol)
+	errcode.RegisterErrorType(Code(membrane.ECOMPLEXITY), errcode.KindProtocol)
+	errcode.RegisterErrorType(Code(membrane.ENOTALLOWED), errcode.KindProtocol)
 	// Only errors of an operation refused before it runs are classed by
 	// code; a resolver's FORBIDDEN stays a 200 with errors.
-	errcode.RegisterErrorType(membrane.EFORBIDDEN, errcode.KindProtocol)
+	errcode.RegisterErrorType(Code(membrane.EFORBIDDEN), errcode.KindProtocol)
 }
 
 // QueryLimits bound one GraphQL operation. Zero fields are not limited.
@@ -109,7 +109,7 @@ func (s shapeLimit) MutateOperationContext(ctx context.Context, opCtx *graphql.O
 	m := shapeOf(opCtx.Operation.SelectionSet, map[string]shape{})
 	if m.introspects && !s.introspection {
 		err := gqlerror.Errorf("introspection is disabled on this server")
-		errcode.Set(err, membrane.EFORBIDDEN)
+		errcode.Set(err, Code(membrane.EFORBIDDEN))
 		return err
 	}
 	if l.Depth > 0 && m.depth > l.Depth {
@@ -128,7 +128,7 @@ func (s shapeLimit) MutateOperationContext(ctx context.Context, opCtx *graphql.O
 
 func limitError(format string, args ...any) *gqlerror.Error {
 	err := gqlerror.Errorf(format, args...)
-	errcode.Set(err, membrane.ECOMPLEXITY)
+	errcode.Set(err, Code(membrane.ECOMPLEXITY))
 	return err
 }
 

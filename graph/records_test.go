@@ -167,9 +167,9 @@ func TestIngestMutations(t *testing.T) {
 		if last["action"] != "OUTCOME" || last["actor"] != c.actor || last["actorDetail"] != "judge" || !reflect.DeepEqual(last["previous"], map[string]any{"outcome": nil}) {
 			t.Fatalf("outcome audit = %v", last)
 		}
-		c.fail(membrane.EPRECONDITION, `mutation($id: ID!) { ingestOutcome(input: {source: "judge", targetRecordId: $id, outcomeStatus: FAILURE}) { id } }`,
+		c.fail("FAILED_PRECONDITION", `mutation($id: ID!) { ingestOutcome(input: {source: "judge", targetRecordId: $id, outcomeStatus: FAILURE}) { id } }`,
 			map[string]any{"id": obs.IngestObservation["id"]})
-		c.fail(membrane.ENOTFOUND, `mutation { ingestOutcome(input: {source: "judge", targetRecordId: "nope", outcomeStatus: FAILURE}) { id } }`, nil)
+		c.fail("NOT_FOUND", `mutation { ingestOutcome(input: {source: "judge", targetRecordId: "nope", outcomeStatus: FAILURE}) { id } }`, nil)
 	})
 	if n := c.count(scope); n != 4 {
 		t.Fatalf("records in scope = %d, want 4", n)
@@ -200,7 +200,7 @@ func TestIngestBatch(t *testing.T) {
 			r.(map[string]any)["scope"] = s2
 		}
 		in[3].(map[string]any)["confidence"] = 7.0
-		errs := c.fail(membrane.EINVALID, `mutation($in: [RecordInput!]!) { ingestBatch(inputs: $in) { id } }`, map[string]any{"in": in})
+		errs := c.fail("BAD_USER_INPUT", `mutation($in: [RecordInput!]!) { ingestBatch(inputs: $in) { id } }`, map[string]any{"in": in})
 		fields := errs[0].Extensions["fields"].([]any)
 		if f := fields[0].(map[string]any)["field"]; f != "inputs[3].confidence" {
 			t.Fatalf("field = %v", f)
@@ -216,13 +216,13 @@ func TestIngestBatch(t *testing.T) {
 			r.(map[string]any)["scope"] = s3
 		}
 		in[2].(map[string]any)["id"] = got.IngestBatch[0].ID
-		c.fail(membrane.ECONFLICT, `mutation($in: [RecordInput!]!) { ingestBatch(inputs: $in) { id } }`, map[string]any{"in": in})
+		c.fail("CONFLICT", `mutation($in: [RecordInput!]!) { ingestBatch(inputs: $in) { id } }`, map[string]any{"in": in})
 		if n := c.count(s3); n != 0 {
 			t.Fatalf("stored %d records after a conflicting batch", n)
 		}
 	})
 	t.Run("too many records", func(t *testing.T) {
-		c.fail(membrane.EINVALID, `mutation($in: [RecordInput!]!) { ingestBatch(inputs: $in) { id } }`, map[string]any{"in": batch(membrane.MaxBatch + 1)})
+		c.fail("BAD_USER_INPUT", `mutation($in: [RecordInput!]!) { ingestBatch(inputs: $in) { id } }`, map[string]any{"in": batch(membrane.MaxBatch + 1)})
 	})
 }
 
@@ -246,28 +246,28 @@ func TestBadInputIsCodedAndWritesNothing(t *testing.T) {
 		vars  map[string]any
 		code  string
 	}{
-		{"string over 100 KB", create, sem(func(in map[string]any) { in["payload"].(map[string]any)["semantic"].(map[string]any)["subject"] = big }), membrane.EINVALID},
-		{"over 100 tags", create, sem(func(in map[string]any) { in["tags"] = tags }), membrane.EINVALID},
-		{"tag over 256 bytes", create, sem(func(in map[string]any) { in["tags"] = []any{strings.Repeat("t", 257)} }), membrane.EINVALID},
+		{"string over 100 KB", create, sem(func(in map[string]any) { in["payload"].(map[string]any)["semantic"].(map[string]any)["subject"] = big }), "BAD_USER_INPUT"},
+		{"over 100 tags", create, sem(func(in map[string]any) { in["tags"] = tags }), "BAD_USER_INPUT"},
+		{"tag over 256 bytes", create, sem(func(in map[string]any) { in["tags"] = []any{strings.Repeat("t", 257)} }), "BAD_USER_INPUT"},
 		{"payload over 10 MiB", create, sem(func(in map[string]any) {
 			chunks := make([]any, 110)
 			for i := range chunks {
 				chunks[i] = strings.Repeat("y", 99_000)
 			}
 			in["payload"].(map[string]any)["semantic"].(map[string]any)["object"] = chunks
-		}), membrane.EINVALID},
-		{"wrong payload for type", create, sem(func(in map[string]any) { in["type"] = "ENTITY" }), membrane.EINVALID},
-		{"unknown enum", create, sem(func(in map[string]any) { in["sensitivity"] = "SECRET" }), membrane.EINVALID},
-		{"wrong variable type", create, sem(func(in map[string]any) { in["confidence"] = "high" }), membrane.EINVALID},
+		}), "BAD_USER_INPUT"},
+		{"wrong payload for type", create, sem(func(in map[string]any) { in["type"] = "ENTITY" }), "BAD_USER_INPUT"},
+		{"unknown enum", create, sem(func(in map[string]any) { in["sensitivity"] = "SECRET" }), "BAD_USER_INPUT"},
+		{"wrong variable type", create, sem(func(in map[string]any) { in["confidence"] = "high" }), "BAD_USER_INPUT"},
 		// JSON cannot carry NaN or infinity; a number past float64 is the
 		// nearest a client gets.
-		{"salience past float64", create, sem(func(in map[string]any) { in["salience"] = json.Number("1e400") }), membrane.EINVALID},
+		{"salience past float64", create, sem(func(in map[string]any) { in["salience"] = json.Number("1e400") }), "BAD_USER_INPUT"},
 		{"syntax error", `mutation { createRecord(`, nil, "GRAPHQL_PARSE_FAILED"},
 		{"unknown field", `{ record(id: "x") { nope } }`, nil, "GRAPHQL_VALIDATION_FAILED"},
-		{"missing record", `{ record(id: "does-not-exist") { id } }`, nil, membrane.ENOTFOUND},
-		{"page too large", `{ records(first: 501) { nodes { id } } }`, nil, membrane.EINVALID},
-		{"bad cursor", `{ records(after: "garbage!") { nodes { id } } }`, nil, membrane.EINVALID},
-		{"inverted salience range", `{ records(filter: {minSalience: 2, maxSalience: 1}) { nodes { id } } }`, nil, membrane.EINVALID},
+		{"missing record", `{ record(id: "does-not-exist") { id } }`, nil, "NOT_FOUND"},
+		{"page too large", `{ records(first: 501) { nodes { id } } }`, nil, "BAD_USER_INPUT"},
+		{"bad cursor", `{ records(after: "garbage!") { nodes { id } } }`, nil, "BAD_USER_INPUT"},
+		{"inverted salience range", `{ records(filter: {minSalience: 2, maxSalience: 1}) { nodes { id } } }`, nil, "BAD_USER_INPUT"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -353,7 +353,7 @@ func TestChosenIDsAreIdempotent(t *testing.T) {
 			if n := c.count(scope); n != records {
 				t.Fatalf("%d records after the replay, want %d", n, records)
 			}
-			if errs := c.fail(membrane.ECONFLICT, tt.query, vars(scope, id, "different")); errs[0].Message != taken {
+			if errs := c.fail("CONFLICT", tt.query, vars(scope, id, "different")); errs[0].Message != taken {
 				t.Fatalf("another request with the id: %q", errs[0].Message)
 			}
 			if n := c.count(scope); n != records {
@@ -373,7 +373,7 @@ func TestChosenIDsAreIdempotent(t *testing.T) {
 		scope := neo4jtest.Scope(t)
 		in := map[string]any{"in": withID(factInput(scope, "mine"), "chosen-"+membrane.NewID())}
 		c.do(create, in, nil)
-		if errs := c.as(writer.Actor).fail(membrane.ECONFLICT, create, in); errs[0].Message != taken {
+		if errs := c.as(writer.Actor).fail("CONFLICT", create, in); errs[0].Message != taken {
 			t.Fatalf("another principal's request: %q", errs[0].Message)
 		}
 	})
@@ -384,7 +384,7 @@ func TestChosenIDsAreIdempotent(t *testing.T) {
 		in := map[string]any{"in": withID(factInput(scope, "deleted"), id)}
 		c.do(create, in, nil)
 		c.do(`mutation($id: ID!) { deleteRecord(id: $id) { id } }`, map[string]any{"id": id}, nil)
-		if errs := c.fail(membrane.ECONFLICT, create, in); errs[0].Message != taken {
+		if errs := c.fail("CONFLICT", create, in); errs[0].Message != taken {
 			t.Fatalf("the request after the delete: %q", errs[0].Message)
 		}
 		if n := c.count(scope); n != 0 {
@@ -410,7 +410,7 @@ func TestOutcomeUnknown(t *testing.T) {
 	q := `mutation($in: RecordInput!) { createRecord(input: $in) { id version } }`
 
 	p.DropAnswerTo(neo4jtest.SigCommit)
-	errs := c.fail(membrane.EUNKNOWN, q, map[string]any{"in": in})
+	errs := c.fail("OUTCOME_UNKNOWN", q, map[string]any{"in": in})
 	p.Wait(t)
 	for _, leak := range []string{"neo4j", "bolt", "connectivity", "eof", "commit:"} {
 		if strings.Contains(strings.ToLower(errs[0].Message), leak) {
@@ -459,7 +459,7 @@ func TestOutOfBoundInputNamesTheField(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			errs := c.fail(membrane.EINVALID, tt.query, tt.vars)
+			errs := c.fail("BAD_USER_INPUT", tt.query, tt.vars)
 			fields, _ := errs[0].Extensions["fields"].([]any)
 			var named []any
 			for _, f := range fields {

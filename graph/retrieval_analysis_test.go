@@ -130,7 +130,7 @@ func TestRetrieveQueryAnalysisBadInput(t *testing.T) {
 		t.Errorf("a long query = %v", got)
 	}
 	for _, q := range []string{"?!", "\x00", "\xed\xa0\x80", "-- ** ::", strings.Repeat("databases ", 100<<10/10)} {
-		errs := c.fail(membrane.EINVALID, retrieveQ, map[string]any{"in": map[string]any{"query": q, "scopes": []any{scope}}})
+		errs := c.fail("BAD_USER_INPUT", retrieveQ, map[string]any{"in": map[string]any{"query": q, "scopes": []any{scope}}})
 		if f := fieldsOf(errs); len(f) == 0 || f[0] != "input.query" {
 			t.Errorf("retrieve(%.20q): fields %v, want input.query", q, f)
 		}

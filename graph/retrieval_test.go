@@ -361,7 +361,7 @@ func TestRetrieveBadInput(t *testing.T) {
 		{map[string]any{"query": "?!"}, "input.query"},
 		{map[string]any{"query": strings.Repeat("x", membrane.MaxQueryBytes+1)}, "input.query"},
 	} {
-		errs := c.fail(membrane.EINVALID, retrieveQ, map[string]any{"in": tt.in})
+		errs := c.fail("BAD_USER_INPUT", retrieveQ, map[string]any{"in": tt.in})
 		if f := fieldsOf(errs); len(f) == 0 || f[0] != tt.field {
 			t.Errorf("%v: fields %v, want %s", tt.in, f, tt.field)
 		}
@@ -375,12 +375,12 @@ func TestRetrieveBadInput(t *testing.T) {
 		{map[string]any{"edgeLimit": -1}, "input.edgeLimit"},
 		{map[string]any{"maxHops": 6}, "input.maxHops"},
 	} {
-		errs := c.fail(membrane.EINVALID, graphQ, map[string]any{"in": tt.in})
+		errs := c.fail("BAD_USER_INPUT", graphQ, map[string]any{"in": tt.in})
 		if f := fieldsOf(errs); len(f) == 0 || f[0] != tt.field {
 			t.Errorf("%v: fields %v, want %s", tt.in, f, tt.field)
 		}
 	}
-	c.fail(membrane.EINVALID, retrieveQ, map[string]any{"in": map[string]any{"memoryTypes": []any{"NOPE"}}})
+	c.fail("BAD_USER_INPUT", retrieveQ, map[string]any{"in": map[string]any{"memoryTypes": []any{"NOPE"}}})
 }
 
 func fieldsOf(errs []gqlError) []string {

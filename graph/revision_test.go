@@ -162,33 +162,33 @@ func TestRevisionFailuresChangeNothing(t *testing.T) {
 		query string
 		vars  map[string]any
 	}{
-		{"supersede missing", membrane.ENOTFOUND, supersedeQ, map[string]any{"old": "missing-" + scope, "in": factInput(scope, "x")}},
-		{"supersede episodic", membrane.EPRECONDITION, supersedeQ, map[string]any{"old": ep, "in": map[string]any{"type": "EPISODIC", "scope": scope, "payload": map[string]any{"episodic": map[string]any{}}}}},
-		{"supersede with another type", membrane.EINVALID, supersedeQ, map[string]any{"old": sem, "in": entityIn}},
-		{"supersede semantic without evidence", membrane.EINVALID, supersedeQ, map[string]any{"old": sem, "in": noEvidence}},
-		{"supersede retracted", membrane.ECONFLICT, supersedeQ, map[string]any{"old": gone, "in": factInput(scope, "x")}},
-		{"supersede stale version", membrane.ECONFLICT, supersedeQ, map[string]any{"old": sem, "in": factInput(scope, "x"), "v": 7}},
-		{"supersede invalid new record", membrane.EINVALID, supersedeQ, map[string]any{"old": sem, "in": map[string]any{"type": "SEMANTIC", "confidence": 3, "scope": scope, "payload": fact("x")}}},
-		{"fork to another type", membrane.EINVALID, `mutation($id: ID!, $in: RecordInput!) { fork(sourceId: $id, newRecord: $in, actor: "a") { id } }`, map[string]any{"id": sem, "in": entityIn}},
-		{"fork episodic", membrane.EPRECONDITION, `mutation($id: ID!, $in: RecordInput!) { fork(sourceId: $id, newRecord: $in, actor: "a") { id } }`, map[string]any{"id": ep, "in": map[string]any{"type": "EPISODIC", "scope": scope, "payload": map[string]any{"episodic": map[string]any{}}}}},
-		{"retract episodic", membrane.EPRECONDITION, retractQ, map[string]any{"id": ep}},
-		{"retract twice", membrane.ECONFLICT, retractQ, map[string]any{"id": gone}},
-		{"merge with a missing id", membrane.ENOTFOUND, mergeQ, map[string]any{"ids": []any{sem, "missing-" + scope}, "in": factInput(scope, "m")}},
-		{"merge duplicate ids", membrane.EINVALID, mergeQ, map[string]any{"ids": []any{sem, sem}, "in": factInput(scope, "m")}},
-		{"merge one id", membrane.EINVALID, mergeQ, map[string]any{"ids": []any{sem}, "in": factInput(scope, "m")}},
-		{"merge mixed types", membrane.EINVALID, mergeQ, map[string]any{"ids": []any{sem, ent}, "in": factInput(scope, "m")}},
-		{"merge a retracted record", membrane.ECONFLICT, mergeQ, map[string]any{"ids": []any{sem, gone}, "in": factInput(scope, "m")}},
-		{"merge episodic", membrane.EPRECONDITION, mergeQ, map[string]any{"ids": []any{sem, ep}, "in": factInput(scope, "m")}},
-		{"contest episodic", membrane.EPRECONDITION, `mutation($id: ID!) { contest(id: $id, contestingRef: "https://x", actor: "a") { id } }`, map[string]any{"id": ep}},
-		{"contest itself", membrane.EINVALID, `mutation($id: ID!, $ref: String!) { contest(id: $id, contestingRef: $ref, actor: "a") { id } }`, map[string]any{"id": sem, "ref": sem}},
-		{"contest with empty ref", membrane.EINVALID, `mutation($id: ID!) { contest(id: $id, contestingRef: "", actor: "a") { id } }`, map[string]any{"id": sem}},
-		{"reinforce episodic", membrane.EPRECONDITION, `mutation($id: ID!) { reinforce(id: $id, actor: "a") { id } }`, map[string]any{"id": ep}},
-		{"penalize episodic", membrane.EPRECONDITION, `mutation($id: ID!) { penalize(id: $id, amount: 0.1, actor: "a") { id } }`, map[string]any{"id": ep}},
-		{"penalize negative", membrane.EINVALID, `mutation($id: ID!) { penalize(id: $id, amount: -0.1, actor: "a") { id } }`, map[string]any{"id": sem}},
-		{"actor detail over 256 bytes", membrane.EINVALID, `mutation($id: ID!, $a: String) { reinforce(id: $id, actor: $a) { id } }`, map[string]any{"id": sem, "a": strings.Repeat("a", 257)}},
-		{"relate with a lineage predicate", membrane.EINVALID, `mutation($a: ID!, $b: ID!) { addRelation(sourceId: $a, predicate: SUPERSEDES, targetId: $b, actor: "a") { weight } }`, map[string]any{"a": sem, "b": sem2}},
-		{"relate weight above 1", membrane.EINVALID, `mutation($a: ID!, $b: ID!) { addRelation(sourceId: $a, predicate: SUPPORTS, targetId: $b, weight: 2, actor: "a") { weight } }`, map[string]any{"a": sem, "b": sem2}},
-		{"relate to a missing record", membrane.ENOTFOUND, `mutation($a: ID!) { addRelation(sourceId: $a, predicate: SUPPORTS, targetId: "missing", actor: "a") { weight } }`, map[string]any{"a": sem}},
+		{"supersede missing", "NOT_FOUND", supersedeQ, map[string]any{"old": "missing-" + scope, "in": factInput(scope, "x")}},
+		{"supersede episodic", "FAILED_PRECONDITION", supersedeQ, map[string]any{"old": ep, "in": map[string]any{"type": "EPISODIC", "scope": scope, "payload": map[string]any{"episodic": map[string]any{}}}}},
+		{"supersede with another type", "BAD_USER_INPUT", supersedeQ, map[string]any{"old": sem, "in": entityIn}},
+		{"supersede semantic without evidence", "BAD_USER_INPUT", supersedeQ, map[string]any{"old": sem, "in": noEvidence}},
+		{"supersede retracted", "CONFLICT", supersedeQ, map[string]any{"old": gone, "in": factInput(scope, "x")}},
+		{"supersede stale version", "CONFLICT", supersedeQ, map[string]any{"old": sem, "in": factInput(scope, "x"), "v": 7}},
+		{"supersede invalid new record", "BAD_USER_INPUT", supersedeQ, map[string]any{"old": sem, "in": map[string]any{"type": "SEMANTIC", "confidence": 3, "scope": scope, "payload": fact("x")}}},
+		{"fork to another type", "BAD_USER_INPUT", `mutation($id: ID!, $in: RecordInput!) { fork(sourceId: $id, newRecord: $in, actor: "a") { id } }`, map[string]any{"id": sem, "in": entityIn}},
+		{"fork episodic", "FAILED_PRECONDITION", `mutation($id: ID!, $in: RecordInput!) { fork(sourceId: $id, newRecord: $in, actor: "a") { id } }`, map[string]any{"id": ep, "in": map[string]any{"type": "EPISODIC", "scope": scope, "payload": map[string]any{"episodic": map[string]any{}}}}},
+		{"retract episodic", "FAILED_PRECONDITION", retractQ, map[string]any{"id": ep}},
+		{"retract twice", "CONFLICT", retractQ, map[string]any{"id": gone}},
+		{"merge with a missing id", "NOT_FOUND", mergeQ, map[string]any{"ids": []any{sem, "missing-" + scope}, "in": factInput(scope, "m")}},
+		{"merge duplicate ids", "BAD_USER_INPUT", mergeQ, map[string]any{"ids": []any{sem, sem}, "in": factInput(scope, "m")}},
+		{"merge one id", "BAD_USER_INPUT", mergeQ, map[string]any{"ids": []any{sem}, "in": factInput(scope, "m")}},
+		{"merge mixed types", "BAD_USER_INPUT", mergeQ, map[string]any{"ids": []any{sem, ent}, "in": factInput(scope, "m")}},
+		{"merge a retracted record", "CONFLICT", mergeQ, map[string]any{"ids": []any{sem, gone}, "in": factInput(scope, "m")}},
+		{"merge episodic", "FAILED_PRECONDITION", mergeQ, map[string]any{"ids": []any{sem, ep}, "in": factInput(scope, "m")}},
+		{"contest episodic", "FAILED_PRECONDITION", `mutation($id: ID!) { contest(id: $id, contestingRef: "https://x", actor: "a") { id } }`, map[string]any{"id": ep}},
+		{"contest itself", "BAD_USER_INPUT", `mutation($id: ID!, $ref: String!) { contest(id: $id, contestingRef: $ref, actor: "a") { id } }`, map[string]any{"id": sem, "ref": sem}},
+		{"contest with empty ref", "BAD_USER_INPUT", `mutation($id: ID!) { contest(id: $id, contestingRef: "", actor: "a") { id } }`, map[string]any{"id": sem}},
+		{"reinforce episodic", "FAILED_PRECONDITION", `mutation($id: ID!) { reinforce(id: $id, actor: "a") { id } }`, map[string]any{"id": ep}},
+		{"penalize episodic", "FAILED_PRECONDITION", `mutation($id: ID!) { penalize(id: $id, amount: 0.1, actor: "a") { id } }`, map[string]any{"id": ep}},
+		{"penalize negative", "BAD_USER_INPUT", `mutation($id: ID!) { penalize(id: $id, amount: -0.1, actor: "a") { id } }`, map[string]any{"id": sem}},
+		{"actor detail over 256 bytes", "BAD_USER_INPUT", `mutation($id: ID!, $a: String) { reinforce(id: $id, actor: $a) { id } }`, map[string]any{"id": sem, "a": strings.Repeat("a", 257)}},
+		{"relate with a lineage predicate", "BAD_USER_INPUT", `mutation($a: ID!, $b: ID!) { addRelation(sourceId: $a, predicate: SUPERSEDES, targetId: $b, actor: "a") { weight } }`, map[string]any{"a": sem, "b": sem2}},
+		{"relate weight above 1", "BAD_USER_INPUT", `mutation($a: ID!, $b: ID!) { addRelation(sourceId: $a, predicate: SUPPORTS, targetId: $b, weight: 2, actor: "a") { weight } }`, map[string]any{"a": sem, "b": sem2}},
+		{"relate to a missing record", "NOT_FOUND", `mutation($a: ID!) { addRelation(sourceId: $a, predicate: SUPPORTS, targetId: "missing", actor: "a") { weight } }`, map[string]any{"a": sem}},
 		{"relate an unknown predicate", "", `mutation($a: ID!, $b: ID!) { addRelation(sourceId: $a, predicate: LOVES, targetId: $b, actor: "a") { weight } }`, map[string]any{"a": sem, "b": sem2}},
 	}
 	for _, tt := range tests {
@@ -278,7 +278,7 @@ func TestForkMergeContestRetract(t *testing.T) {
 			t.Fatalf("retracted = %+v", r)
 		}
 		for _, q := range []string{`mutation($id: ID!) { reinforce(id: $id, actor: "a") { id } }`, `mutation($id: ID!) { contest(id: $id, contestingRef: "x", actor: "a") { id } }`} {
-			c.fail(membrane.ECONFLICT, q, map[string]any{"id": id})
+			c.fail("CONFLICT", q, map[string]any{"id": id})
 		}
 	})
 }
@@ -419,7 +419,7 @@ func TestConcurrentRevisionsHaveOneWinner(t *testing.T) {
 		for _, r := range results {
 			if len(r.Errors) == 0 {
 				wins++
-			} else if code := r.Errors[0].Extensions["code"]; code != membrane.ECONFLICT {
+			} else if code := r.Errors[0].Extensions["code"]; code != "CONFLICT" {
 				t.Fatalf("loser got %v: %s", code, r.Errors[0].Message)
 			}
 		}
@@ -494,7 +494,7 @@ func TestIdempotencyKeys(t *testing.T) {
 	if after := c.snapshot(scope); after != snap {
 		t.Fatal("a retried mutation changed the database")
 	}
-	errs := c.fail(membrane.ECONFLICT, supersedeQ, map[string]any{"old": old, "in": factInput(scope, "different"), "k": key})
+	errs := c.fail("CONFLICT", supersedeQ, map[string]any{"old": old, "in": factInput(scope, "different"), "k": key})
 	// Keys are stored namespaced by principal; that never shows.
 	if strings.Contains(errs[0].Message, "\x00") || strings.Contains(errs[0].Message, c.actor) {
 		t.Fatalf("conflict message shows the stored key: %q", errs[0].Message)
@@ -636,9 +636,9 @@ func TestLineageAndTimeTravel(t *testing.T) {
 		if len(l.Lineage.Nodes) != 3 || !l.Lineage.Truncated {
 			t.Fatalf("limit 2: %+v", l.Lineage)
 		}
-		c.fail(membrane.EINVALID, lq, map[string]any{"id": v1, "max": 101})
-		c.fail(membrane.EINVALID, lq, map[string]any{"id": v1, "lim": 1001})
-		c.fail(membrane.ENOTFOUND, lq, map[string]any{"id": "missing-" + scope})
+		c.fail("BAD_USER_INPUT", lq, map[string]any{"id": v1, "max": 101})
+		c.fail("BAD_USER_INPUT", lq, map[string]any{"id": v1, "lim": 1001})
+		c.fail("NOT_FOUND", lq, map[string]any{"id": "missing-" + scope})
 	})
 	t.Run("asOf", func(t *testing.T) {
 		var r struct {
@@ -662,7 +662,7 @@ func TestLineageAndTimeTravel(t *testing.T) {
 		if r.Record.Status != "ACTIVE" {
 			t.Fatalf("v2 was active then: %+v", r.Record)
 		}
-		c.fail(membrane.ENOTFOUND, q, map[string]any{"id": v3, "at": tAfterFirst})
+		c.fail("NOT_FOUND", q, map[string]any{"id": v3, "at": tAfterFirst})
 
 		var list struct {
 			Records struct {

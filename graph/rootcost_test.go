@@ -101,8 +101,8 @@ func TestRootFieldsAreCosted(t *testing.T) {
 				}
 				return
 			}
-			if r.status != http.StatusUnprocessableEntity || r.code() != membrane.ECOMPLEXITY {
-				t.Fatalf("status %d code %q, want 422 %s: %.300s", r.status, r.code(), membrane.ECOMPLEXITY, r.body)
+			if r.status != http.StatusUnprocessableEntity || r.code() != "COMPLEXITY_LIMIT_EXCEEDED" {
+				t.Fatalf("status %d code %q, want 422 %s: %.300s", r.status, r.code(), "COMPLEXITY_LIMIT_EXCEEDED", r.body)
 			}
 			if msg := r.gql.Errors[0].Message; !strings.Contains(msg, tt.refused) {
 				t.Fatalf("message %q does not say %q", msg, tt.refused)
@@ -172,7 +172,7 @@ func TestDocumentedQueriesFitReaderLimits(t *testing.T) {
 				ops++
 				t.Run(fmt.Sprintf("%s#%d.%d", strings.TrimPrefix(file, "../"), i+1, j+1), func(t *testing.T) {
 					r := rd.post(map[string]any{"query": q})
-					if r.status == http.StatusUnprocessableEntity || r.code() == membrane.ECOMPLEXITY {
+					if r.status == http.StatusUnprocessableEntity || r.code() == "COMPLEXITY_LIMIT_EXCEEDED" {
 						t.Fatalf("refused: %.300s", r.body)
 					}
 					// The limits are checked before anything runs: an

@@ -194,7 +194,7 @@ func TestSessionChainDeleteRelinks(t *testing.T) {
 	if got := chainsOf(t, c, ids); !slices.EqualFunc(got, [][]string{{"a", "c"}}, slices.Equal) {
 		t.Errorf("chains after deletes %v, want [[a c]]", got)
 	}
-	c.fail(membrane.EINVALID, `mutation($a: ID!, $b: ID!) { addRelation(sourceId: $a, predicate: NEXT, targetId: $b) { predicate } }`,
+	c.fail("BAD_USER_INPUT", `mutation($a: ID!, $b: ID!) { addRelation(sourceId: $a, predicate: NEXT, targetId: $b) { predicate } }`,
 		map[string]any{"a": ids["c"], "b": ids["a"]})
 	if got := chainsOf(t, c, ids); !slices.EqualFunc(got, [][]string{{"a", "c"}}, slices.Equal) {
 		t.Errorf("chains after a refused addRelation %v", got)

@@ -54,7 +54,7 @@ func TestSubscriptionLimitOverSSE(t *testing.T) {
 	if third.status != http.StatusOK {
 		t.Fatalf("status %d", third.status)
 	}
-	if e := third.next(); len(e.Errors) == 0 || e.Errors[0].Extensions["code"] != membrane.ERATELIMITED {
+	if e := third.next(); len(e.Errors) == 0 || e.Errors[0].Extensions["code"] != "RATE_LIMITED" {
 		t.Fatalf("third subscription got %s %+v, want RATE_LIMITED", e.Data, e.Errors)
 	}
 	id := c.create(scope, "SEMANTIC", fact("one"), nil)

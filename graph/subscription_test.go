@@ -320,7 +320,7 @@ func TestSubscriptionBadInput(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := c.subscribeSSE(t, c.url, recordChangedQ, tc.vars)
 			e := s.next()
-			if len(e.Errors) == 0 || e.Errors[0].Extensions["code"] != membrane.EINVALID {
+			if len(e.Errors) == 0 || e.Errors[0].Extensions["code"] != "BAD_USER_INPUT" {
 				t.Fatalf("got %s %+v, want BAD_USER_INPUT", e.Data, e.Errors)
 			}
 		})

@@ -90,7 +90,7 @@ func TestGatingMatrix(t *testing.T) {
 				resp := m.reader.raw(`query($id: ID!) { record(id: $id) { `+sel+` } }`, map[string]any{"id": id})
 				var got struct{ Record map[string]any }
 				if len(resp.Errors) > 0 {
-					if code := resp.Errors[0].Extensions["code"]; want != "none" || code != membrane.ENOTFOUND {
+					if code := resp.Errors[0].Extensions["code"]; want != "none" || code != "NOT_FOUND" {
 						t.Fatalf("%s %s: error %v", l.name, p, resp.Errors)
 					}
 				} else {
@@ -309,20 +309,20 @@ func TestWritesAreGated(t *testing.T) {
 		query  string
 		vars   map[string]any
 	}{
-		{"reader creates", rd, membrane.EFORBIDDEN, create, in("LOW", scope)},
-		{"reader ingests", rd, membrane.EFORBIDDEN, `mutation { ingestEvent(input: {source: "a", eventKind: "k", ref: "r"}) { id } }`, nil},
-		{"reader revises", rd, membrane.EFORBIDDEN, retractQ, map[string]any{"id": visible}},
-		{"writer creates above its ceiling", w, membrane.EFORBIDDEN, create, in("HIGH", scope)},
-		{"writer creates outside its scopes", w, membrane.EFORBIDDEN, create, in("LOW", other)},
-		{"writer batch with one record outside", w, membrane.EFORBIDDEN, `mutation($in: [RecordInput!]!) { ingestBatch(inputs: $in) { id } }`,
+		{"reader creates", rd, "FORBIDDEN", create, in("LOW", scope)},
+		{"reader ingests", rd, "FORBIDDEN", `mutation { ingestEvent(input: {source: "a", eventKind: "k", ref: "r"}) { id } }`, nil},
+		{"reader revises", rd, "FORBIDDEN", retractQ, map[string]any{"id": visible}},
+		{"writer creates above its ceiling", w, "FORBIDDEN", create, in("HIGH", scope)},
+		{"writer creates outside its scopes", w, "FORBIDDEN", create, in("LOW", other)},
+		{"writer batch with one record outside", w, "FORBIDDEN", `mutation($in: [RecordInput!]!) { ingestBatch(inputs: $in) { id } }`,
 			map[string]any{"in": []any{in("LOW", scope)["in"], in("LOW", other)["in"]}}},
-		{"writer revises a redacted record", w, membrane.EFORBIDDEN, retractQ, map[string]any{"id": redacted}},
-		{"writer revises an invisible record", w, membrane.ENOTFOUND, retractQ, map[string]any{"id": invisible}},
-		{"writer revises out of scope", w, membrane.ENOTFOUND, retractQ, map[string]any{"id": elsewhere}},
-		{"writer supersedes into a higher sensitivity", w, membrane.EFORBIDDEN, supersedeQ, map[string]any{"old": visible, "in": in("HIGH", scope)["in"]}},
-		{"writer relates to an invisible record", w, membrane.ENOTFOUND, `mutation($a: ID!, $b: ID!) { addRelation(sourceId: $a, predicate: SUPPORTS, targetId: $b) { weight } }`, map[string]any{"a": visible, "b": invisible}},
-		{"writer merges with a redacted record", w, membrane.EFORBIDDEN, mergeQ, map[string]any{"ids": []any{visible, redacted}, "in": factInput(scope, "m")}},
-		{"writer contests with a redacted record", w, membrane.EFORBIDDEN, `mutation($id: ID!, $ref: String!) { contest(id: $id, contestingRef: $ref) { id } }`, map[string]any{"id": visible, "ref": redacted}},
+		{"writer revises a redacted record", w, "FORBIDDEN", retractQ, map[string]any{"id": redacted}},
+		{"writer revises an invisible record", w, "NOT_FOUND", retractQ, map[string]any{"id": invisible}},
+		{"writer revises out of scope", w, "NOT_FOUND", retractQ, map[string]any{"id": elsewhere}},
+		{"writer supersedes into a higher sensitivity", w, "FORBIDDEN", supersedeQ, map[string]any{"old": visible, "in": in("HIGH", scope)["in"]}},
+		{"writer relates to an invisible record", w, "NOT_FOUND", `mutation($a: ID!, $b: ID!) { addRelation(sourceId: $a, predicate: SUPPORTS, targetId: $b) { weight } }`, map[string]any{"a": visible, "b": invisible}},
+		{"writer merges with a redacted record", w, "FORBIDDEN", mergeQ, map[string]any{"ids": []any{visible, redacted}, "in": factInput(scope, "m")}},
+		{"writer contests with a redacted record", w, "FORBIDDEN", `mutation($id: ID!, $ref: String!) { contest(id: $id, contestingRef: $ref) { id } }`, map[string]any{"id": visible, "ref": redacted}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -388,20 +388,20 @@ func TestAPIKeys(t *testing.T) {
 		code     string
 		redacted bool
 	}{
-		{"no key", "", nil, 401, membrane.EUNAUTHORIZED, false},
-		{"wrong key", "Bearer nope", nil, 401, membrane.EUNAUTHORIZED, false},
-		{"not a bearer", "Basic " + r.key, nil, 401, membrane.EUNAUTHORIZED, false},
+		{"no key", "", nil, 401, "UNAUTHENTICATED", false},
+		{"wrong key", "Bearer nope", nil, 401, "UNAUTHENTICATED", false},
+		{"not a bearer", "Basic " + r.key, nil, 401, "UNAUTHENTICATED", false},
 		{"the reader's key", "Bearer " + r.key, nil, 200, "", false},
 		// The scheme is case-insensitive (RFC 7235 §2.1), and it may be
 		// followed by more than one space.
 		{"lower-case scheme", "bearer " + r.key, nil, 200, "", false},
 		{"upper-case scheme", "BEARER  " + r.key, nil, 200, "", false},
-		{"scheme without a key", "bearer", nil, 401, membrane.EUNAUTHORIZED, false},
-		{"scheme glued to the key", "Bearer" + r.key, nil, 401, membrane.EUNAUTHORIZED, false},
+		{"scheme without a key", "bearer", nil, 401, "UNAUTHENTICATED", false},
+		{"scheme glued to the key", "Bearer" + r.key, nil, 401, "UNAUTHENTICATED", false},
 		{"narrowed ceiling redacts more", "Bearer " + r.key, map[string]string{"X-Membrane-Max-Sensitivity": "low"}, 200, "", true},
-		{"widened ceiling", "Bearer " + r.key, map[string]string{"X-Membrane-Max-Sensitivity": "hyper"}, 403, membrane.EFORBIDDEN, false},
-		{"unknown ceiling", "Bearer " + r.key, map[string]string{"X-Membrane-Max-Sensitivity": "secret"}, 400, membrane.EINVALID, false},
-		{"widened scopes", "Bearer " + r.key, map[string]string{"X-Membrane-Scopes": scope + ",other"}, 403, membrane.EFORBIDDEN, false},
+		{"widened ceiling", "Bearer " + r.key, map[string]string{"X-Membrane-Max-Sensitivity": "hyper"}, 403, "FORBIDDEN", false},
+		{"unknown ceiling", "Bearer " + r.key, map[string]string{"X-Membrane-Max-Sensitivity": "secret"}, 400, "BAD_USER_INPUT", false},
+		{"widened scopes", "Bearer " + r.key, map[string]string{"X-Membrane-Scopes": scope + ",other"}, 403, "FORBIDDEN", false},
 		{"narrowed scopes", "Bearer " + r.key, map[string]string{"X-Membrane-Scopes": scope}, 200, "", false},
 	}
 	for _, tt := range tests {
@@ -425,7 +425,7 @@ func TestAPIKeys(t *testing.T) {
 	}
 	t.Run("narrowing to no scopes hides scoped records", func(t *testing.T) {
 		status, out := post("Bearer "+r.key, map[string]string{"X-Membrane-Scopes": ""})
-		if status != 200 || len(out.Errors) == 0 || out.Errors[0].Extensions["code"] != membrane.ENOTFOUND {
+		if status != 200 || len(out.Errors) == 0 || out.Errors[0].Extensions["code"] != "NOT_FOUND" {
 			t.Fatalf("status %d errors %+v", status, out.Errors)
 		}
 	})

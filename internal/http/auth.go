@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/membrane/membrane/graph"
 	"github.com/membrane/membrane/internal/membrane"
 )
 
@@ -147,7 +148,7 @@ func authenticateInit(keys *membrane.Keyring, limits *principalLimits) transport
 			if aerr.status == http.StatusUnauthorized {
 				code = closeUnauthorized
 			}
-			return transport.WithWebsocketCloseCode(ctx, code), nil, errors.New(aerr.err.Code + ": " + aerr.err.Message)
+			return transport.WithWebsocketCloseCode(ctx, code), nil, errors.New(graph.Code(aerr.err.Code) + ": " + aerr.err.Message)
 		}
 		// The socket is charged here, once its principal is known, as an
 		// HTTP request is when it arrives.

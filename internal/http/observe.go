@@ -20,6 +20,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/membrane/membrane/graph"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/metrics"
 	"github.com/membrane/membrane/internal/tracing"
@@ -320,7 +321,7 @@ func countErrors(m *metrics.Metrics, errs gqlerror.List) {
 	for _, e := range errs {
 		code, _ := e.Extensions["code"].(string)
 		if code == "" {
-			code = membrane.EINTERNAL
+			code = graph.Code(membrane.EINTERNAL)
 		}
 		m.GraphQLError(code)
 	}

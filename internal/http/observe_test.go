@@ -165,7 +165,7 @@ func TestMetricsMoveWithRequests(t *testing.T) {
 		map[string]any{"s": scope}, nil)
 	o.do(`query Count($s: String!) { records(filter: {scopes: [$s]}) { totalCount } }`, map[string]any{"s": scope}, nil)
 	o.do(`query Count($s: String!) { records(filter: {scopes: [$s]}) { totalCount } }`, map[string]any{"s": scope}, nil)
-	o.fail(membrane.ENOTFOUND, `{ record(id: "does-not-exist") { id } }`, nil)
+	o.fail("NOT_FOUND", `{ record(id: "does-not-exist") { id } }`, nil)
 	o.raw(`query Broken {`, nil)
 	anon := *o.client
 	anon.key = ""

@@ -14,6 +14,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
+	"github.com/membrane/membrane/graph"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
@@ -86,7 +87,7 @@ func (a allowList) MutateOperationParameters(_ context.Context, p *graphql.RawPa
 
 func notAllowed(msg string) *gqlerror.Error {
 	err := gqlerror.Errorf("%s", msg)
-	errcode.Set(err, membrane.ENOTALLOWED)
+	errcode.Set(err, graph.Code(membrane.ENOTALLOWED))
 	return err
 }
 

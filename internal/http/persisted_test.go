@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	membranehttp "github.com/membrane/membrane/internal/http"
-	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4jtest"
 )
 
@@ -73,7 +72,7 @@ func TestAllowList(t *testing.T) {
 				}
 				return
 			}
-			if r.code() != membrane.ENOTALLOWED || r.status != http.StatusUnprocessableEntity {
+			if r.code() != "PERSISTED_QUERY_NOT_ALLOWED" || r.status != http.StatusUnprocessableEntity {
 				t.Fatalf("got %d %s", r.status, r.body)
 			}
 			if n := c.db.TxCount() - before; n != 0 {

@@ -12,6 +12,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/membrane/membrane/graph"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/ratelimit"
 )
@@ -135,7 +136,7 @@ func (o operationRateLimit) MutateOperationParameters(ctx context.Context, _ *gr
 	}
 	charges.refusedInARow.Add(1)
 	return &gqlerror.Error{Message: fmt.Sprintf("too many requests: retry after %d s", wait),
-		Extensions: map[string]any{"code": membrane.ERATELIMITED, "retryAfter": wait}}
+		Extensions: map[string]any{"code": graph.Code(membrane.ERATELIMITED), "retryAfter": wait}}
 }
 
 // retryAfterSeconds rounds a wait up to whole seconds, at least 1, as

@@ -58,7 +58,7 @@ func TestRateLimit(t *testing.T) {
 				t.Fatalf("Retry-After = %q, want %q", got, s.wantRetry)
 			}
 			if s.wantStatus == http.StatusTooManyRequests {
-				if r.code() != membrane.ERATELIMITED {
+				if r.code() != "RATE_LIMITED" {
 					t.Fatalf("code = %q", r.code())
 				}
 				if n := admin.db.TxCount() - before; n != 0 {
@@ -95,7 +95,7 @@ func TestBodyLimit(t *testing.T) {
 			if r.status != tt.status {
 				t.Fatalf("status = %d: %s", r.status, r.body)
 			}
-			if tt.status == http.StatusRequestEntityTooLarge && r.code() != membrane.ETOOLARGE {
+			if tt.status == http.StatusRequestEntityTooLarge && r.code() != "PAYLOAD_TOO_LARGE" {
 				t.Fatalf("code = %q", r.code())
 			}
 		})
@@ -111,7 +111,7 @@ func TestRequestTimeout(t *testing.T) {
 	c := newClientOpts(t, opts)
 	before := c.db.TxCount()
 	r := c.post(map[string]any{"query": `{ records { nodes { id } } }`})
-	if r.code() != membrane.ETIMEOUT {
+	if r.code() != "TIMEOUT" {
 		t.Fatalf("%d %s", r.status, r.body)
 	}
 	if n := c.db.TxCount() - before; n != 0 {
@@ -148,7 +148,7 @@ func TestDevAndProductionSurface(t *testing.T) {
 			if got := r.code() == "" && strings.Contains(string(r.gql.Data), `"Query"`); got != tt.introspection {
 				t.Fatalf("introspection answered = %v: %s", got, r.body)
 			}
-			if !tt.introspection && (r.code() != membrane.EFORBIDDEN || r.status != http.StatusUnprocessableEntity) {
+			if !tt.introspection && (r.code() != "FORBIDDEN" || r.status != http.StatusUnprocessableEntity) {
 				t.Fatalf("refused introspection with %d %s", r.status, r.body)
 			}
 			typename := c.post(map[string]any{"query": `{ __typename }`})
@@ -189,7 +189,7 @@ func TestCORS(t *testing.T) {
 	})
 	t.Run("preflight from another origin", func(t *testing.T) {
 		r := preflight("https://evil.example")
-		if r.status != http.StatusForbidden || r.code() != membrane.EFORBIDDEN || r.header.Get("Access-Control-Allow-Origin") != "" {
+		if r.status != http.StatusForbidden || r.code() != "FORBIDDEN" || r.header.Get("Access-Control-Allow-Origin") != "" {
 			t.Fatalf("%d %v %s", r.status, r.header, r.body)
 		}
 	})
@@ -233,7 +233,7 @@ func TestUndecodableBody(t *testing.T) {
 			raw, _ := io.ReadAll(resp.Body)
 			var out gqlResponse
 			_ = json.Unmarshal(raw, &out)
-			if resp.StatusCode != http.StatusBadRequest || len(out.Errors) != 1 || out.Errors[0].Extensions["code"] != membrane.EINVALID {
+			if resp.StatusCode != http.StatusBadRequest || len(out.Errors) != 1 || out.Errors[0].Extensions["code"] != "BAD_USER_INPUT" {
 				t.Fatalf("status %d body %s, want 400 BAD_USER_INPUT", resp.StatusCode, raw)
 			}
 			if strings.Contains(string(raw), "quoted-back") {

@@ -14,6 +14,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/membrane/membrane/graph"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/safego"
 )
@@ -177,7 +178,7 @@ func (s *sseStream) next(resp *graphql.Response) bool {
 		// Only a resolver's malformed raw JSON gets here: say so, coded,
 		// without the value.
 		b, _ = json.Marshal(graphql.Response{Errors: gqlerror.List{{Message: "Internal error.",
-			Extensions: map[string]any{"code": membrane.EINTERNAL}}}})
+			Extensions: map[string]any{"code": graph.Code(membrane.EINTERNAL)}}}})
 	}
 	return s.write("event: next\ndata: " + string(b) + "\n\n")
 }

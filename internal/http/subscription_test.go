@@ -257,7 +257,7 @@ func TestSSEMalformedBody(t *testing.T) {
 		var out gqlResponse
 		_ = json.NewDecoder(resp.Body).Decode(&out)
 		resp.Body.Close()
-		if resp.StatusCode != http.StatusBadRequest || len(out.Errors) == 0 || out.Errors[0].Extensions["code"] != membrane.EINVALID {
+		if resp.StatusCode != http.StatusBadRequest || len(out.Errors) == 0 || out.Errors[0].Extensions["code"] != "BAD_USER_INPUT" {
 			t.Errorf("body %s: status %d errors %+v, want 400 BAD_USER_INPUT", body, resp.StatusCode, out.Errors)
 		}
 	}

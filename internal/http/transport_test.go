@@ -219,7 +219,7 @@ func TestOperationRateLimit(t *testing.T) {
 						if m["type"] != "next" || len(r.Errors) > 0 {
 							t.Fatalf("operation %d: %v, want its data", i, m)
 						}
-					} else if m["type"] != "next" || len(r.Errors) != 1 || r.Errors[0].Extensions["code"] != membrane.ERATELIMITED ||
+					} else if m["type"] != "next" || len(r.Errors) != 1 || r.Errors[0].Extensions["code"] != "RATE_LIMITED" ||
 						r.Errors[0].Extensions["retryAfter"] == nil {
 						t.Fatalf("operation %d: %v, want RATE_LIMITED with retryAfter", i, m)
 					}
@@ -266,7 +266,7 @@ func TestOperationRateLimit(t *testing.T) {
 			payload, _ := json.Marshal(m["payload"])
 			var r gqlResponse
 			_ = json.Unmarshal(payload, &r)
-			if len(r.Errors) == 1 && r.Errors[0].Extensions["code"] == membrane.ERATELIMITED {
+			if len(r.Errors) == 1 && r.Errors[0].Extensions["code"] == "RATE_LIMITED" {
 				refused++
 			}
 		}
@@ -464,11 +464,11 @@ func TestWebSocketUpgradeFailure(t *testing.T) {
 		code   string
 	}{
 		// The WebSocket library says 426 Upgrade Required: kept.
-		{"no handshake headers", map[string]string{"Upgrade": "websocket"}, http.StatusUpgradeRequired, membrane.EINVALID},
+		{"no handshake headers", map[string]string{"Upgrade": "websocket"}, http.StatusUpgradeRequired, "BAD_USER_INPUT"},
 		{"wrong version", map[string]string{"Upgrade": "websocket", "Connection": "Upgrade", "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==",
-			"Sec-WebSocket-Version": "8"}, http.StatusBadRequest, membrane.EINVALID},
+			"Sec-WebSocket-Version": "8"}, http.StatusBadRequest, "BAD_USER_INPUT"},
 		{"origin not allowed", map[string]string{"Upgrade": "websocket", "Connection": "Upgrade", "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==",
-			"Sec-WebSocket-Version": "13", "Origin": "https://evil.example.com"}, http.StatusForbidden, membrane.EFORBIDDEN},
+			"Sec-WebSocket-Version": "13", "Origin": "https://evil.example.com"}, http.StatusForbidden, "FORBIDDEN"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			req, _ := http.NewRequest(http.MethodGet, c.url+"/graphql", nil)
@@ -604,7 +604,7 @@ func TestHandlerPanic(t *testing.T) {
 	defer resp.Body.Close()
 	var out gqlResponse
 	_ = json.NewDecoder(resp.Body).Decode(&out)
-	if resp.StatusCode != http.StatusInternalServerError || len(out.Errors) != 1 || out.Errors[0].Extensions["code"] != membrane.EINTERNAL ||
+	if resp.StatusCode != http.StatusInternalServerError || len(out.Errors) != 1 || out.Errors[0].Extensions["code"] != "INTERNAL" ||
 		strings.Contains(out.Errors[0].Message, "exploded") {
 		t.Fatalf("status %d errors %+v, want 500 with one INTERNAL error that says nothing of the panic", resp.StatusCode, out.Errors)
 	}

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 
+	"github.com/membrane/membrane/graph"
 	"github.com/membrane/membrane/internal/membrane"
 )
 
@@ -85,7 +86,7 @@ func addErrorCodes(body []byte) ([]byte, bool) {
 			ext = map[string]any{}
 		}
 		if c, _ := ext["code"].(string); c == "" {
-			ext["code"] = membrane.EINVALID
+			ext["code"] = graph.Code(membrane.EINVALID)
 			e["extensions"] = ext
 			changed = true
 		}

@@ -5,38 +5,45 @@ import (
 	"fmt"
 )
 
-// Error codes. They are the values of extensions.code in GraphQL errors, so
-// they are part of the public API: add, never rename.
+// Error codes: what went wrong, in the domain's terms. They are not the
+// codes clients see: each transport maps them once to its own (the GraphQL
+// transport's extensions.code, in graph/errors.go), so a code's public
+// spelling is the transport's contract and the domain can name its cases
+// freely.
 const (
-	EINVALID        = "BAD_USER_INPUT"
-	ENOTFOUND       = "NOT_FOUND"
-	ECONFLICT       = "CONFLICT"
-	EFORBIDDEN      = "FORBIDDEN"
-	EUNAUTHORIZED   = "UNAUTHENTICATED"
-	EPRECONDITION   = "FAILED_PRECONDITION"
-	EUNAVAILABLE    = "UNAVAILABLE"
-	EINTERNAL       = "INTERNAL"
-	ENOTIMPLEMENTED = "NOT_IMPLEMENTED"
+	EINVALID        = "invalid"
+	ENOTFOUND       = "not_found"
+	ECONFLICT       = "conflict"
+	EFORBIDDEN      = "forbidden"
+	EUNAUTHORIZED   = "unauthorized"
+	EPRECONDITION   = "precondition"
+	EUNAVAILABLE    = "unavailable"
+	EINTERNAL       = "internal"
+	ENOTIMPLEMENTED = "not_implemented"
 	// ECOMPLEXITY rejects an operation over a cost, depth or token limit
 	// before it runs.
-	ECOMPLEXITY = "COMPLEXITY_LIMIT_EXCEEDED"
+	ECOMPLEXITY = "complexity"
 	// ERATELIMITED rejects a request of a principal over its rate limit.
-	ERATELIMITED = "RATE_LIMITED"
+	ERATELIMITED = "rate_limited"
 	// ETIMEOUT is a request that ran out of time; its transaction was
 	// rolled back.
-	ETIMEOUT = "TIMEOUT"
+	ETIMEOUT = "timeout"
 	// EUNKNOWN is a write whose commit Neo4j may or may not have applied:
 	// the connection was lost, or the request's time ran out, while the
 	// transaction committed. Unlike EUNAVAILABLE (nothing was written), a
 	// retry is safe only with the same idempotency key or client-chosen
 	// record ids, which replay the first outcome if it committed.
-	EUNKNOWN = "OUTCOME_UNKNOWN"
+	EUNKNOWN = "outcome_unknown"
 	// ETOOLARGE rejects a request body over the configured size.
-	ETOOLARGE = "PAYLOAD_TOO_LARGE"
+	ETOOLARGE = "too_large"
 	// ENOTALLOWED rejects, in allow-list mode, an operation that is not
 	// registered.
-	ENOTALLOWED = "PERSISTED_QUERY_NOT_ALLOWED"
+	ENOTALLOWED = "not_allowed"
 )
+
+// Codes lists every error code, for transports to check that they map each.
+var Codes = []string{EINVALID, ENOTFOUND, ECONFLICT, EFORBIDDEN, EUNAUTHORIZED, EPRECONDITION, EUNAVAILABLE, EINTERNAL,
+	ENOTIMPLEMENTED, ECOMPLEXITY, ERATELIMITED, ETIMEOUT, EUNKNOWN, ETOOLARGE, ENOTALLOWED}
 
 // IDTaken is the message of the CONFLICT a create answers when the record
 // id the client chose is taken: by a record the caller sees, one it cannot
