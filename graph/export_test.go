@@ -159,7 +159,7 @@ func TestGraphQueryBounds(t *testing.T) {
 		{"limit below the roots", map[string]any{"roots": []string{id, id + "x"}, "limit": 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c.fail(membrane.EINVALID, q, tc.vars)
+			c.fail("BAD_USER_INPUT", q, tc.vars)
 		})
 	}
 	t.Run("largest allowed", func(t *testing.T) {
@@ -228,9 +228,9 @@ func TestGraphQueryIsGated(t *testing.T) {
 	})
 	t.Run("a root the caller cannot see reads as a missing one", func(t *testing.T) {
 		missing := membrane.NewID()
-		want := r.fail(membrane.ENOTFOUND, q, map[string]any{"roots": []string{missing}})[0].Message
+		want := r.fail("NOT_FOUND", q, map[string]any{"roots": []string{missing}})[0].Message
 		for _, n := range []string{"hidden", "away"} {
-			errs := r.fail(membrane.ENOTFOUND, q, map[string]any{"roots": []string{ids["root"], ids[n]}})
+			errs := r.fail("NOT_FOUND", q, map[string]any{"roots": []string{ids["root"], ids[n]}})
 			if got := strings.ReplaceAll(errs[0].Message, ids[n], missing); got != want {
 				t.Errorf("%s: message %q, a missing root's %q", n, errs[0].Message, want)
 			}
@@ -388,5 +388,5 @@ func TestGraphQueryAsOf(t *testing.T) {
 		t.Errorf("as of the first edge: %s, want a and b (ACTIVE) and their edge", show(past))
 	}
 	// A root created after asOf did not exist then.
-	c.fail(membrane.ENOTFOUND, q, map[string]any{"r": []string{late}, "at": then})
+	c.fail("NOT_FOUND", q, map[string]any{"r": []string{late}, "at": then})
 }
