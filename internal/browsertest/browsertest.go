@@ -29,7 +29,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -504,29 +503,4 @@ func ArtifactsDir() string {
 		return filepath.Join(dir, "screenshots")
 	}
 	return filepath.Join(apptest.RepoRoot(), ".artifacts", "screenshots")
-}
-
-// Get fetches a URL of the server (not through the browser) and returns
-// its response with the body read, for checks beside the page's.
-func Get(t testing.TB, u string, header map[string]string) (*http.Response, []byte) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range header {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body := new(strings.Builder)
-	if _, err := bufio.NewReader(resp.Body).WriteTo(body); err != nil {
-		t.Fatal(err)
-	}
-	return resp, []byte(body.String())
 }
