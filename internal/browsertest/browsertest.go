@@ -90,6 +90,8 @@ func New(t testing.TB) *Browser {
 		// cannot start; the browser only loads the tests' own pages.
 		chromedp.NoSandbox,
 		chromedp.WindowSize(1280, 900),
+		// Loopback bypasses the proxy by default; a bypass list of
+		// "<-loopback>" would send it through the proxy too (tried).
 		chromedp.ProxyServer("http://"+proxy),
 		// No other traffic of the browser's own (updates, field trials).
 		chromedp.Flag("disable-component-update", true),
