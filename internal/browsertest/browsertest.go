@@ -29,7 +29,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -91,6 +90,8 @@ func New(t testing.TB) *Browser {
 		// cannot start; the browser only loads the tests' own pages.
 		chromedp.NoSandbox,
 		chromedp.WindowSize(1280, 900),
+		// Loopback bypasses the proxy by default; a bypass list of
+		// "<-loopback>" would send it through the proxy too (tried).
 		chromedp.ProxyServer("http://"+proxy),
 		// No other traffic of the browser's own (updates, field trials).
 		chromedp.Flag("disable-component-update", true),
@@ -504,29 +505,4 @@ func ArtifactsDir() string {
 		return filepath.Join(dir, "screenshots")
 	}
 	return filepath.Join(apptest.RepoRoot(), ".artifacts", "screenshots")
-}
-
-// Get fetches a URL of the server (not through the browser) and returns
-// its response with the body read, for checks beside the page's.
-func Get(t testing.TB, u string, header map[string]string) (*http.Response, []byte) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range header {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body := new(strings.Builder)
-	if _, err := bufio.NewReader(resp.Body).WriteTo(body); err != nil {
-		t.Fatal(err)
-	}
-	return resp, []byte(body.String())
 }

@@ -17,8 +17,9 @@ const (
 
 // graphiqlPage is gqlgen's GraphiQL page loading everything from the
 // server's own /assets/ instead of a CDN, so that it works without
-// internet access. Its state (query, variables, headers) is kept in the
-// URL, so a link opens GraphiQL with a query ready to run.
+// internet access. Its state stays out of the URL (gqlgen's option would
+// put the headers pane, which holds the API key, into the address bar
+// and the browser's history).
 func graphiqlPage(assets *assetServer) http.Handler {
 	return playground.Handler("Membrane", "/graphql",
 		playground.WithGraphiqlVersion(
@@ -27,6 +28,5 @@ func graphiqlPage(assets *assetServer) http.Handler {
 		playground.WithGraphiqlReactVersion(
 			assetsPrefix+reactJS, assetsPrefix+reactDOMJS,
 			assets.integrity(reactJS), assets.integrity(reactDOMJS)),
-		playground.WithGraphiqlPersistStateInURL(true),
 	)
 }
