@@ -18,6 +18,7 @@ import (
 	"github.com/membrane/membrane/graph"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/safego"
+	"github.com/membrane/membrane/web/explorer"
 	"github.com/vektah/gqlparser/v2/ast"
 )
 
@@ -30,8 +31,8 @@ type Pinger interface {
 	Ping(ctx context.Context) error
 }
 
-// NewHandler returns Membrane's HTTP handler: GraphiQL at /, GraphQL at
-// /graphql (authenticated by keys), /healthz (the process is up) and
+// NewHandler returns Membrane's HTTP handler: GraphiQL at /, the lineage
+// explorer at /explorer/, GraphQL at /graphql (authenticated by keys), /healthz (the process is up) and
 // /readyz (Neo4j answers). opts (at most one) configures it; without,
 // DefaultHandlerOptions.
 func NewHandler(r *graph.Resolver, db Pinger, keys *membrane.Keyring, log *slog.Logger, opts ...HandlerOptions) http.Handler {
@@ -84,6 +85,12 @@ func NewHandler(r *graph.Resolver, db Pinger, keys *membrane.Keyring, log *slog.
 	if o.GraphiQL {
 		// Exactly "/": other unknown paths (a /metrics served elsewhere) are 404.
 		mux.Handle("/{$}", playground.Handler("Membrane", "/graphql"))
+	}
+	if o.Explorer {
+		// The page and its assets are public, like GraphiQL's: the data it
+		// shows comes from /graphql, under the key the user gives it. The
+		// mux redirects /explorer to /explorer/.
+		mux.Handle("/explorer/", http.StripPrefix("/explorer/", explorer.Handler()))
 	}
 	mux.Handle("/graphql", authenticate(keys, requestLimits(o, limits, transportErrors(srv))))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {

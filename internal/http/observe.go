@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -104,6 +105,9 @@ func route(path string) string {
 		return path[1:]
 	case "/":
 		return "graphiql"
+	}
+	if path == "/explorer" || strings.HasPrefix(path, "/explorer/") {
+		return "explorer"
 	}
 	return "other"
 }
