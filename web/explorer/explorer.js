@@ -321,6 +321,9 @@
     cy.batch(() => { cy.elements().remove(); cy.add(els); });
     cy.layout({ name: 'breadthfirst', directed: false, roots: cy.getElementById(rootId), spacingFactor: 1.1, animate: false }).run();
     cy.fit(undefined, 30);
+    // A long lineage fitted whole is unreadable: show the root at a
+    // readable zoom instead (the rest is a pan or a scroll away).
+    if (cy.zoom() < 0.35) cy.zoom({ level: 0.6, position: cy.getElementById(rootId).position() });
     const g = $('graph');
     g.dataset.nodes = String(cy.nodes().length);
     g.dataset.edges = String(cy.edges().length);
@@ -354,7 +357,7 @@
     $('legend').replaceChildren(
       ...preds.map((p) => el('span', {}, el('span', { class: 'swatch' }), p)),
       ...statuses.map((s) => el('span', { class: 'badge ' + s }, s)),
-      graph.nodes.some((n) => n.record.redacted) ? el('span', { class: 'badge redacted' }, 'REDACTED: payload withheld') : null,
+      ...(graph.nodes.some((n) => n.record.redacted) ? [el('span', { class: 'badge redacted' }, 'REDACTED: payload withheld')] : []),
     );
     // Swatch colours through the CSSOM, which a strict style-src allows.
     [...$('legend').querySelectorAll('.swatch')].forEach((s, i) => { s.style.background = PREDICATE_COLOURS[preds[i]] || '#495057'; });
@@ -370,11 +373,11 @@
     const body = r.redacted
       ? el('p', { class: 'redacted-note' }, el('span', { class: 'badge redacted' }, 'REDACTED'),
         'Above this key\'s ceiling: no payload, provenance or audit trail.')
-      : el('pre', {}, JSON.stringify(r.payload, null, 2));
+      : el('pre', {}, JSON.stringify(r.payload, (k, v) => (k === '__typename' ? undefined : v), 2));
     const openBtn = el('button', { type: 'button' }, 'Centre on this record');
     openBtn.addEventListener('click', () => open(r.id));
     $('details').replaceChildren(el('p', {}, el('strong', {}, caption(r))), el('div', {}, ...badges(r)), dl, body,
-      r.id === state.rootId ? null : openBtn);
+      ...(r.id === state.rootId ? [] : [openBtn]));
   }
 
   async function loadTimeline(id, setRange) {
