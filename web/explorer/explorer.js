@@ -291,6 +291,7 @@
       if (seq !== state.loadSeq) return;
       if (e.code === 'NOT_FOUND' && state.asOf) {
         draw({ nodes: [], edges: [] }, id);
+        stopLive();
         setStatus('The record did not exist yet at ' + new Date(state.asOf).toLocaleString() + '.');
         g.dataset.state = 'ready';
         return;
@@ -323,7 +324,7 @@
     cy.fit(undefined, 30);
     // A long lineage fitted whole is unreadable: show the root at a
     // readable zoom instead (the rest is a pan or a scroll away).
-    if (cy.zoom() < 0.35) cy.zoom({ level: 0.6, position: cy.getElementById(rootId).position() });
+    if (cy.zoom() < 0.35) { cy.zoom(0.6); cy.center(cy.getElementById(rootId)); }
     const g = $('graph');
     g.dataset.nodes = String(cy.nodes().length);
     g.dataset.edges = String(cy.edges().length);
@@ -419,7 +420,9 @@
     const s = $('asof');
     const v = Number(s.value), max = Number(s.max);
     if (v >= max || !state.asOfMin) return null;
-    const lo = Date.parse(state.asOfMin);
+    // A Date holds milliseconds and the server's times nanoseconds: the
+    // next millisecond, so that the left end is at or after the creation.
+    const lo = Date.parse(state.asOfMin) + 1;
     return new Date(lo + (Date.now() - lo) * v / max).toISOString();
   }
 
