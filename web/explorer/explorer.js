@@ -19,6 +19,8 @@
   // The change feed takes at most 100 ids a filter; a larger graph
   // follows every change it may see and keeps those of its records.
   const MAX_FILTER_IDS = 100;
+  // graph walks at most this many hops; lineage, deeper views, 100.
+  const MAX_GRAPH_HOPS = 10;
   const LINEAGE_PREDICATES = ['SUPERSEDES', 'DERIVED_FROM', 'CONTESTED_BY'];
   const ALL_PREDICATES = LINEAGE_PREDICATES.concat(['SUPPORTS', 'CONTRADICTS', 'DEPENDS_ON', 'USES', 'MENTIONS',
     'ABOUT', 'REFERENCES', 'CAUSED_BY', 'RELATED_TO', 'NEXT']);
@@ -253,9 +255,11 @@
 
   // ---- the graph ------------------------------------------------------------
 
+  // fetchGraph reads the graph around id: through graph up to its hop
+  // limit, through lineage (which walks up to 100 deep) beyond it.
   async function fetchGraph(id, asOf) {
     const vars = { hops: state.depth, preds: state.edges === 'lineage' ? LINEAGE_PREDICATES : ALL_PREDICATES, asOf, limit: NODE_LIMIT };
-    if (state.useGraphQuery !== false) {
+    if (state.depth <= MAX_GRAPH_HOPS && state.useGraphQuery !== false) {
       try {
         const d = await gql(GRAPH_QUERY, Object.assign({ roots: [id] }, vars));
         state.useGraphQuery = true;
