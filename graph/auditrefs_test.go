@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/membrane/membrane/graph"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4jtest"
 )
@@ -31,14 +30,14 @@ type auditWorld struct {
 	deleted      string
 }
 
-func newAuditWorld(t *testing.T, setup func(*graph.Resolver)) *auditWorld {
+func newAuditWorld(t *testing.T, setup func(*wiring)) *auditWorld {
 	scope, other := neo4jtest.Scope(t), neo4jtest.Scope(t)+"-other"
 	low := membrane.Principal{Actor: "low-" + membrane.NewID(), Role: membrane.RoleReader, MaxSensitivity: membrane.SensitivityLow, Scopes: []string{scope}}
 	cleared := membrane.Principal{Actor: "cleared-" + membrane.NewID(), Role: membrane.RoleReader, MaxSensitivity: membrane.SensitivityHyper, Scopes: []string{scope, other}}
-	c := newClientWith(t, func(r *graph.Resolver) {
-		r.Deletes = r.Store.(membrane.DeleteService)
+	c := newClientWith(t, func(w *wiring) {
+		w.Stores.Deletes = w.DB
 		if setup != nil {
-			setup(r)
+			setup(w)
 		}
 	}, low, cleared)
 	w := &auditWorld{admin: c, low: c.as(low.Actor), cleared: c.as(cleared.Actor), scope: scope,

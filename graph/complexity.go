@@ -77,7 +77,7 @@ func (s rootCosted) Complexity(ctx context.Context, typeName, field string, chil
 // each clamped to its maximum so that an out-of-range argument fails with
 // BAD_USER_INPUT from the domain rather than as a cost. Lists without an
 // argument are priced at membrane.DefaultPageSize items. Traversals
-// (lineage, retrieveGraph) add the work of the walk itself: up to limit
+// (lineage, graph, retrieveGraph) add the work of the walk itself: up to limit
 // nodes per level, for every level.
 //
 // The funcs are typed by the generated ComplexityRoot, so a schema change
@@ -98,6 +98,11 @@ func setComplexity(c *ComplexityRoot) {
 		n := count(limit, membrane.DefaultLineageLimit, membrane.MaxLineageLimit)
 		d := count(maxDepth, membrane.DefaultLineageDepth, membrane.MaxLineageDepth)
 		return add(listCost(child, n), mul(d, n))
+	}
+	c.Query.Graph = func(child int, _ []string, hops *int64, _ []membrane.Predicate, _ *membrane.Direction, _ *time.Time, limit *int64) int {
+		n := count(limit, membrane.DefaultGraphLimit, membrane.MaxGraphLimit)
+		h := count(hops, membrane.DefaultGraphHops, membrane.MaxGraphHops)
+		return add(listCost(child, n), mul(h, n))
 	}
 	c.Query.Retrieve = func(child int, in RetrieveInput) int {
 		return listCost(child, count(in.Limit, membrane.DefaultRetrieveLimit, membrane.MaxRetrieveLimit))

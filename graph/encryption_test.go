@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/membrane/membrane/graph"
 	membranehttp "github.com/membrane/membrane/internal/http"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4j"
@@ -107,8 +106,9 @@ func TestSensitiveRecordsRefusedWithoutAKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close(context.Background())
-	r := &graph.Resolver{Store: db, Revisions: db, Lineages: db, Policy: membrane.DefaultPolicy(), Now: time.Now}
-	srv := httptest.NewServer(membranehttp.NewHandler(r, db, membrane.NewKeyring(nil), slog.New(slog.NewTextHandler(io.Discard, nil))))
+	w := newWiring(db, nil)
+	w.Stores.Retrieval, w.Stores.Captures = nil, nil
+	srv := httptest.NewServer(membranehttp.NewHandler(w.resolver(), db, membrane.NewKeyring(nil), slog.New(slog.NewTextHandler(io.Discard, nil))))
 	defer srv.Close()
 	c := &client{t: t, url: srv.URL, db: db}
 	scope := neo4jtest.Scope(t)

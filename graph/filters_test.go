@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/membrane/membrane/graph"
 	"github.com/membrane/membrane/internal/embedding"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4jtest"
@@ -488,7 +487,7 @@ func TestSearchBadInput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cv := newClientWith(t, func(r *graph.Resolver) { r.Embedder = emb })
+	cv := newClientWith(t, func(w *wiring) { w.Options.Embedder = emb })
 	if err := cv.db.EnsureVectorIndex(t.Context(), fakeDims); err != nil {
 		t.Fatal(err)
 	}

@@ -19,9 +19,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
-	"github.com/membrane/membrane/graph"
 	membranehttp "github.com/membrane/membrane/internal/http"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4jtest"
@@ -53,9 +51,9 @@ func handlerForFuzz(t *testing.T) http.Handler {
 			fuzzErr = err // every input fails alike, not just the first
 			return
 		}
-		r := &graph.Resolver{Store: db, Revisions: db, Lineages: db, Deletes: db, MetricsService: db, Retrieval: db,
-			Captures: db, Policy: membrane.DefaultPolicy(), Now: time.Now}
-		fuzzHandler = membranehttp.NewHandler(r, db, membrane.NewKeyring([]membrane.APIKey{k}),
+		w := newWiring(db, nil)
+		w.Stores.Deletes, w.Stores.Metrics = db, db
+		fuzzHandler = membranehttp.NewHandler(w.resolver(), db, membrane.NewKeyring([]membrane.APIKey{k}),
 			slog.New(slog.NewTextHandler(io.Discard, nil)))
 	})
 	if fuzzErr != nil {

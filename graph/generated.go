@@ -310,6 +310,7 @@ type ComplexityRoot struct {
 	Query struct {
 		AuditLog      func(childComplexity int, filter *membrane.AuditFilter, first *int64, after *string) int
 		ChangeCursor  func(childComplexity int) int
+		Graph         func(childComplexity int, roots []string, hops *int64, predicates []membrane.Predicate, direction *membrane.Direction, asOf *time.Time, limit *int64) int
 		JobRuns       func(childComplexity int, job *membrane.JobName, first *int64, after *string) int
 		Lineage       func(childComplexity int, id string, direction *membrane.Direction, predicates []membrane.Predicate, maxDepth *int64, limit *int64, asOf *time.Time) int
 		Metrics       func(childComplexity int, scopes []string) int
@@ -328,6 +329,7 @@ type ComplexityRoot struct {
 
 	Record struct {
 		AuditLog        func(childComplexity int, first *int64, after *string) int
+		Caption         func(childComplexity int) int
 		Confidence      func(childComplexity int) int
 		ContestEvidence func(childComplexity int) int
 		ContestedBy     func(childComplexity int) int
@@ -385,6 +387,7 @@ type ComplexityRoot struct {
 	Relation struct {
 		Actor     func(childComplexity int) int
 		CreatedAt func(childComplexity int) int
+		ID        func(childComplexity int) int
 		Predicate func(childComplexity int) int
 		SourceID  func(childComplexity int) int
 		TargetID  func(childComplexity int) int
@@ -550,6 +553,7 @@ type QueryResolver interface {
 	Record(ctx context.Context, id string, asOf *time.Time) (*membrane.Record, error)
 	Records(ctx context.Context, filter *membrane.RecordFilter, orderBy *RecordOrder, first *int64, after *string, asOf *time.Time) (*RecordConnection, error)
 	AuditLog(ctx context.Context, filter *membrane.AuditFilter, first *int64, after *string) (*Connection[*membrane.AuditEntry], error)
+	Graph(ctx context.Context, roots []string, hops *int64, predicates []membrane.Predicate, direction *membrane.Direction, asOf *time.Time, limit *int64) (*membrane.Lineage, error)
 	JobRuns(ctx context.Context, job *membrane.JobName, first *int64, after *string) (*Connection[*membrane.JobRun], error)
 	Metrics(ctx context.Context, scopes []string) (*membrane.Metrics, error)
 	Retrieve(ctx context.Context, input RetrieveInput) (*membrane.Retrieval, error)
@@ -561,6 +565,7 @@ type RecordResolver interface {
 	Provenance(ctx context.Context, objs []*membrane.Record) ([]*membrane.Provenance, error)
 
 	AuditLog(ctx context.Context, objs []*membrane.Record, first *int64, after *string) ([]*Connection[*membrane.AuditEntry], error)
+
 	Supersedes(ctx context.Context, objs []*membrane.Record) ([][]*membrane.Record, error)
 	SupersededBy(ctx context.Context, objs []*membrane.Record) ([]*membrane.Record, error)
 	DerivedFrom(ctx context.Context, objs []*membrane.Record) ([][]*membrane.Record, error)
@@ -1756,6 +1761,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.ChangeCursor(childComplexity), true
+	case "Query.graph":
+		if e.ComplexityRoot.Query.Graph == nil {
+			break
+		}
+
+		args, err := ec.field_Query_graph_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Graph(childComplexity, args["roots"].([]string), args["hops"].(*int64), args["predicates"].([]membrane.Predicate), args["direction"].(*membrane.Direction), args["asOf"].(*time.Time), args["limit"].(*int64)), true
 
 	case "Query.jobRuns":
 		if e.ComplexityRoot.Query.JobRuns == nil {
@@ -1871,6 +1887,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Record.AuditLog(childComplexity, args["first"].(*int64), args["after"].(*string)), true
+	case "Record.caption":
+		if e.ComplexityRoot.Record.Caption == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Record.Caption(childComplexity), true
 	case "Record.confidence":
 		if e.ComplexityRoot.Record.Confidence == nil {
 			break
@@ -2133,6 +2155,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Relation.CreatedAt(childComplexity), true
+	case "Relation.id":
+		if e.ComplexityRoot.Relation.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Relation.ID(childComplexity), true
 	case "Relation.predicate":
 		if e.ComplexityRoot.Relation.Predicate == nil {
 			break
@@ -2759,7 +2787,7 @@ func newExecutionContext(
 	}
 }
 
-//go:embed "jobs.graphqls" "retrieval.graphqls" "revision.graphqls" "schema.graphqls" "subscription.graphqls"
+//go:embed "export.graphqls" "jobs.graphqls" "retrieval.graphqls" "revision.graphqls" "schema.graphqls" "subscription.graphqls"
 var sourcesFS embed.FS
 
 func sourceData(filename string) string {
@@ -2771,6 +2799,7 @@ func sourceData(filename string) string {
 }
 
 var sources = []*ast.Source{
+	{Name: "export.graphqls", Input: sourceData("export.graphqls"), BuiltIn: false},
 	{Name: "jobs.graphqls", Input: sourceData("jobs.graphqls"), BuiltIn: false},
 	{Name: "retrieval.graphqls", Input: sourceData("retrieval.graphqls"), BuiltIn: false},
 	{Name: "revision.graphqls", Input: sourceData("revision.graphqls"), BuiltIn: false},
@@ -3233,6 +3262,8 @@ func (ec *executionContext) childFields_Record(ctx context.Context, field graphq
 		return ec.fieldContext_Record_redacted(ctx, field)
 	case "auditLog":
 		return ec.fieldContext_Record_auditLog(ctx, field)
+	case "caption":
+		return ec.fieldContext_Record_caption(ctx, field)
 	case "supersedes":
 		return ec.fieldContext_Record_supersedes(ctx, field)
 	case "supersededBy":
@@ -3325,6 +3356,8 @@ func (ec *executionContext) childFields_Relation(ctx context.Context, field grap
 		return ec.fieldContext_Relation_createdAt(ctx, field)
 	case "actor":
 		return ec.fieldContext_Relation_actor(ctx, field)
+	case "id":
+		return ec.fieldContext_Relation_id(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Relation", field.Name)
 }
@@ -4386,6 +4419,60 @@ func (ec *executionContext) field_Query_auditLog_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["after"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_graph_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "roots",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalNID2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["roots"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "hops",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["hops"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "predicates",
+		func(ctx context.Context, v any) ([]membrane.Predicate, error) {
+			return ec.unmarshalORelationPredicate2ᚕgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐPredicateᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["predicates"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "direction",
+		func(ctx context.Context, v any) (*membrane.Direction, error) {
+			return ec.unmarshalORelationDirection2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐDirection(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["direction"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "asOf",
+		func(ctx context.Context, v any) (*time.Time, error) {
+			return ec.unmarshalODateTime2ᚖtimeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["asOf"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg5
 	return args, nil
 }
 
@@ -9462,6 +9549,50 @@ func (ec *executionContext) fieldContext_Query_auditLog(ctx context.Context, fie
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_graph(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_graph(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Graph(ctx, fc.Args["roots"].([]string), fc.Args["hops"].(*int64), fc.Args["predicates"].([]membrane.Predicate), fc.Args["direction"].(*membrane.Direction), fc.Args["asOf"].(*time.Time), fc.Args["limit"].(*int64))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *membrane.Lineage) graphql.Marshaler {
+			return ec.marshalNLineage2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐLineage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_graph(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Lineage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_graph_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_jobRuns(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -10324,6 +10455,29 @@ func (ec *executionContext) resolveBatch_Record_auditLog(ctx context.Context, fi
 		err,
 		"Record.auditLog",
 	)
+}
+
+func (ec *executionContext) _Record_caption(ctx context.Context, field graphql.CollectedField, obj *membrane.Record) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Record_caption(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Caption(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Record_caption(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Record", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Record_supersedes(ctx context.Context, field graphql.CollectedField, obj *membrane.Record) (ret graphql.Marshaler) {
@@ -11382,6 +11536,29 @@ func (ec *executionContext) _Relation_actor(ctx context.Context, field graphql.C
 }
 func (ec *executionContext) fieldContext_Relation_actor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Relation", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Relation_id(ctx context.Context, field graphql.CollectedField, obj *membrane.Relation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Relation_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Relation_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Relation", field, true, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _RelationConnection_edges(ctx context.Context, field graphql.CollectedField, obj *RelationConnection) (ret graphql.Marshaler) {
@@ -18840,6 +19017,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "graph":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_graph(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "jobRuns":
 			field := field
 
@@ -19218,6 +19417,11 @@ func (ec *executionContext) _Record(ctx context.Context, sel ast.SelectionSet, o
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "caption":
+			out.Values[i] = ec._Record_caption(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "supersedes":
 			field := field
 
@@ -19865,6 +20069,11 @@ func (ec *executionContext) _Relation(ctx context.Context, sel ast.SelectionSet,
 			}
 		case "actor":
 			out.Values[i] = ec._Relation_actor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "id":
+			out.Values[i] = ec._Relation_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}

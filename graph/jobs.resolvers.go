@@ -7,7 +7,6 @@ package graph
 
 import (
 	"context"
-	"time"
 
 	"github.com/membrane/membrane/internal/membrane"
 )
@@ -30,65 +29,22 @@ func (r *jobRunResolver) Error(ctx context.Context, obj *membrane.JobRun) (*stri
 
 // RunJob is the resolver for the runJob field.
 func (r *mutationResolver) RunJob(ctx context.Context, job membrane.JobName) (*membrane.JobRun, error) {
-	if _, err := admin(ctx); err != nil {
-		return nil, err
-	}
-	jobs, err := r.jobs()
-	if err != nil {
-		return nil, err
-	}
-	return jobs.RunJob(ctx, job)
+	return r.Services.Jobs.RunJob(ctx, job)
 }
 
 // DeleteRecord is the resolver for the deleteRecord field.
 func (r *mutationResolver) DeleteRecord(ctx context.Context, id string, rationale *string, expectedVersion *int64) (*membrane.AuditEntry, error) {
-	t, err := admin(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if r.Deletes == nil {
-		return nil, membrane.Errorf(membrane.ENOTIMPLEMENTED, "deleting records is not configured on this server")
-	}
-	meta := revisionMeta(ctx, nil, rationale, expectedVersion)
-	now := r.Now()
-	a, err := r.Deletes.DeleteRecord(ctx, id, func(rec *membrane.Record, edges []membrane.AuditRef) (*membrane.AuditEntry, error) {
-		// Even an admin deletes only what its request sees in full.
-		if err := t.CanRevise(rec); err != nil {
-			return nil, err
-		}
-		return membrane.PlanDelete(rec, edges, meta, now)
-	})
-	if err != nil {
-		return nil, err
-	}
-	// The tombstone keeps every removed edge; the answer shows only those
-	// whose other end the (possibly narrowed) request may see.
-	return t.GateEntry(a), nil
+	return r.Services.Delete.DeleteRecord(ctx, id, rationale, expectedVersion)
 }
 
 // RecordOutcome is the resolver for the recordOutcome field.
 func (r *mutationResolver) RecordOutcome(ctx context.Context, recordID string, status membrane.OutcomeStatus, actor *string, rationale *string, idempotencyKey *string) (*membrane.Record, error) {
-	meta := revisionMeta(ctx, actor, rationale, nil)
-	args := map[string]any{"recordId": recordID, "status": status, "meta": meta}
-	return r.revise(ctx, "recordOutcome", args, idempotencyKey, []string{recordID}, nil, func(now time.Time, locked, _ map[string]*membrane.Record) (*membrane.Change, error) {
-		return membrane.RecordUsage(locked[recordID], status, meta, now)
-	})
+	return r.Services.Outcomes.RecordOutcome(ctx, recordID, status, membrane.RevisionArgs{Actor: actor, Rationale: rationale, IdempotencyKey: idempotencyKey})
 }
 
 // JobRuns is the resolver for the jobRuns field.
 func (r *queryResolver) JobRuns(ctx context.Context, job *membrane.JobName, first *int64, after *string) (*Connection[*membrane.JobRun], error) {
-	if _, err := admin(ctx); err != nil {
-		return nil, err
-	}
-	jobs, err := r.jobs()
-	if err != nil {
-		return nil, err
-	}
-	page, err := membrane.NewPage(first, after)
-	if err != nil {
-		return nil, err
-	}
-	p, err := jobs.JobRuns(ctx, job, page)
+	p, err := r.Services.Jobs.JobRuns(ctx, job, first, after)
 	if err != nil {
 		return nil, err
 	}
@@ -97,10 +53,7 @@ func (r *queryResolver) JobRuns(ctx context.Context, job *membrane.JobName, firs
 
 // Metrics is the resolver for the metrics field.
 func (r *queryResolver) Metrics(ctx context.Context, scopes []string) (*membrane.Metrics, error) {
-	if r.MetricsService == nil {
-		return nil, membrane.Errorf(membrane.ENOTIMPLEMENTED, "metrics are not configured on this server")
-	}
-	return r.MetricsService.Metrics(ctx, membrane.TrustFromContext(ctx), scopes, r.Now())
+	return r.Services.Read.Metrics(ctx, scopes)
 }
 
 // JobRun returns JobRunResolver implementation.

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/membrane/membrane/graph"
 	membranehttp "github.com/membrane/membrane/internal/http"
 	"github.com/membrane/membrane/internal/jobs"
 	"github.com/membrane/membrane/internal/membrane"
@@ -55,8 +54,11 @@ func jobsClient(t *testing.T, trust *membrane.Trust, scope string, c *testClock)
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = runner.Stop(t.Context()) })
-	r := &graph.Resolver{Store: db, Revisions: db, Lineages: db, Deletes: db, MetricsService: db, Jobs: runner,
-		Policy: membrane.DefaultPolicy(), Now: c.Now}
+	w := newWiring(db, nil)
+	w.Stores.Retrieval, w.Stores.Captures = nil, nil
+	w.Stores.Deletes, w.Stores.Metrics, w.Stores.Jobs = db, db, runner
+	w.Options.Now = c.Now
+	r := w.resolver()
 	p := membrane.Principal{Actor: "public", Role: membrane.RoleReader, MaxSensitivity: membrane.SensitivityPublic, Scopes: []string{}}
 	if trust != nil {
 		p = trust.Principal

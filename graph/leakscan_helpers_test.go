@@ -413,8 +413,10 @@ func startScanServer(t *testing.T, db *neo4j.DB, ring []membrane.APIKey, scopes 
 		hub.Close()
 		stop()
 	})
-	r := &graph.Resolver{Store: db, Revisions: db, Lineages: db, Deletes: db, MetricsService: db, Jobs: runner,
-		Retrieval: db, Captures: db, Events: db, Feed: hub, Policy: membrane.DefaultPolicy(), Log: log, Now: time.Now}
+	w := newWiring(db, log)
+	w.Stores.Deletes, w.Stores.Metrics, w.Stores.Jobs = db, db, runner
+	w.Events, w.Feed = db, hub
+	r := w.resolver()
 	opts := membranehttp.DefaultHandlerOptions()
 	none := graph.QueryLimits{}
 	opts.Limits = map[membrane.Role]graph.QueryLimits{membrane.RoleAdmin: none, membrane.RoleWriter: none, membrane.RoleReader: none}

@@ -714,6 +714,7 @@ func (s *leakScan) scanAs(t *testing.T, phase string, c scanCaller, sentinel str
 			expect = []string{membrane.ENOTFOUND}
 		}
 		q("record", "Record", 1, `query($id: ID!) { record(id: $id) SEL }`, map[string]any{"id": id}, expect...)
+		q("graph", "Lineage", 1, `query($id: ID!) { graph(roots: [$id], hops: 10, limit: 2000) SEL }`, map[string]any{"id": id}, expect...)
 		if !lineageIDs[id] {
 			continue
 		}

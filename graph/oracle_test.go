@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/membrane/membrane/graph"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4jtest"
 )
@@ -20,7 +19,7 @@ import (
 func TestMetricsCountOnlyWhatTheCallerCanList(t *testing.T) {
 	scope := neo4jtest.Scope(t)
 	rd := membrane.Principal{Actor: "reader-" + membrane.NewID(), Role: membrane.RoleReader, MaxSensitivity: membrane.SensitivityLow, Scopes: []string{scope}}
-	c := newClientWith(t, func(r *graph.Resolver) { r.MetricsService = storeMetrics(r) }, rd)
+	c := newClientWith(t, func(w *wiring) { w.Stores.Metrics = w.DB }, rd)
 	reader := c.as(rd.Actor)
 	for i, s := range []string{"PUBLIC", "LOW", "MEDIUM", "HIGH", "HYPER"} {
 		extra := map[string]any{"sensitivity": s, "lifecycle": map[string]any{"pinned": true}}
@@ -120,11 +119,6 @@ func TestMetricsCountOnlyWhatTheCallerCanList(t *testing.T) {
 	}
 }
 
-// storeMetrics is the store of a test server, which computes its metrics too.
-func storeMetrics(r *graph.Resolver) membrane.MetricsService {
-	return r.Store.(membrane.MetricsService)
-}
-
 func mean(xs []float64) float64 {
 	if len(xs) == 0 {
 		return 0
@@ -144,7 +138,7 @@ func mean(xs []float64) float64 {
 func TestTakenIDsAnswerAlike(t *testing.T) {
 	scope, other := neo4jtest.Scope(t), neo4jtest.Scope(t)
 	wr := membrane.Principal{Actor: "writer-" + membrane.NewID(), Role: membrane.RoleWriter, MaxSensitivity: membrane.SensitivityMedium, Scopes: []string{scope}}
-	c := newClientWith(t, func(r *graph.Resolver) { r.Deletes = r.Store.(membrane.DeleteService) }, wr)
+	c := newClientWith(t, func(w *wiring) { w.Stores.Deletes = w.DB }, wr)
 	w := c.as(wr.Actor)
 	deleted := c.create(scope, "SEMANTIC", fact("deleted"), nil)
 	c.do(`mutation($id: ID!) { deleteRecord(id: $id) { id } }`, map[string]any{"id": deleted}, nil)

@@ -4,7 +4,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/membrane/membrane/graph"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4jtest"
 )
@@ -16,7 +15,7 @@ import (
 func TestProvenanceRefsGated(t *testing.T) {
 	scope, other := neo4jtest.Scope(t), neo4jtest.Scope(t)+"-other"
 	low := membrane.Principal{Actor: "low-" + membrane.NewID(), Role: membrane.RoleReader, MaxSensitivity: membrane.SensitivityLow, Scopes: []string{scope}}
-	c := newClientWith(t, func(r *graph.Resolver) { r.Deletes = r.Store.(membrane.DeleteService) }, low)
+	c := newClientWith(t, func(w *wiring) { w.Stores.Deletes = w.DB }, low)
 	rec := func(sc, sens string) string {
 		return c.create(sc, "SEMANTIC", fact(sens+" "+membrane.NewID()), map[string]any{"sensitivity": sens})
 	}

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/membrane/membrane/graph"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4jtest"
 )
@@ -299,7 +298,7 @@ func TestChosenIDsAreIdempotent(t *testing.T) {
 	writer := membrane.Principal{Actor: "other-writer-" + membrane.NewID(), Role: membrane.RoleWriter,
 		MaxSensitivity: membrane.SensitivityHyper, Scopes: []string{membrane.AllScopes}}
 	db := neo4jtest.DB(t)
-	root := newClientWith(t, func(r *graph.Resolver) { r.Deletes = db }, writer)
+	root := newClientWith(t, func(w *wiring) { w.Stores.Deletes = db }, writer)
 	// in returns the client failing sub-test t, not the parent.
 	in := func(t *testing.T) *client { d := *root; d.t = t; return &d }
 	const taken = membrane.IDTaken

@@ -232,6 +232,8 @@ func TestRedactedRecordsEveryField(t *testing.T) {
 			map[string]any{"q": word, "s": []any{scope}}, "retrieveGraph"},
 		{"lineage", `query($id: ID!) { lineage(id: $id, direction: BOTH) { ` + everyField(t, s, s.Types["Lineage"], 1) + ` } }`,
 			map[string]any{"id": visible}, "lineage"},
+		{"graph", `query($id: ID!) { graph(roots: [$id], hops: 3) { ` + everyField(t, s, s.Types["Lineage"], 1) + ` } }`,
+			map[string]any{"id": visible}, "graph"},
 	}
 	for _, p := range paths {
 		t.Run(p.name, func(t *testing.T) {

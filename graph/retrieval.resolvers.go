@@ -13,7 +13,7 @@ import (
 
 // CaptureMemory is the resolver for the captureMemory field.
 func (r *mutationResolver) CaptureMemory(ctx context.Context, input membrane.CaptureInput, idempotencyKey *string) (*membrane.Captured, error) {
-	return r.capture(ctx, input, idempotencyKey)
+	return r.Services.Capture.Capture(ctx, input, idempotencyKey)
 }
 
 // Retrieve is the resolver for the retrieve field.
@@ -25,9 +25,7 @@ func (r *queryResolver) Retrieve(ctx context.Context, input RetrieveInput) (*mem
 	if err != nil {
 		return nil, membrane.PrefixFields(err, "input.")
 	}
-	q.Vector = r.embedQuery(ctx, q.Text)
-	q.Now = r.Now()
-	return r.Retrieval.Retrieve(ctx, q, r.selectionThreshold())
+	return r.Services.Read.Retrieve(ctx, q)
 }
 
 // RetrieveGraph is the resolver for the retrieveGraph field.
@@ -39,7 +37,5 @@ func (r *queryResolver) RetrieveGraph(ctx context.Context, input RetrieveGraphIn
 	if err != nil {
 		return nil, membrane.PrefixFields(err, "input.")
 	}
-	g.Roots.Vector = r.embedQuery(ctx, g.Roots.Text)
-	g.Roots.Now = r.Now()
-	return r.Retrieval.RetrieveGraph(ctx, g, r.selectionThreshold())
+	return r.Services.Read.RetrieveGraph(ctx, g)
 }

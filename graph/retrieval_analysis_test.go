@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/membrane/membrane/graph"
 	"github.com/membrane/membrane/internal/embedding"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4jtest"
@@ -148,7 +147,7 @@ func TestRetrieveStopWordsWithVector(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := newClientWith(t, func(r *graph.Resolver) { r.Embedder = emb })
+	c := newClientWith(t, func(w *wiring) { w.Options.Embedder = emb })
 	if err := c.db.EnsureVectorIndex(t.Context(), fakeDims); err != nil {
 		t.Fatal(err)
 	}

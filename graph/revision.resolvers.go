@@ -14,93 +14,42 @@ import (
 
 // Supersede is the resolver for the supersede field.
 func (r *mutationResolver) Supersede(ctx context.Context, oldID string, newRecord membrane.RecordInput, actor *string, rationale *string, expectedVersion *int64, idempotencyKey *string) (*membrane.Record, error) {
-	meta := revisionMeta(ctx, actor, rationale, expectedVersion)
-	args := map[string]any{"oldId": oldID, "newRecord": newRecord, "meta": meta}
-	return r.reviseCreating(ctx, "supersede", args, idempotencyKey, newRecord.ID, []string{oldID}, nil, func(now time.Time, locked, _ map[string]*membrane.Record) (*membrane.Change, error) {
-		return r.Policy.Supersede(locked[oldID], newRecord, meta, now)
-	})
+	return r.Services.Revise.Supersede(ctx, oldID, newRecord, membrane.RevisionArgs{Actor: actor, Rationale: rationale, ExpectedVersion: expectedVersion, IdempotencyKey: idempotencyKey})
 }
 
 // Fork is the resolver for the fork field.
 func (r *mutationResolver) Fork(ctx context.Context, sourceID string, newRecord membrane.RecordInput, actor *string, rationale *string, expectedVersion *int64, idempotencyKey *string) (*membrane.Record, error) {
-	meta := revisionMeta(ctx, actor, rationale, expectedVersion)
-	args := map[string]any{"sourceId": sourceID, "newRecord": newRecord, "meta": meta}
-	return r.reviseCreating(ctx, "fork", args, idempotencyKey, newRecord.ID, []string{sourceID}, nil, func(now time.Time, locked, _ map[string]*membrane.Record) (*membrane.Change, error) {
-		return r.Policy.Fork(locked[sourceID], newRecord, meta, now)
-	})
+	return r.Services.Revise.Fork(ctx, sourceID, newRecord, membrane.RevisionArgs{Actor: actor, Rationale: rationale, ExpectedVersion: expectedVersion, IdempotencyKey: idempotencyKey})
 }
 
 // Retract is the resolver for the retract field.
 func (r *mutationResolver) Retract(ctx context.Context, id string, actor *string, rationale *string, expectedVersion *int64, idempotencyKey *string) (*membrane.Record, error) {
-	meta := revisionMeta(ctx, actor, rationale, expectedVersion)
-	args := map[string]any{"id": id, "meta": meta}
-	return r.revise(ctx, "retract", args, idempotencyKey, []string{id}, nil, func(now time.Time, locked, _ map[string]*membrane.Record) (*membrane.Change, error) {
-		return membrane.Retract(locked[id], meta, now)
-	})
+	return r.Services.Revise.Retract(ctx, id, membrane.RevisionArgs{Actor: actor, Rationale: rationale, ExpectedVersion: expectedVersion, IdempotencyKey: idempotencyKey})
 }
 
 // Merge is the resolver for the merge field.
 func (r *mutationResolver) Merge(ctx context.Context, ids []string, mergedRecord membrane.RecordInput, actor *string, rationale *string, idempotencyKey *string) (*membrane.Record, error) {
-	if err := membrane.ValidateMergeIDs(ids); err != nil {
-		return nil, err
-	}
-	meta := revisionMeta(ctx, actor, rationale, nil)
-	args := map[string]any{"ids": ids, "mergedRecord": mergedRecord, "meta": meta}
-	return r.reviseCreating(ctx, "merge", args, idempotencyKey, mergedRecord.ID, ids, nil, func(now time.Time, locked, _ map[string]*membrane.Record) (*membrane.Change, error) {
-		sources := make([]*membrane.Record, len(ids))
-		for i, id := range ids {
-			sources[i] = locked[id]
-		}
-		return r.Policy.Merge(sources, mergedRecord, meta, now)
-	})
+	return r.Services.Revise.Merge(ctx, ids, mergedRecord, membrane.RevisionArgs{Actor: actor, Rationale: rationale, IdempotencyKey: idempotencyKey})
 }
 
 // Contest is the resolver for the contest field.
 func (r *mutationResolver) Contest(ctx context.Context, id string, contestingRef string, actor *string, rationale *string, expectedVersion *int64, idempotencyKey *string) (*membrane.Record, error) {
-	meta := revisionMeta(ctx, actor, rationale, expectedVersion)
-	args := map[string]any{"id": id, "contestingRef": contestingRef, "meta": meta}
-	return r.revise(ctx, "contest", args, idempotencyKey, []string{id}, []string{contestingRef}, func(now time.Time, locked, read map[string]*membrane.Record) (*membrane.Change, error) {
-		return membrane.Contest(locked[id], contestingRef, read[contestingRef], meta, now)
-	})
+	return r.Services.Revise.Contest(ctx, id, contestingRef, membrane.RevisionArgs{Actor: actor, Rationale: rationale, ExpectedVersion: expectedVersion, IdempotencyKey: idempotencyKey})
 }
 
 // Reinforce is the resolver for the reinforce field.
 func (r *mutationResolver) Reinforce(ctx context.Context, id string, actor *string, rationale *string, expectedVersion *int64, idempotencyKey *string) (*membrane.Record, error) {
-	meta := revisionMeta(ctx, actor, rationale, expectedVersion)
-	args := map[string]any{"id": id, "meta": meta}
-	return r.revise(ctx, "reinforce", args, idempotencyKey, []string{id}, nil, func(now time.Time, locked, _ map[string]*membrane.Record) (*membrane.Change, error) {
-		return membrane.Reinforce(locked[id], meta, now)
-	})
+	return r.Services.Revise.Reinforce(ctx, id, membrane.RevisionArgs{Actor: actor, Rationale: rationale, ExpectedVersion: expectedVersion, IdempotencyKey: idempotencyKey})
 }
 
 // Penalize is the resolver for the penalize field.
 func (r *mutationResolver) Penalize(ctx context.Context, id string, amount float64, actor *string, rationale *string, expectedVersion *int64, idempotencyKey *string) (*membrane.Record, error) {
-	meta := revisionMeta(ctx, actor, rationale, expectedVersion)
-	args := map[string]any{"id": id, "amount": amount, "meta": meta}
-	return r.revise(ctx, "penalize", args, idempotencyKey, []string{id}, nil, func(now time.Time, locked, _ map[string]*membrane.Record) (*membrane.Change, error) {
-		return membrane.Penalize(locked[id], amount, meta, now)
-	})
+	return r.Services.Revise.Penalize(ctx, id, amount, membrane.RevisionArgs{Actor: actor, Rationale: rationale, ExpectedVersion: expectedVersion, IdempotencyKey: idempotencyKey})
 }
 
 // AddRelation is the resolver for the addRelation field.
 func (r *mutationResolver) AddRelation(ctx context.Context, sourceID string, predicate membrane.Predicate, targetID string, weight *float64, actor *string, rationale *string, idempotencyKey *string) (*membrane.Relation, error) {
-	meta := revisionMeta(ctx, actor, rationale, nil)
-	args := map[string]any{"sourceId": sourceID, "predicate": predicate, "targetId": targetID, "weight": weight, "meta": meta}
-	var rel *membrane.Relation
-	_, err := r.revise(ctx, "addRelation", args, idempotencyKey, []string{sourceID, targetID}, nil, func(now time.Time, locked, _ map[string]*membrane.Record) (*membrane.Change, error) {
-		c, err := membrane.Relate(locked[sourceID], locked[targetID], predicate, weight, meta, now)
-		if err == nil {
-			rel = &c.Edges[0]
-		}
-		return c, err
-	})
-	if err != nil {
-		return nil, err
-	}
-	if rel == nil { // replayed: the relation is the one stored
-		return r.storedRelation(ctx, sourceID, predicate, targetID)
-	}
-	return rel, nil
+	return r.Services.Relate.AddRelation(ctx, sourceID, predicate, targetID, weight, membrane.RevisionArgs{Actor: actor, Rationale: rationale, IdempotencyKey: idempotencyKey})
 }
 
 // Lineage is the resolver for the lineage field.
@@ -109,14 +58,7 @@ func (r *queryResolver) Lineage(ctx context.Context, id string, direction *membr
 	if err != nil {
 		return nil, err
 	}
-	lin, err := r.Lineages.Lineage(ctx, id, q)
-	if err != nil {
-		return nil, err
-	}
-	for _, n := range lin.Nodes {
-		n.Record.AsOf = asOf
-	}
-	return lin, nil
+	return r.Services.Read.Lineage(ctx, id, q)
 }
 
 // Supersedes is the batch resolver for the supersedes field.

@@ -45,7 +45,7 @@ func TestRootFieldsAreCosted(t *testing.T) {
 	// A store of the test's own, so that no other test's transactions are
 	// counted.
 	admin.db = neo4jtest.Open(t)
-	admin.url = admin.serve(func(r *graph.Resolver) { r.MetricsService = admin.db })
+	admin.url = admin.serve(func(w *wiring) { w.Stores.Metrics = admin.db })
 	rd, wr := admin.as(reader.Actor), admin.as(writer.Actor)
 	// A cheap root field that runs (this server has no change feed, which
 	// changeCursor needs) in a scope of the test's own.

@@ -7,7 +7,6 @@ package graph
 
 import (
 	"context"
-	"slices"
 	"time"
 
 	"github.com/membrane/membrane/internal/membrane"
@@ -15,67 +14,42 @@ import (
 
 // IngestEvent is the resolver for the ingestEvent field.
 func (r *mutationResolver) IngestEvent(ctx context.Context, input membrane.IngestEvent, idempotencyKey *string) (*membrane.Record, error) {
-	return r.ingest(ctx, "ingestEvent", input, idempotencyKey)(r.Policy.BuildEvent(input, r.Now()))
+	return r.Services.Ingest.IngestEvent(ctx, input, idempotencyKey)
 }
 
 // IngestToolOutput is the resolver for the ingestToolOutput field.
 func (r *mutationResolver) IngestToolOutput(ctx context.Context, input membrane.IngestToolOutput, idempotencyKey *string) (*membrane.Record, error) {
-	return r.ingest(ctx, "ingestToolOutput", input, idempotencyKey)(r.Policy.BuildToolOutput(input, r.Now()))
+	return r.Services.Ingest.IngestToolOutput(ctx, input, idempotencyKey)
 }
 
 // IngestObservation is the resolver for the ingestObservation field.
 func (r *mutationResolver) IngestObservation(ctx context.Context, input membrane.IngestObservation, idempotencyKey *string) (*membrane.Record, error) {
-	return r.ingest(ctx, "ingestObservation", input, idempotencyKey)(r.Policy.BuildObservation(input, r.Now()))
+	return r.Services.Ingest.IngestObservation(ctx, input, idempotencyKey)
 }
 
 // IngestOutcome is the resolver for the ingestOutcome field.
 func (r *mutationResolver) IngestOutcome(ctx context.Context, input membrane.IngestOutcome, idempotencyKey *string) (*membrane.Record, error) {
-	if err := membrane.ValidateOutcome(input); err != nil {
-		return nil, err
-	}
-	return r.revise(ctx, "ingestOutcome", input, idempotencyKey, []string{input.TargetRecordID}, nil, func(now time.Time, locked, _ map[string]*membrane.Record) (*membrane.Change, error) {
-		c, err := membrane.RecordOutcome(locked[input.TargetRecordID], input, now)
-		if err == nil {
-			// The principal is the actor; the outcome's source is detail.
-			c.Audits[0].Actor, c.Audits[0].ActorDetail = membrane.TrustFromContext(ctx).Principal.Actor, input.Source
-		}
-		return c, err
-	})
+	return r.Services.Outcomes.IngestOutcome(ctx, input, idempotencyKey)
 }
 
 // IngestWorkingState is the resolver for the ingestWorkingState field.
 func (r *mutationResolver) IngestWorkingState(ctx context.Context, input membrane.IngestWorkingState, idempotencyKey *string) (*membrane.Record, error) {
-	return r.ingest(ctx, "ingestWorkingState", input, idempotencyKey)(r.Policy.BuildWorkingState(input, r.Now()))
+	return r.Services.Ingest.IngestWorkingState(ctx, input, idempotencyKey)
 }
 
 // CreateRecord is the resolver for the createRecord field.
 func (r *mutationResolver) CreateRecord(ctx context.Context, input membrane.RecordInput, actor *string, idempotencyKey *string) (*membrane.Record, error) {
-	recs, err := r.createRecords(ctx, []*membrane.RecordInput{&input}, actor, idempotencyKey, "")
-	if err != nil {
-		return nil, err
-	}
-	return recs[0], nil
+	return r.Services.Ingest.CreateRecord(ctx, input, actor, idempotencyKey)
 }
 
 // IngestBatch is the resolver for the ingestBatch field.
 func (r *mutationResolver) IngestBatch(ctx context.Context, inputs []*membrane.RecordInput, actor *string, idempotencyKey *string) ([]*membrane.Record, error) {
-	if len(inputs) > membrane.MaxBatch {
-		return nil, membrane.Errorf(membrane.EINVALID, "too many records: %d (max %d)", len(inputs), membrane.MaxBatch)
-	}
-	return r.createRecords(ctx, inputs, actor, idempotencyKey, "inputs")
+	return r.Services.Ingest.CreateRecords(ctx, inputs, actor, idempotencyKey, "inputs")
 }
 
 // Record is the resolver for the record field.
 func (r *queryResolver) Record(ctx context.Context, id string, asOf *time.Time) (*membrane.Record, error) {
-	if asOf != nil {
-		rec, err := r.Lineages.FindRecordAsOf(ctx, id, *asOf)
-		if err != nil {
-			return nil, err
-		}
-		rec.AsOf = asOf
-		return rec, nil
-	}
-	return r.Store.FindRecordByID(ctx, id)
+	return r.Services.Read.Record(ctx, id, asOf)
 }
 
 // Records is the resolver for the records field.
@@ -96,7 +70,7 @@ func (r *queryResolver) Records(ctx context.Context, filter *membrane.RecordFilt
 	if err != nil {
 		return nil, err
 	}
-	p, err := r.Store.FindRecords(ctx, f, order, page)
+	p, err := r.Services.Read.Records(ctx, f, order, page)
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +87,7 @@ func (r *queryResolver) AuditLog(ctx context.Context, filter *membrane.AuditFilt
 	if err != nil {
 		return nil, err
 	}
-	p, err := r.Store.FindAuditEntries(ctx, f, page)
+	p, err := r.Services.Read.AuditLog(ctx, f, page)
 	if err != nil {
 		return nil, err
 	}
@@ -122,25 +96,7 @@ func (r *queryResolver) AuditLog(ctx context.Context, filter *membrane.AuditFilt
 
 // Provenance is the batch resolver for the provenance field.
 func (r *recordResolver) Provenance(ctx context.Context, objs []*membrane.Record) ([]*membrane.Provenance, error) {
-	var refs []string
-	for _, o := range objs {
-		if p := o.ShownProvenance(); p != nil {
-			for _, s := range p.Sources {
-				refs = append(refs, s.Ref)
-			}
-		}
-	}
-	slices.Sort(refs)
-	at, err := r.Store.LocateRecords(ctx, slices.Compact(refs))
-	if err != nil {
-		return nil, err
-	}
-	t := membrane.TrustFromContext(ctx)
-	out := make([]*membrane.Provenance, len(objs))
-	for i, o := range objs {
-		out[i] = t.GateProvenance(o.ShownProvenance(), at)
-	}
-	return out, nil
+	return r.Services.Read.Provenance(ctx, objs)
 }
 
 // AuditLog is the batch resolver for the auditLog field.
@@ -149,7 +105,7 @@ func (r *recordResolver) AuditLog(ctx context.Context, objs []*membrane.Record, 
 	if err != nil {
 		return nil, err
 	}
-	pages, err := r.Store.AuditPagesForRecords(ctx, ids(objs), page)
+	pages, err := r.Services.Read.AuditPages(ctx, ids(objs), page)
 	if err != nil {
 		return nil, err
 	}
@@ -162,7 +118,7 @@ func (r *recordResolver) AuditLog(ctx context.Context, objs []*membrane.Record, 
 
 // TotalCount is the resolver for the totalCount field.
 func (r *recordConnectionResolver) TotalCount(ctx context.Context, obj *RecordConnection) (int64, error) {
-	return r.Store.CountRecords(ctx, obj.filter)
+	return r.Services.Read.CountRecords(ctx, obj.filter)
 }
 
 // Mutation returns MutationResolver implementation.

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/membrane/membrane/graph"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4jtest"
 )
@@ -183,7 +182,7 @@ func TestSessionChainScopesAndTies(t *testing.T) {
 // TestSessionChainDeleteRelinks: deleting an episode joins its neighbours;
 // NEXT cannot be written through addRelation.
 func TestSessionChainDeleteRelinks(t *testing.T) {
-	c := newClientWith(t, func(r *graph.Resolver) { r.Deletes = r.Store.(membrane.DeleteService) })
+	c := newClientWith(t, func(w *wiring) { w.Stores.Deletes = w.DB })
 	scope := neo4jtest.Scope(t)
 	ids := map[string]string{}
 	writeEpisodes(t, c, scope, []sessionEp{{name: "a", session: "s", min: 0}, {name: "b", session: "s", min: 1},

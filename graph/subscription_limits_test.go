@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/membrane/membrane/graph"
 	"github.com/membrane/membrane/internal/feed"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4jtest"
@@ -16,10 +15,10 @@ import (
 // place for the next.
 func TestSubscriptionLimitOverSSE(t *testing.T) {
 	var hub *feed.Hub
-	c := newClientWith(t, func(r *graph.Resolver) {
-		hub = feed.NewHub(r.Store.(membrane.EventService), feed.Config{Interval: 20 * time.Millisecond, Holder: t.Name(),
+	c := newClientWith(t, func(w *wiring) {
+		hub = feed.NewHub(w.DB, feed.Config{Interval: 20 * time.Millisecond, Holder: t.Name(),
 			PerPrincipal: func(membrane.Principal) int { return 2 }}, nil)
-		r.Events, r.Feed = r.Store.(membrane.EventService), hub
+		w.Events, w.Feed = w.DB, hub
 		stop := hub.Go()
 		t.Cleanup(func() {
 			hub.Close()

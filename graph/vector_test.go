@@ -11,7 +11,6 @@ import (
 	"testing"
 	"unicode"
 
-	"github.com/membrane/membrane/graph"
 	"github.com/membrane/membrane/internal/embedding"
 	"github.com/membrane/membrane/internal/neo4jtest"
 )
@@ -89,7 +88,7 @@ func TestVectorSearch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := newClientWith(t, func(r *graph.Resolver) { r.Embedder = emb })
+	c := newClientWith(t, func(w *wiring) { w.Options.Embedder = emb })
 	if err := c.db.EnsureVectorIndex(t.Context(), fakeDims); err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,35 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
+# The browser tests (internal/browsertest) drive a real headless Chromium:
+# install the Debian package when no browser is found (CI runs as root on a
+# fresh machine). MEMBRANE_CHROMIUM names another executable;
+# MEMBRANE_BROWSER_TESTS=skip skips those tests and this step.
+ensure_chromium() {
+  [[ "${MEMBRANE_BROWSER_TESTS:-}" == "skip" || -n "${MEMBRANE_CHROMIUM:-}" ]] && return
+  local b
+  for b in chromium chromium-browser google-chrome headless-shell; do
+    command -v "$b" >/dev/null 2>&1 && return
+  done
+  if [[ "$(id -u)" -ne 0 ]] || ! command -v apt-get >/dev/null 2>&1; then
+    echo "Chromium is missing and cannot be installed here (needs root and apt-get): run" >&2
+    echo "  sudo apt-get install -y chromium" >&2
+    echo "or set MEMBRANE_CHROMIUM to a Chromium executable, or MEMBRANE_BROWSER_TESTS=skip." >&2
+    exit 1
+  fi
+  echo "== installing Chromium (Debian package chromium)"
+  local log
+  log="$(mktemp)"
+  if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } >"$log" 2>&1; then
+    cat "$log" >&2
+    rm -f "$log"
+    echo "installing Chromium failed" >&2
+    exit 1
+  fi
+  rm -f "$log"
+}
+ensure_chromium
+
 if [[ -z "${NEO4J_URI:-}" ]]; then
   export NEO4J_HOME_DIR="${NEO4J_TEST_HOME_DIR:-$PWD/.neo4j/test}"
   export NEO4J_BOLT_PORT="${NEO4J_TEST_BOLT_PORT:-17687}"

@@ -52,24 +52,21 @@ func (m *Main) listeningAttrs() []any {
 // the feed, with vector search when an embedding endpoint is configured.
 func (m *Main) newResolver(ctx context.Context) (*graph.Resolver, error) {
 	db := m.db
-	resolver := &graph.Resolver{Store: db, Revisions: db, Lineages: db, Deletes: db, MetricsService: db, Jobs: m.runner,
-		Retrieval: db, Captures: db, Events: db, Feed: m.hub, Policy: m.policy, SelectionThreshold: m.cfg.SelectionConfidenceThreshold,
-		Log: m.log, Now: time.Now}
-	e := m.cfg.Embedding
-	if !e.Enabled() {
-		return resolver, nil
+	stores := membrane.Stores{Records: db, Revisions: db, Lineages: db, Deletes: db, Metrics: db, Jobs: m.runner, Retrieval: db, Captures: db}
+	opts := membrane.ServiceOptions{Policy: m.policy, SelectionThreshold: m.cfg.SelectionConfidenceThreshold, Log: m.log, Now: time.Now}
+	if e := m.cfg.Embedding; e.Enabled() {
+		emb, err := embedding.New(embedding.Config{Endpoint: e.Endpoint, Model: e.Model, APIKey: e.APIKey,
+			Dimensions: e.Dimensions, SendDimensions: e.SendDimensions, Timeout: e.Timeout})
+		if err != nil {
+			return nil, err
+		}
+		if err := db.EnsureVectorIndex(ctx, e.Dimensions); err != nil {
+			return nil, err
+		}
+		opts.Embedder, opts.EmbedMaxSensitivity = emb, membrane.Sensitivity(e.MaxSensitivity)
+		m.log.Info("vector search on", "model", e.Model, "dimensions", e.Dimensions, "max_sensitivity", e.MaxSensitivity)
 	}
-	emb, err := embedding.New(embedding.Config{Endpoint: e.Endpoint, Model: e.Model, APIKey: e.APIKey,
-		Dimensions: e.Dimensions, SendDimensions: e.SendDimensions, Timeout: e.Timeout})
-	if err != nil {
-		return nil, err
-	}
-	if err := db.EnsureVectorIndex(ctx, e.Dimensions); err != nil {
-		return nil, err
-	}
-	resolver.Embedder, resolver.EmbedMaxSensitivity = emb, membrane.Sensitivity(e.MaxSensitivity)
-	m.log.Info("vector search on", "model", e.Model, "dimensions", e.Dimensions, "max_sensitivity", e.MaxSensitivity)
-	return resolver, nil
+	return &graph.Resolver{Services: membrane.NewServices(stores, opts), Events: db, Feed: m.hub}, nil
 }
 
 // newHTTPServer returns the GraphQL server. Its shutdown hook runs once

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/membrane/membrane/graph"
 	membranehttp "github.com/membrane/membrane/internal/http"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4j"
@@ -60,7 +59,7 @@ func newClient(t testing.TB, others ...membrane.Principal) *client {
 
 // newClientWith is newClient with setup applied to the server's resolver
 // before it serves (to add optional services such as the change feed).
-func newClientWith(t testing.TB, setup func(*graph.Resolver), others ...membrane.Principal) *client {
+func newClientWith(t testing.TB, setup func(*wiring), others ...membrane.Principal) *client {
 	t.Helper()
 	return newClientFull(t, setup, membranehttp.DefaultHandlerOptions(), others...)
 }
@@ -71,7 +70,7 @@ func newClientOpts(t testing.TB, opts membranehttp.HandlerOptions, others ...mem
 	return newClientFull(t, nil, opts, others...)
 }
 
-func newClientFull(t testing.TB, setup func(*graph.Resolver), opts membranehttp.HandlerOptions, others ...membrane.Principal) *client {
+func newClientFull(t testing.TB, setup func(*wiring), opts membranehttp.HandlerOptions, others ...membrane.Principal) *client {
 	t.Helper()
 	db := neo4jtest.DB(t)
 	admin := membrane.Principal{Actor: "tester-" + membrane.NewID(), Role: membrane.RoleAdmin,
@@ -94,13 +93,12 @@ func newClientFull(t testing.TB, setup func(*graph.Resolver), opts membranehttp.
 
 // serve starts one more server (a replica) over the client's database,
 // keys and options, and returns its URL.
-func (c *client) serve(setup func(*graph.Resolver)) string {
-	r := &graph.Resolver{Store: c.db, Revisions: c.db, Lineages: c.db, Retrieval: c.db, Captures: c.db, Policy: membrane.DefaultPolicy(), Now: time.Now,
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+func (c *client) serve(setup func(*wiring)) string {
+	w := newWiring(c.db, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if setup != nil {
-		setup(r)
+		setup(w)
 	}
-	var h http.Handler = membranehttp.NewHandler(r, c.db, membrane.NewKeyring(c.ring), slog.New(slog.NewTextHandler(io.Discard, nil)), c.opts)
+	var h http.Handler = membranehttp.NewHandler(w.resolver(), c.db, membrane.NewKeyring(c.ring), slog.New(slog.NewTextHandler(io.Discard, nil)), c.opts)
 	if c.wrap != nil {
 		h = c.wrap(h)
 	}

@@ -13,11 +13,11 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
-	"github.com/99designs/gqlgen/graphql/playground"
 	coderws "github.com/coder/websocket"
 	"github.com/membrane/membrane/graph"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/safego"
+	"github.com/membrane/membrane/web"
 	"github.com/membrane/membrane/web/explorer"
 	"github.com/vektah/gqlparser/v2/ast"
 )
@@ -31,8 +31,9 @@ type Pinger interface {
 	Ping(ctx context.Context) error
 }
 
-// NewHandler returns Membrane's HTTP handler: GraphiQL at /, the lineage
-// explorer at /explorer/, GraphQL at /graphql (authenticated by keys), /healthz (the process is up) and
+// NewHandler returns Membrane's HTTP handler: GraphiQL at / (its scripts
+// and styles at /assets/, embedded), the lineage explorer at /explorer/,
+// GraphQL at /graphql (authenticated by keys), /healthz (the process is up) and
 // /readyz (Neo4j answers). opts (at most one) configures it; without,
 // DefaultHandlerOptions.
 func NewHandler(r *graph.Resolver, db Pinger, keys *membrane.Keyring, log *slog.Logger, opts ...HandlerOptions) http.Handler {
@@ -83,8 +84,12 @@ func NewHandler(r *graph.Resolver, db Pinger, keys *membrane.Keyring, log *slog.
 
 	mux := http.NewServeMux()
 	if o.GraphiQL {
+		// The pages' scripts and styles (package web), only while a page
+		// that loads them is served.
+		assets := newAssetServer(web.FS)
+		mux.Handle(assetsPrefix, assets)
 		// Exactly "/": other unknown paths (a /metrics served elsewhere) are 404.
-		mux.Handle("/{$}", playground.Handler("Membrane", "/graphql"))
+		mux.Handle("/{$}", graphiqlPage(assets))
 	}
 	if o.Explorer {
 		// The page and its assets are public, like GraphiQL's: the data it

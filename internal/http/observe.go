@@ -109,6 +109,9 @@ func route(path string) string {
 	if path == "/explorer" || strings.HasPrefix(path, "/explorer/") {
 		return "explorer"
 	}
+	if strings.HasPrefix(path, assetsPrefix) {
+		return "assets"
+	}
 	return "other"
 }
 

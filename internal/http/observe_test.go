@@ -13,12 +13,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
-	"github.com/membrane/membrane/graph"
 	membranehttp "github.com/membrane/membrane/internal/http"
 	"github.com/membrane/membrane/internal/logging"
 	"github.com/membrane/membrane/internal/membrane"
@@ -74,7 +72,7 @@ type observed struct {
 
 // newObserved serves the API as server.go does, observed; setups configure
 // the resolver (optional services such as the change feed).
-func newObserved(t *testing.T, traced bool, setups ...func(*graph.Resolver)) *observed {
+func newObserved(t *testing.T, traced bool, setups ...func(*wiring)) *observed {
 	t.Helper()
 	o := &observed{metrics: metrics.New(), logs: &logBuffer{}}
 	log := logging.New(o.logs, "json", slog.LevelDebug)
@@ -97,12 +95,12 @@ func newObserved(t *testing.T, traced bool, setups ...func(*graph.Resolver)) *ob
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &graph.Resolver{Store: db, Revisions: db, Lineages: db, Deletes: db, Retrieval: db, Captures: db,
-		Policy: membrane.DefaultPolicy(), Log: log, Now: time.Now}
+	w := newWiring(db, log)
+	w.Stores.Deletes = db
 	for _, setup := range setups {
-		setup(r)
+		setup(w)
 	}
-	srv := httptest.NewServer(membranehttp.Observe(membranehttp.NewHandler(r, db, membrane.NewKeyring([]membrane.APIKey{k}), log), obs))
+	srv := httptest.NewServer(membranehttp.Observe(membranehttp.NewHandler(w.resolver(), db, membrane.NewKeyring([]membrane.APIKey{k}), log), obs))
 	t.Cleanup(srv.Close)
 	o.client = &client{t: t, url: srv.URL, db: db, key: secret, actor: admin.Actor, keys: map[string]string{admin.Actor: secret}}
 	return o

@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/membrane/membrane/graph"
 	membranehttp "github.com/membrane/membrane/internal/http"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4jtest"
@@ -32,7 +31,9 @@ func TestSlowBodyIsCut(t *testing.T) {
 	// The same handler served as server.go serves it: observed, through
 	// the recorder that wraps every response writer.
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	r := &graph.Resolver{Store: c.db, Policy: membrane.DefaultPolicy(), Now: time.Now, Log: log}
+	w := newWiring(c.db, log)
+	w.Stores = membrane.Stores{Records: c.db}
+	r := w.resolver()
 	observed := httptest.NewServer(membranehttp.Observe(membranehttp.NewHandler(r, c.db, membrane.NewKeyring(c.ring), log, opts), membranehttp.Observability{Log: log}))
 	t.Cleanup(observed.Close)
 	body := `{"query": "{ __typename }"}` + strings.Repeat(" ", 40)

@@ -16,7 +16,6 @@ import (
 	"github.com/coder/websocket"
 	"github.com/coder/websocket/wsjson"
 
-	"github.com/membrane/membrane/graph"
 	"github.com/membrane/membrane/internal/feed"
 	membranehttp "github.com/membrane/membrane/internal/http"
 	"github.com/membrane/membrane/internal/membrane"
@@ -25,11 +24,11 @@ import (
 
 // withFeed gives a test server a change-feed hub of its own, ticking fast,
 // that stops with the test.
-func withFeed(t testing.TB) (func(*graph.Resolver), **feed.Hub) {
+func withFeed(t testing.TB) (func(*wiring), **feed.Hub) {
 	var hub *feed.Hub
-	return func(r *graph.Resolver) {
-		hub = feed.NewHub(r.Store.(membrane.EventService), feed.Config{Interval: 20 * time.Millisecond, Holder: t.Name()}, nil)
-		r.Events, r.Feed = r.Store.(membrane.EventService), hub
+	return func(w *wiring) {
+		hub = feed.NewHub(w.DB, feed.Config{Interval: 20 * time.Millisecond, Holder: t.Name()}, nil)
+		w.Events, w.Feed = w.DB, hub
 		// Stopped and waited for, so that no tick reaches the database
 		// after the test (another test may count transactions).
 		stop := hub.Go()

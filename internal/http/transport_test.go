@@ -535,10 +535,10 @@ func TestClientHangsUpMidSubscription(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			entered := make(chan struct{}, 1)
-			o := newObserved(t, false, func(r *graph.Resolver) {
-				hub := feed.NewHub(heldHead{r.Store.(membrane.EventService), entered},
+			o := newObserved(t, false, func(w *wiring) {
+				hub := feed.NewHub(heldHead{w.DB, entered},
 					feed.Config{Interval: 20 * time.Millisecond, Holder: t.Name()}, nil)
-				r.Events, r.Feed = r.Store.(membrane.EventService), hub
+				w.Events, w.Feed = w.DB, hub
 				stop := hub.Go()
 				t.Cleanup(func() {
 					hub.Close()

@@ -157,7 +157,7 @@ func (r *Runner) extractCompetences(ctx context.Context, so membrane.SweepOption
 			if existing != nil {
 				lock = []string{existing.ID}
 			}
-			rec, err := r.store.Revise(ctx, nil, lock, nil, func(locked, _ map[string]*membrane.Record) (*membrane.Change, error) {
+			res, err := r.store.Revise(ctx, nil, lock, nil, func(locked, _ map[string]*membrane.Record) (*membrane.Change, error) {
 				var cur *membrane.Record
 				if existing != nil {
 					cur = locked[existing.ID]
@@ -171,8 +171,8 @@ func (r *Runner) extractCompetences(ctx context.Context, so membrane.SweepOption
 			if err != nil {
 				return err
 			}
-			if rec != nil {
-				existing = rec
+			if res.Record != nil {
+				existing = res.Record
 			}
 		}
 	}

@@ -112,7 +112,7 @@ type Store interface {
 	ConsolidationStore
 }
 
-// Runner schedules and runs the jobs. It implements membrane.JobService.
+// Runner schedules and runs the jobs. It implements membrane.JobRunner.
 type Runner struct {
 	store  Store
 	policy membrane.Policy
@@ -130,7 +130,7 @@ type Runner struct {
 	running sync.WaitGroup
 }
 
-var _ membrane.JobService = (*Runner)(nil)
+var _ membrane.JobRunner = (*Runner)(nil)
 
 var (
 	errShutdown = errors.New("the server is shutting down")

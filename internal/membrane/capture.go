@@ -642,13 +642,15 @@ type Captured struct {
 	// Created are the entities and the fact created besides the primary.
 	Created []*Record
 	Edges   []Relation
-	// Replayed is true when an idempotency key returned an earlier result
-	// (Edges are then not known to the store call).
+	// Replayed is true when an idempotency key returned an earlier result:
+	// its records when the request sees them in full, and those of its
+	// edges whose ends the request may see (Trust.ReplayEdges).
 	Replayed bool
 }
 
-// CaptureService stores captures. Implemented by the neo4j package.
-type CaptureService interface {
+// CaptureStore stores captures. Implemented by the neo4j package; the
+// CaptureService is the application's way to it.
+type CaptureStore interface {
 	// Capture looks up the entities of c's scope named by c.Terms() that
 	// the request sees in full, plans c against them and writes the plan,
 	// all in one write transaction. Concurrent captures creating an entity

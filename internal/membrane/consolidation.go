@@ -558,7 +558,7 @@ type EpisodePage struct {
 }
 
 // ConsolidationStore reads what consolidation works on. Implemented by the
-// neo4j package; the writes go through RevisionService.Revise, so every
+// neo4j package; the writes go through RevisionStore.Revise, so every
 // change is planned here and audited.
 type ConsolidationStore interface {
 	// CompressEpisodes applies CompressedBase to every episode in reach,
@@ -575,7 +575,7 @@ type ConsolidationStore interface {
 	// one group per key with more than one, oldest first, at most
 	// MaxMergeIDs per group and limit groups.
 	DuplicateFacts(ctx context.Context, so SweepOptions, limit int) ([][]string, error)
-	RevisionService
+	RevisionStore
 }
 
 // CompetenceKey finds the competence of a skill in a scope.

@@ -100,8 +100,10 @@ type JobRun struct {
 // JobRunPage is one page of job runs, newest first.
 type JobRunPage = PageOf[*JobRun]
 
-// JobService runs maintenance jobs on demand and lists their runs.
-type JobService interface {
+// JobRunner runs maintenance jobs on demand and lists their runs.
+// Implemented by the jobs package; the JobService is the application's way
+// to it.
+type JobRunner interface {
 	// RunJob runs job now on this process and returns its recorded run.
 	// ECONFLICT when the job is already running somewhere.
 	RunJob(ctx context.Context, job JobName) (*JobRun, error)

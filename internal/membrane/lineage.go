@@ -91,8 +91,8 @@ type NeighborQuery struct {
 	AsOf       *time.Time
 }
 
-// LineageService reads lineage and history. Each method is one round trip.
-type LineageService interface {
+// LineageStore reads lineage and history. Each method is one round trip.
+type LineageStore interface {
 	// FindRecordAsOf returns a record with its status and salience as they
 	// were at asOf (ENOTFOUND when it did not exist yet).
 	FindRecordAsOf(ctx context.Context, id string, asOf time.Time) (*Record, error)
@@ -102,6 +102,10 @@ type LineageService interface {
 	SupersedeChains(ctx context.Context, ids []string, asOf *time.Time) (map[string][]*Record, error)
 	// Lineage returns the bounded lineage graph of a record.
 	Lineage(ctx context.Context, id string, q LineageQuery) (*Lineage, error)
+	// Graph returns the records within q.Hops of q.Roots and the edges
+	// among them, as of q.AsOf. A root that is missing or invisible is
+	// ENOTFOUND, with the same message.
+	Graph(ctx context.Context, q ExportQuery) (*Lineage, error)
 }
 
 // Head returns the active head of a supersede chain (oldest first): the

@@ -74,8 +74,8 @@ type Metrics struct {
 // RevisionActions are the audit actions RevisionRate counts.
 var RevisionActions = []AuditAction{AuditRevise, AuditSupersede, AuditFork, AuditMerge, AuditRetract, AuditContest}
 
-// MetricsService computes metrics. Implemented by the neo4j package.
-type MetricsService interface {
+// MetricsStore computes metrics. Implemented by the neo4j package.
+type MetricsStore interface {
 	// Metrics aggregates over the records t sees in full or redacted and,
 	// when scopes is non-nil, that are in one of scopes ("" for unscoped).
 	Metrics(ctx context.Context, t Trust, scopes []string, now time.Time) (*Metrics, error)

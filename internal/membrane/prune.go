@@ -84,8 +84,9 @@ func Tombstone(r *Record) map[string]any {
 	}
 }
 
-// DeleteService deletes records. Implemented by the neo4j package.
-type DeleteService interface {
+// DeleteStore deletes records. Implemented by the neo4j package; the
+// DeleteService is the application's way to it (Prune is the jobs').
+type DeleteStore interface {
 	// DeleteRecord deletes record id and its edges in one transaction,
 	// writing the tombstone plan returns (plan sees the record, locked, and
 	// the edges the deletion removes). ENOTFOUND when there is no record.

@@ -194,9 +194,9 @@ type AuditFilter struct {
 // AuditPage is one page of audit entries, oldest first.
 type AuditPage = PageOf[*AuditEntry]
 
-// RecordService stores and finds records. It is implemented by the neo4j
+// RecordStore stores and finds records. It is implemented by the neo4j
 // package; every method runs in one transaction.
-type RecordService interface {
+type RecordStore interface {
 	// CreateRecords writes records and their create audit entries in one
 	// transaction. Returns ECONFLICT if an id exists already. With idem, a
 	// repeated request returns the records the first one created.

@@ -626,9 +626,9 @@ type GraphRetrieval struct {
 	Truncated bool
 }
 
-// RetrievalService retrieves. Each call is one read transaction of a
+// RetrievalStore retrieves. Each call is one read transaction of a
 // bounded number of statements; gating happens in Cypher.
-type RetrievalService interface {
+type RetrievalStore interface {
 	// Retrieve ranks records for q with the request's trust.
 	Retrieve(ctx context.Context, q RetrieveQuery, threshold float64) (*Retrieval, error)
 	// RetrieveGraph ranks roots for g.Roots and expands their neighbourhood

@@ -493,10 +493,21 @@ func NewIdempotency(key *string, op string, args any) (*Idempotency, error) {
 	return &Idempotency{Key: *key, Fingerprint: Fingerprint(op, args), Operation: op}, nil
 }
 
-// RevisionService applies revisions. Implemented by the neo4j package.
-type RevisionService interface {
+// Revised is the result of a revision: the record it returns (its
+// Change.Result) and the edges it wrote. An idempotency key stores both, so
+// a replay answers with them without re-reading the edges.
+type Revised struct {
+	Record *Record
+	Edges  []Relation
+}
+
+// RevisionStore applies revisions. Implemented by the neo4j package; the
+// RevisionService is the application's way to it.
+type RevisionStore interface {
 	// Revise runs plan over the records lock (all must exist: ENOTFOUND
 	// otherwise) and readIDs (optional) in one write transaction and applies
-	// its Change. With idem, a repeated request returns the first result.
-	Revise(ctx context.Context, idem *Idempotency, lock, readIDs []string, plan PlanFunc) (*Record, error)
+	// its Change. With idem, a repeated request returns the first result:
+	// its record when the request sees it in full, and those of its edges
+	// whose ends the request may see (Trust.ReplayEdges).
+	Revise(ctx context.Context, idem *Idempotency, lock, readIDs []string, plan PlanFunc) (*Revised, error)
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 )
 
-var _ membrane.CaptureService = (*DB)(nil)
+var _ membrane.CaptureStore = (*DB)(nil)
 
 // entityLockBuckets is how many EntityLock nodes captures lock on.
 const entityLockBuckets = 4096
@@ -23,15 +23,14 @@ const entityLockBuckets = 4096
 // entities recently created under those locks) and plan again, so that of
 // two concurrent captures creating the same entity the second reuses the
 // first's; then apply the plan. With idem, a repeated request returns the
-// first one's records (Captured.Replayed).
+// first one's records and edges, stored under the key (Captured.Replayed).
 func (db *DB) Capture(ctx context.Context, idem *membrane.Idempotency, c *membrane.Capture, actor string) (*membrane.Captured, error) {
-	var plan *membrane.CapturePlan
-	recs, err := db.idempotent(ctx, idem, func(tx neo4j.ManagedTransaction) ([]*membrane.Record, error) {
+	res, err := db.idempotent(ctx, idem, func(tx neo4j.ManagedTransaction) (*written, error) {
 		found, err := db.lookupEntities(ctx, tx, cypher.Must("entity_lookup"), c.Scope(), c.Terms(), nil)
 		if err != nil {
 			return nil, err
 		}
-		plan = c.Plan(found, actor)
+		plan := c.Plan(found, actor)
 		sealed := db.sealer.Required(c.Primary.Sensitivity)
 		if len(plan.NewTerms) > 0 {
 			buckets := lockBuckets(c.Scope(), plan.NewTerms)
@@ -69,15 +68,12 @@ func (db *DB) Capture(ctx context.Context, idem *membrane.Idempotency, c *membra
 		if err := db.apply(ctx, tx, cypher.Must("capture_apply"), nil, nil, plan.Change, map[string]any{"recent": recent}); err != nil {
 			return nil, err
 		}
-		return append([]*membrane.Record{c.Primary}, plan.Created...), nil
+		return &written{recs: append([]*membrane.Record{c.Primary}, plan.Created...), edges: plan.Change.Edges}, nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("capture: %w", err)
 	}
-	if plan == nil || recs[0].ID != c.Primary.ID {
-		return &membrane.Captured{Primary: recs[0], Created: recs[1:], Replayed: true}, nil
-	}
-	return &membrane.Captured{Primary: c.Primary, Created: plan.Created, Edges: plan.Change.Edges}, nil
+	return &membrane.Captured{Primary: res.recs[0], Created: res.recs[1:], Edges: res.edges, Replayed: res.replayed}, nil
 }
 
 // lookupEntities returns the entities of scope named by any of terms that

@@ -10,7 +10,7 @@ import (
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 )
 
-var _ membrane.DeleteService = (*DB)(nil)
+var _ membrane.DeleteStore = (*DB)(nil)
 
 // PruneBatch is how many records one transaction of a prune deletes.
 // Deleting writes more than decay does (tombstone, edges, index entries),

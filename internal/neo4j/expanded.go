@@ -28,8 +28,8 @@ const expandedDims = 1536
 
 // Expanded returns every statement the store fills from a template, in
 // every variant: each fixed fill value and, for a numeric fill (lineage
-// depth, vector dimensions), a representative value. The statements are
-// the very ones the store runs, or filled by the functions that fill them
+// depth, graph hops, vector dimensions), a representative value. The
+// statements are the very ones the store runs, or filled by the functions that fill them
 // at run time, so the list cannot drift from what runs; TestCypherGolden
 // keeps their text in cypher/expanded/ and has Neo4j plan each of them.
 // Sorted by template, then variant.
@@ -45,6 +45,9 @@ func Expanded() []Statement {
 	for dir, arrow := range lineageArrows {
 		add("lineage", fmt.Sprintf("direction=%s maxDepth=%d", dir, membrane.MaxLineageDepth),
 			lineageStatement(arrow, membrane.MaxLineageDepth))
+	}
+	for dir, arrow := range lineageArrows {
+		add("graph", fmt.Sprintf("direction=%s hops=%d", dir, membrane.MaxGraphHops), graphStatement(arrow, membrane.MaxGraphHops))
 	}
 	add("vector_index", fmt.Sprintf("dims=%d", expandedDims), vectorIndexStatement(expandedDims))
 	for key, text := range retrieveStatements {

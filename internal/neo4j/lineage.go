@@ -12,7 +12,7 @@ import (
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 )
 
-var _ membrane.LineageService = (*DB)(nil)
+var _ membrane.LineageStore = (*DB)(nil)
 
 var (
 	asOfFragment = strings.ReplaceAll(cypher.Must("as_of"), "__EFFECTIVE__",
@@ -23,6 +23,7 @@ var (
 	neighborsStmt  = strings.ReplaceAll(cypher.Must("neighbors"), "__AS_OF__", asOfFragment)
 	supersedeChain = strings.ReplaceAll(cypher.Must("supersede_chain"), "__AS_OF__", asOfFragment)
 	lineageTmpl    = strings.ReplaceAll(cypher.Must("lineage"), "__AS_OF__", asOfFragment)
+	graphTmpl      = strings.ReplaceAll(cypher.Must("graph"), "__AS_OF__", asOfFragment)
 )
 
 // lineageArrows are the only texts __ARROW__ takes.
@@ -182,49 +183,62 @@ func (db *DB) Lineage(ctx context.Context, id string, q membrane.LineageQuery) (
 		if row == nil {
 			return nil, membrane.Errorf(membrane.ENOTFOUND, "record %q not found", id)
 		}
-		lin := &membrane.Lineage{}
-		nodes, _ := row.Values[0].([]any)
-		for _, n := range nodes {
-			m, _ := n.(map[string]any)
-			props, _ := m["node"].(map[string]any)
-			rec, err := db.readRecord(props)
-			if err != nil {
-				return nil, err
-			}
-			if rec = view(ctx, rec); rec == nil {
-				continue
-			}
-			lin.Nodes = append(lin.Nodes, &membrane.LineageNode{Record: rec, Depth: int(integer(m["depth"]))})
-		}
-		edges, _ := row.Values[1].([]any)
-		for _, e := range edges {
-			m, _ := e.(map[string]any)
-			lin.Edges = append(lin.Edges, &membrane.Relation{
-				Predicate: membrane.PredicateOfRelType(str(m["type"])), SourceID: str(m["from"]), TargetID: str(m["to"]),
-				Weight: float(m["weight"]), CreatedAt: tm(m["createdAt"]), Actor: str(m["actor"]),
-			})
-		}
-		return lin, nil
+		return db.graphOf(ctx, row.Values[0], row.Values[1])
 	})
 	if err != nil {
 		return nil, fmt.Errorf("lineage of %s: %w", id, err)
 	}
 	// The root plus up to Limit others were asked for; one more means the
 	// limit cut the traversal.
-	if len(lin.Nodes) > q.Limit+1 {
-		lin.Nodes = lin.Nodes[:q.Limit+1]
-		lin.Truncated = true
-		keep := map[string]bool{}
-		for _, n := range lin.Nodes {
-			keep[n.Record.ID] = true
-		}
-		edges := lin.Edges[:0]
-		for _, e := range lin.Edges {
-			if keep[e.SourceID] && keep[e.TargetID] {
-				edges = append(edges, e)
-			}
-		}
-		lin.Edges = edges
-	}
+	lin.Truncated = cut(lin, q.Limit+1)
 	return lin, nil
+}
+
+// graphOf reads the nodes and edges a lineage or graph statement returns,
+// as the request may see them.
+func (db *DB) graphOf(ctx context.Context, nodes, edges any) (*membrane.Lineage, error) {
+	g := &membrane.Lineage{}
+	ns, _ := nodes.([]any)
+	for _, n := range ns {
+		m, _ := n.(map[string]any)
+		props, _ := m["node"].(map[string]any)
+		rec, err := db.readRecord(props)
+		if err != nil {
+			return nil, err
+		}
+		if rec = view(ctx, rec); rec == nil {
+			continue
+		}
+		g.Nodes = append(g.Nodes, &membrane.LineageNode{Record: rec, Depth: int(integer(m["depth"]))})
+	}
+	es, _ := edges.([]any)
+	for _, e := range es {
+		m, _ := e.(map[string]any)
+		g.Edges = append(g.Edges, &membrane.Relation{
+			Predicate: membrane.PredicateOfRelType(str(m["type"])), SourceID: str(m["from"]), TargetID: str(m["to"]),
+			Weight: float(m["weight"]), CreatedAt: tm(m["createdAt"]), Actor: str(m["actor"]),
+		})
+	}
+	return g, nil
+}
+
+// cut keeps the first n nodes of g and the edges among them, and reports
+// whether there were more.
+func cut(g *membrane.Lineage, n int) bool {
+	if len(g.Nodes) <= n {
+		return false
+	}
+	g.Nodes = g.Nodes[:n]
+	keep := map[string]bool{}
+	for _, n := range g.Nodes {
+		keep[n.Record.ID] = true
+	}
+	edges := g.Edges[:0]
+	for _, e := range g.Edges {
+		if keep[e.SourceID] && keep[e.TargetID] {
+			edges = append(edges, e)
+		}
+	}
+	g.Edges = edges
+	return true
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 )
 
-var _ membrane.MetricsService = (*DB)(nil)
+var _ membrane.MetricsStore = (*DB)(nil)
 
 // Metrics aggregates over the records t sees in full or redacted (and in
 // scopes, when given), in one read query (cypher/metrics.cypher); the trust's ceiling and scopes are

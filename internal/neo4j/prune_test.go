@@ -18,7 +18,7 @@ func revise(t *testing.T, db *neo4j.DB, lock []string, plan func(map[string]*mem
 	if err != nil {
 		t.Fatal(err)
 	}
-	return r
+	return r.Record
 }
 
 func auditOf(t *testing.T, db *neo4j.DB, id string) []*membrane.AuditEntry {

@@ -10,7 +10,7 @@ import (
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 )
 
-var _ membrane.RecordService = (*DB)(nil)
+var _ membrane.RecordStore = (*DB)(nil)
 
 // Statements with placeholders, filled once from fixed values at start-up.
 // A records statement comes in variants. When the filter names scopes,
@@ -115,7 +115,7 @@ func (db *DB) CreateRecords(ctx context.Context, idem *membrane.Idempotency, rec
 			rows[i]["vector"] = in.Embedding
 		}
 	}
-	out, err := db.idempotent(ctx, idem, func(tx neo4j.ManagedTransaction) ([]*membrane.Record, error) {
+	out, err := db.idempotent(ctx, idem, func(tx neo4j.ManagedTransaction) (*written, error) {
 		row, err := single(ctx, tx, cypher.Must("create_records"), map[string]any{"records": rows})
 		if err != nil {
 			return nil, err
@@ -130,12 +130,12 @@ func (db *DB) CreateRecords(ctx context.Context, idem *membrane.Idempotency, rec
 		if err := db.linkSessions(ctx, tx, created); err != nil {
 			return nil, err
 		}
-		return created, db.writePlanSteps(ctx, tx, created)
+		return &written{recs: created}, db.writePlanSteps(ctx, tx, created)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create %d records: %w", len(recs), err)
 	}
-	return out, nil
+	return out.recs, nil
 }
 
 // FindRecordByID returns the record with id, or ENOTFOUND.

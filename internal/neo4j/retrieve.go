@@ -14,7 +14,7 @@ import (
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 )
 
-var _ membrane.RetrievalService = (*DB)(nil)
+var _ membrane.RetrievalStore = (*DB)(nil)
 
 // maxScan is the most matches one retrieval reads from an index when it
 // scans further because the first scan left too few candidates.

@@ -13,15 +13,16 @@ import (
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 )
 
-var _ membrane.RevisionService = (*DB)(nil)
+var _ membrane.RevisionStore = (*DB)(nil)
 
 // Revise runs one revision as one write transaction: it reads the records
 // in lock under a write lock (all must exist) and those in read without
 // one (they may be missing), calls plan with them, and applies the planned
 // change. Of two revisions racing on a record, the second to take the lock
-// plans against the first's result.
-func (db *DB) Revise(ctx context.Context, idem *membrane.Idempotency, lock, readIDs []string, plan membrane.PlanFunc) (*membrane.Record, error) {
-	recs, err := db.idempotent(ctx, idem, func(tx neo4j.ManagedTransaction) ([]*membrane.Record, error) {
+// plans against the first's result. With idem, the result and the edges
+// the change wrote are stored under the key (see idempotent).
+func (db *DB) Revise(ctx context.Context, idem *membrane.Idempotency, lock, readIDs []string, plan membrane.PlanFunc) (*membrane.Revised, error) {
+	res, err := db.idempotent(ctx, idem, func(tx neo4j.ManagedTransaction) (*written, error) {
 		locked, err := db.recordsByID(ctx, tx, cypher.Must("lock_records"), lock)
 		if err != nil {
 			return nil, err
@@ -47,12 +48,12 @@ func (db *DB) Revise(ctx context.Context, idem *membrane.Idempotency, lock, read
 		if err := db.applyChange(ctx, tx, locked, read, change); err != nil {
 			return nil, err
 		}
-		return []*membrane.Record{change.Result}, nil
+		return &written{recs: []*membrane.Record{change.Result}, edges: change.Edges}, nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	return recs[0], nil
+	return &membrane.Revised{Record: res.recs[0], Edges: res.edges}, nil
 }
 
 // recordsByID reads the records ids with stmt, keyed by id, for a write
@@ -263,96 +264,6 @@ func (db *DB) writePlanSteps(ctx context.Context, tx neo4j.ManagedTransaction, r
 	}
 	_, err := single(ctx, tx, cypher.Must("plan_steps"), map[string]any{"plans": plans})
 	return err
-}
-
-// idempotent runs fn in a write transaction. With a key, a key already
-// stored replays its results instead (or is ECONFLICT when it was stored
-// for a different request), and a fresh result is stored under the key in
-// the same transaction.
-func (db *DB) idempotent(ctx context.Context, idem *membrane.Idempotency, fn func(neo4j.ManagedTransaction) ([]*membrane.Record, error)) ([]*membrane.Record, error) {
-	run := func(tx neo4j.ManagedTransaction) ([]*membrane.Record, error) {
-		if idem != nil {
-			if recs, found, err := db.replay(ctx, tx, idem); found || err != nil {
-				return recs, err
-			}
-		}
-		recs, err := fn(tx)
-		if err != nil || idem == nil {
-			return recs, err
-		}
-		ids := make([]string, len(recs))
-		for i, r := range recs {
-			ids[i] = r.ID
-		}
-		_, err = single(ctx, tx, cypher.Must("idempotency_store"), map[string]any{
-			"key": idem.Key, "fingerprint": idem.Fingerprint, "operation": idem.Operation, "resultIds": ids, "now": db.Now().UTC(),
-		})
-		return recs, err
-	}
-	recs, err := write(ctx, db, run)
-	if err != nil && idem != nil && membrane.ErrorCode(err) == membrane.ECONFLICT {
-		// A request with the same key may have committed while this one
-		// ran (and lost a race to it): answer with its result.
-		// With the key found, its replay (or the replay's own conflict:
-		// the key was used for a different request) is the answer, not
-		// this write's duplicate-key error.
-		if replayed, found, rerr := readReplay(ctx, db, idem); found {
-			return replayed, rerr
-		}
-	}
-	return recs, err
-}
-
-func readReplay(ctx context.Context, db *DB, idem *membrane.Idempotency) ([]*membrane.Record, bool, error) {
-	type result struct {
-		recs  []*membrane.Record
-		found bool
-	}
-	r, err := read(ctx, db, func(tx neo4j.ManagedTransaction) (result, error) {
-		recs, found, err := db.replay(ctx, tx, idem)
-		return result{recs, found}, err
-	})
-	return r.recs, r.found, err
-}
-
-// replay returns the stored results of idem's key, if it has any.
-func (db *DB) replay(ctx context.Context, tx neo4j.ManagedTransaction, idem *membrane.Idempotency) ([]*membrane.Record, bool, error) {
-	row, err := single(ctx, tx, cypher.Must("idempotency_lookup"), map[string]any{"key": idem.Key})
-	if err != nil || row == nil {
-		return nil, false, err
-	}
-	if fp, _ := row.Values[0].(string); fp != idem.Fingerprint {
-		if idem.Implied {
-			return nil, true, idTaken()
-		}
-		return nil, true, membrane.Errorf(membrane.ECONFLICT, "this idempotency key was already used for a different request")
-	}
-	ids := strs(row.Values[1])
-	byID, err := db.recordsByID(ctx, tx, cypher.Must("records_by_ids"), ids)
-	if err != nil {
-		return nil, true, err
-	}
-	// A replay answers only with records the request sees in full: the
-	// principal's key may have been narrowed, or a record raised above its
-	// ceiling, since the first request, and a replay must not show more of
-	// a record than a read would (nor its redaction, which a create never
-	// answers with).
-	t := membrane.TrustFromContext(ctx)
-	out := make([]*membrane.Record, 0, len(ids))
-	for _, id := range ids {
-		if r := byID[id]; r != nil && t.Visibility(r) == membrane.Visible {
-			out = append(out, r)
-		}
-	}
-	if len(out) != len(ids) {
-		if idem.Implied {
-			// Deleted since (the ids are kept, as taken), or not in this
-			// request's full view: a taken id either way.
-			return nil, true, idTaken()
-		}
-		return nil, true, membrane.Errorf(membrane.ECONFLICT, "this idempotency key names records that no longer exist or that this request does not see in full")
-	}
-	return out, true, nil
 }
 
 // changedProps returns the properties of next that differ from old's, as

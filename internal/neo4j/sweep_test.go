@@ -80,12 +80,13 @@ func TestSweepMatchesEffectiveSalience(t *testing.T) {
 	// A reinforce at a sub-second instant moves the anchor and the base.
 	reinforceAt := t0.Add(1234*time.Second + 567891234*time.Nanosecond)
 	reinforced := recs[len(recs)-1].ID
-	rr, err := db.Revise(ctx, nil, []string{reinforced}, nil, func(locked, _ map[string]*membrane.Record) (*membrane.Change, error) {
+	revised, err := db.Revise(ctx, nil, []string{reinforced}, nil, func(locked, _ map[string]*membrane.Record) (*membrane.Change, error) {
 		return membrane.Reinforce(locked[reinforced], membrane.RevisionMeta{Actor: "test"}, reinforceAt)
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	rr := revised.Record
 	if want := 0.5*math.Exp2(-(1234.567891234)/3600) + 0.1; math.Abs(rr.Lifecycle.BaseSalience-want) > 1e-12 {
 		t.Fatalf("reinforced base = %v, want %v", rr.Lifecycle.BaseSalience, want)
 	}
@@ -158,12 +159,13 @@ func TestReinforceAfterSweeps(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	n, err := db.Revise(ctx, nil, []string{r.ID}, nil, func(locked, _ map[string]*membrane.Record) (*membrane.Change, error) {
+	revised, err := db.Revise(ctx, nil, []string{r.ID}, nil, func(locked, _ map[string]*membrane.Record) (*membrane.Change, error) {
 		return membrane.Reinforce(locked[r.ID], membrane.RevisionMeta{Actor: "test"}, at)
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	n := revised.Record
 	if math.Abs(n.Salience-0.5) > 1e-12 || n.Lifecycle.BaseSalience != n.Salience {
 		t.Fatalf("reinforced after three sweeps at one half-life: salience %v base %v, want 0.4 + 0.1 = 0.5", n.Salience, n.Lifecycle.BaseSalience)
 	}

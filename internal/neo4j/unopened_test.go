@@ -37,7 +37,7 @@ func TestRevisionOfUnopenedRecord(t *testing.T) {
 	server := open(t, []membrane.SealKey{kept}, kept.ID)
 	unknown := membrane.NewID()
 
-	// The resolver's plan (graph.reviseCreating): locked records in full
+	// The revision service's guard (membrane.Trust.GuardPlan): locked records in full
 	// view, optional ones counted missing when invisible.
 	retract := func(trust membrane.Trust, id string) membrane.PlanFunc {
 		return func(locked, _ map[string]*membrane.Record) (*membrane.Change, error) {
