@@ -18,7 +18,6 @@ import (
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/safego"
 	"github.com/membrane/membrane/web"
-	"github.com/membrane/membrane/web/explorer"
 	"github.com/vektah/gqlparser/v2/ast"
 )
 
@@ -83,19 +82,19 @@ func NewHandler(r *graph.Resolver, db Pinger, keys *membrane.Keyring, log *slog.
 	})
 
 	mux := http.NewServeMux()
-	if o.GraphiQL {
+	if o.GraphiQL || o.Explorer {
 		// The pages' scripts and styles (package web), only while a page
 		// that loads them is served.
 		assets := newAssetServer(web.FS)
 		mux.Handle(assetsPrefix, assets)
-		// Exactly "/": other unknown paths (a /metrics served elsewhere) are 404.
-		mux.Handle("/{$}", graphiqlPage(assets))
-	}
-	if o.Explorer {
-		// The page and its assets are public, like GraphiQL's: the data it
-		// shows comes from /graphql, under the key the user gives it. The
-		// mux redirects /explorer to /explorer/.
-		mux.Handle("/explorer/", http.StripPrefix("/explorer/", explorer.Handler()))
+		if o.GraphiQL {
+			// Exactly "/": other unknown paths (a /metrics served elsewhere) are 404.
+			mux.Handle("/{$}", graphiqlPage(assets))
+		}
+		if o.Explorer {
+			mux.Handle("/explorer/{$}", newExplorerPage(web.FS))
+			mux.Handle("/explorer", http.RedirectHandler("/explorer/", http.StatusMovedPermanently))
+		}
 	}
 	mux.Handle("/graphql", authenticate(keys, requestLimits(o, limits, transportErrors(srv))))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {

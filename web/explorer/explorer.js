@@ -11,7 +11,7 @@
 'use strict';
 
 (function () {
-  const ENDPOINT = new URL('../graphql', window.location.href).toString();
+  const ENDPOINT = new URL('/graphql', window.location.href).toString();
   const KEY_STORAGE = 'membrane.explorer.apiKey';
   // Nodes drawn at most: a bound on the query's cost (a reader's key must
   // be able to run it at depth 100) and on what a browser draws smoothly.
@@ -32,7 +32,7 @@
   const STATUS_COLOURS = { ACTIVE: '#b2f2bb', CONTESTED: '#ffd8a8', RETRACTED: '#ffc9c9', SUPERSEDED: '#d0bfff' };
   const SENSITIVITY_BORDERS = { PUBLIC: '#adb5bd', LOW: '#868e96', MEDIUM: '#1c7ed6', HIGH: '#f08c00', HYPER: '#c92a2a' };
 
-  const RECORD_FIELDS = `id type status sensitivity redacted confidence salience scope tags createdAt updatedAt version
+  const RECORD_FIELDS = `id caption type status sensitivity redacted confidence salience scope tags createdAt updatedAt version
     payload { __typename
       ... on SemanticPayload { subject predicate object }
       ... on EpisodicPayload { sessionId outcome timeline { eventKind summary } }
@@ -42,11 +42,10 @@
       ... on EntityPayload { canonicalName primaryType summary }
     }`;
 
-  // The graph query (graph(roots, hops, ...), with captions and edge ids)
-  // where the server has it; lineage(id, direction: BOTH) otherwise.
+  // graph for views up to its hop limit, lineage (up to 100 deep) beyond.
   const GRAPH_QUERY = `query Graph($roots: [ID!]!, $hops: Int, $preds: [RelationPredicate!], $asOf: DateTime, $limit: Int) {
     graph(roots: $roots, hops: $hops, predicates: $preds, direction: BOTH, asOf: $asOf, limit: $limit) {
-      nodes { depth record { ${RECORD_FIELDS} caption } }
+      nodes { depth record { ${RECORD_FIELDS} } }
       edges { id predicate sourceId targetId weight createdAt actor }
       truncated
     }
@@ -54,7 +53,7 @@
   const LINEAGE_QUERY = `query Lineage($id: ID!, $hops: Int, $preds: [RelationPredicate!], $asOf: DateTime, $limit: Int) {
     lineage(id: $id, direction: BOTH, predicates: $preds, maxDepth: $hops, limit: $limit, asOf: $asOf) {
       nodes { depth record { ${RECORD_FIELDS} } }
-      edges { predicate sourceId targetId weight createdAt actor }
+      edges { id predicate sourceId targetId weight createdAt actor }
       truncated
     }
   }`;
@@ -78,7 +77,6 @@
     asOf: null, // null: now (live)
     asOfMin: null, // the selected record's oldest audit time
     selectedId: null,
-    useGraphQuery: null, // unknown until the server answered once
     records: new Map(), // id -> record drawn
     cursor: null,
     live: null, // AbortController of the subscription
@@ -161,25 +159,9 @@
 
   function shorten(s, n) { s = String(s == null ? '' : s); return s.length > n ? s.slice(0, n - 1) + '…' : s; }
 
-  // caption is the server's Record.caption where the server has it; a
-  // short label from the payload otherwise.
-  function caption(r) {
-    if (r.redacted) return 'redacted ' + r.type.toLowerCase();
-    if (r.caption) return r.caption;
-    const p = r.payload || {};
-    switch (p.__typename) {
-      case 'SemanticPayload': return [p.subject, p.predicate, typeof p.object === 'string' ? p.object : JSON.stringify(p.object)].join(' ');
-      case 'EpisodicPayload': {
-        const ev = (p.timeline || []).find((t) => t.summary) || (p.timeline || [])[0];
-        return (ev && (ev.summary || ev.eventKind)) || p.sessionId || 'episode';
-      }
-      case 'WorkingPayload': return p.threadId + ' ' + p.state;
-      case 'CompetencePayload': return p.skillName;
-      case 'PlanGraphPayload': return p.intent || p.planId;
-      case 'EntityPayload': return p.canonicalName;
-      default: return r.type.toLowerCase();
-    }
-  }
+  // caption is the server's label of a record (Record.caption: for a
+  // redacted record, its type only).
+  function caption(r) { return r.caption || r.type.toLowerCase(); }
 
   function badges(r) {
     const out = [el('span', { class: 'badge ' + r.status }, r.status), el('span', { class: 'badge' }, r.type),
@@ -259,17 +241,7 @@
   // limit, through lineage (which walks up to 100 deep) beyond it.
   async function fetchGraph(id, asOf) {
     const vars = { hops: state.depth, preds: state.edges === 'lineage' ? LINEAGE_PREDICATES : ALL_PREDICATES, asOf, limit: NODE_LIMIT };
-    if (state.depth <= MAX_GRAPH_HOPS && state.useGraphQuery !== false) {
-      try {
-        const d = await gql(GRAPH_QUERY, Object.assign({ roots: [id] }, vars));
-        state.useGraphQuery = true;
-        return d.graph;
-      } catch (e) {
-        // A server without the graph query refuses it at validation.
-        if (state.useGraphQuery === true || e.code !== 'GRAPHQL_VALIDATION_FAILED') throw e;
-        state.useGraphQuery = false;
-      }
-    }
+    if (state.depth <= MAX_GRAPH_HOPS) return (await gql(GRAPH_QUERY, Object.assign({ roots: [id] }, vars))).graph;
     return (await gql(LINEAGE_QUERY, Object.assign({ id }, vars))).lineage;
   }
 
@@ -320,7 +292,7 @@
     const els = graph.nodes.map((n) => nodeElement(n.record, n.depth, n.record.id === rootId));
     for (const e of graph.edges) {
       if (!state.records.has(e.sourceId) || !state.records.has(e.targetId)) continue;
-      els.push({ group: 'edges', data: { id: e.id || (e.sourceId + ':' + e.predicate + ':' + e.targetId), source: e.sourceId,
+      els.push({ group: 'edges', data: { id: e.id, source: e.sourceId,
         target: e.targetId, predicate: e.predicate, colour: PREDICATE_COLOURS[e.predicate] || '#495057' } });
     }
     cy.batch(() => { cy.elements().remove(); cy.add(els); });
