@@ -36,7 +36,9 @@ func TestExplorer(t *testing.T) {
 	s := apptest.Start(t, apptest.Options{APIKey: adminKey, EncryptionKey: apptest.SealKey(),
 		// Readers' keys have a HIGH ceiling (apptest): HYPER records come back redacted.
 		Principals: []apptest.Principal{{Key: readerKey, Actor: "explorer-reader", Role: "reader", Scopes: []string{scope}}}})
-	admin := func(query string, vars map[string]any) map[string]any { return graphQL(t, s.URL, adminKey, query, vars) }
+	admin := func(query string, vars map[string]any) map[string]any {
+		return graphQL(t, s.URL, adminKey, query, vars)
+	}
 
 	semantic := func(object string, sensitivity string) map[string]any {
 		return map[string]any{"type": "SEMANTIC", "scope": scope, "sensitivity": sensitivity, "payload": map[string]any{"semantic": map[string]any{
