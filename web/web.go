@@ -1,7 +1,9 @@
 // Package web holds the static assets the server serves under /assets/:
 // third-party browser libraries vendored from the npm registry (vendor/,
 // one folder per package and version; see vendor/README.md for their
-// versions, licences and how to update them), embedded in the binary so
+// versions, licences and how to update them), and the lineage explorer's
+// own page, script and stylesheet (explorer/: plain files, no build step;
+// internal/http serves the page at /explorer/), embedded in the binary so
 // that the pages work without internet access.
 //
 // The package sits at the module's top level because go:embed only reaches
@@ -19,5 +21,5 @@ import "embed"
 // FS is the embedded asset tree; paths are relative to this directory
 // (e.g. "vendor/react-18.2.0/react.production.min.js").
 //
-//go:embed vendor
+//go:embed vendor explorer
 var FS embed.FS

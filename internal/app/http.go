@@ -27,7 +27,7 @@ func (m *Main) openHTTP(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	m.handler.graphiQL, m.handler.introspection, m.handler.allowList = opts.GraphiQL, opts.Introspection, opts.AllowList != nil
+	m.handler.graphiQL, m.handler.explorer, m.handler.introspection, m.handler.allowList = opts.GraphiQL, opts.Explorer, opts.Introspection, opts.AllowList != nil
 	obs := membranehttp.Observability{Log: m.log, Metrics: m.metrics, ServeMetrics: m.metrics != nil && m.cfg.MetricsListen == ""}
 	if m.tp != nil {
 		obs.Tracer = m.tp
@@ -44,7 +44,7 @@ func (m *Main) openHTTP(ctx context.Context) error {
 // listeningAttrs are what the "membrane listening" line says.
 func (m *Main) listeningAttrs() []any {
 	base := m.baseURL()
-	return []any{"mode", m.cfg.Mode, "graphiql", m.handler.graphiQL, "introspection", m.handler.introspection,
+	return []any{"mode", m.cfg.Mode, "graphiql", m.handler.graphiQL, "explorer", m.handler.explorer, "introspection", m.handler.introspection,
 		"url", base + "/", "graphql", base + "/graphql", "allow_list", m.handler.allowList}
 }
 
@@ -99,7 +99,7 @@ func (m *Main) newHTTPServer(h http.Handler) *http.Server {
 // handlerOptions maps the configuration onto the HTTP handler's options.
 func handlerOptions(cfg config.Config) (membranehttp.HandlerOptions, error) {
 	o := membranehttp.HandlerOptions{
-		GraphiQL: cfg.GraphiQLOn(), Introspection: cfg.IntrospectionOn(),
+		GraphiQL: cfg.GraphiQLOn(), Explorer: cfg.ExplorerOn(), Introspection: cfg.IntrospectionOn(),
 		Limits: map[membrane.Role]graph.QueryLimits{}, RateLimits: map[membrane.Role]membranehttp.RateLimit{},
 		ParserTokenLimit: cfg.Limits.Tokens, RateLimitActors: cfg.Limits.RateLimitActors,
 		RequestTimeout: cfg.RequestTimeout, ReadTimeout: cfg.ReadTimeout, MaxBodyBytes: cfg.MaxBodyBytes, APQCacheSize: cfg.PersistedQueries.CacheSize,

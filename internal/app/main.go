@@ -58,7 +58,7 @@ type Main struct {
 	draining chan struct{}
 	// handler is what the "membrane listening" line says of the GraphQL
 	// handler's options.
-	handler struct{ graphiQL, introspection, allowList bool }
+	handler struct{ graphiQL, explorer, introspection, allowList bool }
 
 	// serving is set by Run once the listeners are served; errc carries
 	// the servers' errors.

@@ -71,6 +71,9 @@ type Config struct {
 	// GraphiQL and Introspection, when set, override the mode's default.
 	GraphiQL      *bool `yaml:"graphiql" env:"MEMBRANE_GRAPHIQL"`
 	Introspection *bool `yaml:"introspection" env:"MEMBRANE_INTROSPECTION"`
+	// Explorer, when set, overrides the mode's default for the lineage
+	// explorer at /explorer/ (on in dev, off in production, as GraphiQL).
+	Explorer *bool `yaml:"explorer" env:"MEMBRANE_EXPLORER"`
 	// RequestTimeout is the deadline of a GraphQL request; it also bounds
 	// the Neo4j transactions the request runs (0: none).
 	RequestTimeout time.Duration `yaml:"request_timeout" env:"MEMBRANE_REQUEST_TIMEOUT"`
@@ -354,6 +357,10 @@ func (c Config) SubscriptionsFor(role membrane.Role) int {
 
 // GraphiQLOn reports whether GraphiQL is served: as set, or in dev mode.
 func (c Config) GraphiQLOn() bool { return orMode(c.GraphiQL, c.Mode) }
+
+// ExplorerOn reports whether the lineage explorer is served: as set, or in
+// dev mode.
+func (c Config) ExplorerOn() bool { return orMode(c.Explorer, c.Mode) }
 
 // IntrospectionOn reports whether introspection is answered: as set, or in
 // dev mode.

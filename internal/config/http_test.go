@@ -46,7 +46,7 @@ persisted_queries:
 		want func(t *testing.T, c config.Config)
 	}{
 		{"dev defaults", nil, nil, func(t *testing.T, c config.Config) {
-			if c.Mode != "dev" || !c.GraphiQLOn() || !c.IntrospectionOn() || c.RequestTimeout != 30*time.Second ||
+			if c.Mode != "dev" || !c.GraphiQLOn() || !c.ExplorerOn() || !c.IntrospectionOn() || c.RequestTimeout != 30*time.Second ||
 				c.ReadTimeout != 30*time.Second || c.IdleTimeout != 2*time.Minute ||
 				c.MaxBodyBytes != membrane.MaxPayloadBytes+1<<20 || c.PersistedQueries.CacheSize != 1000 || c.Limits.Tokens != 20000 {
 				t.Fatalf("%+v", c)
@@ -58,13 +58,23 @@ persisted_queries:
 				t.Fatalf("admin %+v", got)
 			}
 		}},
-		{"production turns GraphiQL and introspection off", nil, map[string]string{"MEMBRANE_MODE": "production"}, func(t *testing.T, c config.Config) {
-			if c.GraphiQLOn() || c.IntrospectionOn() {
+		{"production turns GraphiQL, the explorer and introspection off", nil, map[string]string{"MEMBRANE_MODE": "production"}, func(t *testing.T, c config.Config) {
+			if c.GraphiQLOn() || c.ExplorerOn() || c.IntrospectionOn() {
 				t.Fatalf("%+v", c)
 			}
 		}},
 		{"each can be turned back on", []string{"-mode", "production"}, map[string]string{"MEMBRANE_GRAPHIQL": "true"}, func(t *testing.T, c config.Config) {
 			if !c.GraphiQLOn() || c.IntrospectionOn() {
+				t.Fatalf("%+v", c)
+			}
+		}},
+		{"production with the explorer on", []string{"-mode", "production"}, map[string]string{"MEMBRANE_EXPLORER": "true"}, func(t *testing.T, c config.Config) {
+			if !c.ExplorerOn() || c.GraphiQLOn() || c.IntrospectionOn() {
+				t.Fatalf("%+v", c)
+			}
+		}},
+		{"dev with the explorer off", nil, map[string]string{"MEMBRANE_EXPLORER": "false"}, func(t *testing.T, c config.Config) {
+			if c.ExplorerOn() || !c.GraphiQLOn() {
 				t.Fatalf("%+v", c)
 			}
 		}},

@@ -212,6 +212,7 @@ func TestSettings(t *testing.T) {
 		{"limits.roles.<role>.depth", "MEMBRANE_ADMIN_MAX_DEPTH", "", nil},
 		{"limits.roles.<role>.subscriptions_per_principal", "MEMBRANE_ADMIN_MAX_SUBSCRIPTIONS_PER_PRINCIPAL", "", nil},
 		{"graphiql", "MEMBRANE_GRAPHIQL", "", d.GraphiQL},
+		{"explorer", "MEMBRANE_EXPLORER", "", d.Explorer},
 		{"encryption.keys", "MEMBRANE_ENCRYPTION_KEY", "", d.Encryption.Keys},
 		{"jobs.idempotency_retention", "MEMBRANE_JOBS_IDEMPOTENCY_RETENTION", "", 7 * 24 * time.Hour},
 	}

@@ -124,12 +124,13 @@ func TestAssets(t *testing.T) {
 		t.Fatalf("first GET: ETag %q, %d bytes", etag, len(first.body))
 	}
 
-	t.Run("GraphiQL off", func(t *testing.T) {
+	// The explorer's page loads assets too (TestExplorerServed).
+	t.Run("GraphiQL and the explorer off", func(t *testing.T) {
 		opts := membranehttp.DefaultHandlerOptions()
-		opts.GraphiQL = false
+		opts.GraphiQL, opts.Explorer = false, false
 		off := newClientOpts(t, opts)
 		if r := off.send(http.MethodGet, js, nil, nil); r.status != http.StatusNotFound {
-			t.Fatalf("GET %s with GraphiQL off: %d", js, r.status)
+			t.Fatalf("GET %s with GraphiQL and the explorer off: %d", js, r.status)
 		}
 	})
 }

@@ -31,8 +31,8 @@ type Pinger interface {
 }
 
 // NewHandler returns Membrane's HTTP handler: GraphiQL at / (its scripts
-// and styles at /assets/, embedded), GraphQL at
-// /graphql (authenticated by keys), /healthz (the process is up) and
+// and styles at /assets/, embedded), the lineage explorer at /explorer/,
+// GraphQL at /graphql (authenticated by keys), /healthz (the process is up) and
 // /readyz (Neo4j answers). opts (at most one) configures it; without,
 // DefaultHandlerOptions.
 func NewHandler(r *graph.Resolver, db Pinger, keys *membrane.Keyring, log *slog.Logger, opts ...HandlerOptions) http.Handler {
@@ -82,13 +82,19 @@ func NewHandler(r *graph.Resolver, db Pinger, keys *membrane.Keyring, log *slog.
 	})
 
 	mux := http.NewServeMux()
-	if o.GraphiQL {
+	if o.GraphiQL || o.Explorer {
 		// The pages' scripts and styles (package web), only while a page
 		// that loads them is served.
 		assets := newAssetServer(web.FS)
 		mux.Handle(assetsPrefix, assets)
-		// Exactly "/": other unknown paths (a /metrics served elsewhere) are 404.
-		mux.Handle("/{$}", graphiqlPage(assets))
+		if o.GraphiQL {
+			// Exactly "/": other unknown paths (a /metrics served elsewhere) are 404.
+			mux.Handle("/{$}", graphiqlPage(assets))
+		}
+		if o.Explorer {
+			mux.Handle("/explorer/{$}", newExplorerPage(web.FS))
+			mux.Handle("/explorer", http.RedirectHandler("/explorer/", http.StatusMovedPermanently))
+		}
 	}
 	mux.Handle("/graphql", authenticate(keys, requestLimits(o, limits, transportErrors(srv))))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {

@@ -107,6 +107,9 @@ func route(path string) string {
 	case "/":
 		return "graphiql"
 	}
+	if path == "/explorer" || strings.HasPrefix(path, "/explorer/") {
+		return "explorer"
+	}
 	if strings.HasPrefix(path, assetsPrefix) {
 		return "assets"
 	}

@@ -13,6 +13,8 @@ import (
 type HandlerOptions struct {
 	// GraphiQL serves the GraphiQL page at /.
 	GraphiQL bool
+	// Explorer serves the lineage explorer at /explorer/ (web/explorer).
+	Explorer bool
 	// Introspection answers __schema and __type queries.
 	Introspection bool
 	// Limits bound one operation, by the role of the request's principal.
@@ -70,12 +72,13 @@ const (
 // DefaultQueryLimits are the limits of a role that has none configured.
 var DefaultQueryLimits = graph.QueryLimits{Complexity: DefaultMaxComplexity, Depth: DefaultMaxDepth, RootFields: DefaultMaxRootFields}
 
-// DefaultHandlerOptions is the development setup: GraphiQL and
-// introspection on, the default query limits (admins' higher), automatic
+// DefaultHandlerOptions is the development setup: GraphiQL, the explorer
+// and introspection on, the default query limits (admins' higher), automatic
 // persisted queries, no rate limit and no CORS.
 func DefaultHandlerOptions() HandlerOptions {
 	return HandlerOptions{
 		GraphiQL:      true,
+		Explorer:      true,
 		Introspection: true,
 		Limits: map[membrane.Role]graph.QueryLimits{
 			membrane.RoleAdmin: {Complexity: DefaultAdminMaxComplexity, Depth: DefaultAdminMaxDepth, RootFields: DefaultAdminMaxRootFields},
