@@ -31,7 +31,8 @@ type Pinger interface {
 }
 
 // NewHandler returns Membrane's HTTP handler: GraphiQL at /, GraphQL at
-// /graphql (authenticated by keys), /healthz (the process is up) and
+// /graphql (authenticated by keys), the graph downloads /graph.cyjs and
+// /graph.graphml (authenticated alike), /healthz (the process is up) and
 // /readyz (Neo4j answers). opts (at most one) configures it; without,
 // DefaultHandlerOptions.
 func NewHandler(r *graph.Resolver, db Pinger, keys *membrane.Keyring, log *slog.Logger, opts ...HandlerOptions) http.Handler {
@@ -86,6 +87,14 @@ func NewHandler(r *graph.Resolver, db Pinger, keys *membrane.Keyring, log *slog.
 		mux.Handle("/{$}", playground.Handler("Membrane", "/graphql"))
 	}
 	mux.Handle("/graphql", authenticate(keys, requestLimits(o, limits, transportErrors(srv))))
+	// The graph downloads: authenticated and limited like /graphql. A
+	// resolver without services (a test of the transport alone) has none.
+	if r.Services != nil {
+		mux.Handle(PathGraphCytoscape, authenticate(keys, requestLimits(o, limits,
+			graphDownload(r.Services.Read, o.RequestTimeout, log, "application/json", "graph.cyjs", writeCytoscape))))
+		mux.Handle(PathGraphML, authenticate(keys, requestLimits(o, limits,
+			graphDownload(r.Services.Read, o.RequestTimeout, log, "application/graphml+xml", "graph.graphml", writeGraphML))))
+	}
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
