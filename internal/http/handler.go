@@ -40,6 +40,11 @@ func NewHandler(r *graph.Resolver, db Pinger, keys *membrane.Keyring, log *slog.
 	if len(opts) > 0 {
 		o = opts[0]
 	}
+	if keys.Open() {
+		// Development mode: a dashboard under development on a loopback
+		// origin may call the API (CORSOptions.AllowLoopback).
+		o.CORS.AllowLoopback = true
+	}
 	// One set of rate buckets for HTTP requests and WebSocket inits.
 	limits := newPrincipalLimits(o)
 	keepAlive := cmp.Or(o.KeepAliveInterval, DefaultKeepAliveInterval)
@@ -57,7 +62,7 @@ func NewHandler(r *graph.Resolver, db Pinger, keys *membrane.Keyring, log *slog.
 		// to them: the same origins as CORS (scheme://host[:port], or "*")
 		// may connect, besides the server's own; others are refused.
 		Implementation: transport.CoderWebsocketImplementation{AcceptOptions: coderws.AcceptOptions{
-			OriginPatterns: o.CORS.AllowedOrigins}},
+			OriginPatterns: o.CORS.originPatterns()}},
 		InitFunc:              authenticateInit(keys, limits),
 		InitTimeout:           10 * time.Second,
 		KeepAlivePingInterval: keepAlive,
