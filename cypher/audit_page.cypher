@@ -1,5 +1,6 @@
-// Audit entries across records, oldest first, keyset on (at, id). ORDER BY
-// names the node a, so properties are built only for the rows returned.
+// Audit entries across records, oldest first (__DIR__ ASC, __AFTER__ >) or
+// newest first (DESC, <), keyset on (at, id). ORDER BY names the node a,
+// so properties are built only for the rows returned.
 // Trust gate: audit entries carry their record's scope and sensitivity
 // (copied when written, so tombstones of deleted records stay gated) and
 // are shown only for records seen in full.
@@ -10,7 +11,7 @@ WHERE a.sensitivityLevel <= $ceiling AND ($allScopes OR a.scope = '' OR a.scope 
   AND ($action IS NULL OR a.action = $action)
   AND ($since IS NULL OR a.at >= $since)
   AND ($until IS NULL OR a.at < $until)
-  AND ($afterAt IS NULL OR a.at > $afterAt OR (a.at = $afterAt AND a.id > $afterId))
+  AND ($afterAt IS NULL OR a.at __AFTER__ $afterAt OR (a.at = $afterAt AND a.id __AFTER__ $afterId))
 RETURN properties(a) AS props
-ORDER BY a.at, a.id
+ORDER BY a.at __DIR__, a.id __DIR__
 LIMIT $limit

@@ -25,6 +25,15 @@ const (
 	MetricsCost = 5000
 )
 
+// MaxListedAuditPage bounds each record's auditLog page when the
+// record is one of a list (lineage, graph, records…): a list of n
+// records then reads at most n × MaxListedAuditPage entries, and the
+// cost prices a record's page at this bound instead of at first. A
+// record's page holds at most this many entries there, hasNextPage
+// saying there are more; the rest is read with after, from the record
+// alone or auditLog(filter: {recordId}).
+const MaxListedAuditPage = 20
+
 // NewCostedSchema returns the executable schema of r with Membrane's cost
 // model: the list fields costed by what they may return (setComplexity)
 // and root fields by their base cost (costRoots). The transport serves
@@ -88,7 +97,7 @@ func setComplexity(c *ComplexityRoot) {
 	c.Query.Records = func(child int, _ *membrane.RecordFilter, _ *RecordOrder, first *int64, _ *string, _ *time.Time) int {
 		return listCost(child, page(first))
 	}
-	c.Query.AuditLog = func(child int, _ *membrane.AuditFilter, first *int64, _ *string) int {
+	c.Query.AuditLog = func(child int, _ *membrane.AuditFilter, first *int64, _ *string, _ *membrane.AuditOrder) int {
 		return listCost(child, page(first))
 	}
 	c.Query.JobRuns = func(child int, _ *membrane.JobName, first *int64, _ *string) int {
@@ -119,7 +128,15 @@ func setComplexity(c *ComplexityRoot) {
 		return listCost(child, min(len(inputs), membrane.MaxBatch))
 	}
 
-	c.Record.AuditLog = func(child int, first *int64, _ *string) int { return listCost(child, page(first)) }
+	// A record of a list reads at most MaxListedAuditPage entries of its
+	// audit (the resolver caps it), so that is what each record's page
+	// costs, and a list of n records pays for n such pages, not n full
+	// ones. A record read alone may page up to MaxPageSize entries: one
+	// bounded page, the rest of which the cost leaves out; what the limit
+	// guards against is a page per record of a list, which the cap bounds.
+	c.Record.AuditLog = func(child int, first *int64, _ *string, _ *membrane.AuditOrder) int {
+		return listCost(child, min(page(first), MaxListedAuditPage))
+	}
 	c.Record.Relations = func(child int, _ *membrane.Direction, _ []membrane.Predicate, first *int64, _ *string) int {
 		return listCost(child, page(first))
 	}
@@ -161,4 +178,16 @@ func mul(a, b int) int {
 		return math.MaxInt
 	}
 	return a * b
+}
+
+// listed reports whether the field being resolved is of an object reached
+// through a list (an index on its path): a record of lineage, graph,
+// records… rather than one read alone (see MaxListedAuditPage).
+func listed(ctx context.Context) bool {
+	for _, p := range graphql.GetPath(ctx) {
+		if _, ok := p.(ast.PathIndex); ok {
+			return true
+		}
+	}
+	return false
 }

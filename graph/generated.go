@@ -308,7 +308,7 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		AuditLog      func(childComplexity int, filter *membrane.AuditFilter, first *int64, after *string) int
+		AuditLog      func(childComplexity int, filter *membrane.AuditFilter, first *int64, after *string, order *membrane.AuditOrder) int
 		ChangeCursor  func(childComplexity int) int
 		Graph         func(childComplexity int, roots []string, hops *int64, predicates []membrane.Predicate, direction *membrane.Direction, asOf *time.Time, limit *int64) int
 		JobRuns       func(childComplexity int, job *membrane.JobName, first *int64, after *string) int
@@ -328,7 +328,7 @@ type ComplexityRoot struct {
 	}
 
 	Record struct {
-		AuditLog        func(childComplexity int, first *int64, after *string) int
+		AuditLog        func(childComplexity int, first *int64, after *string, order *membrane.AuditOrder) int
 		Caption         func(childComplexity int) int
 		Confidence      func(childComplexity int) int
 		ContestEvidence func(childComplexity int) int
@@ -552,7 +552,7 @@ type MutationResolver interface {
 type QueryResolver interface {
 	Record(ctx context.Context, id string, asOf *time.Time) (*membrane.Record, error)
 	Records(ctx context.Context, filter *membrane.RecordFilter, orderBy *RecordOrder, first *int64, after *string, asOf *time.Time) (*RecordConnection, error)
-	AuditLog(ctx context.Context, filter *membrane.AuditFilter, first *int64, after *string) (*Connection[*membrane.AuditEntry], error)
+	AuditLog(ctx context.Context, filter *membrane.AuditFilter, first *int64, after *string, order *membrane.AuditOrder) (*Connection[*membrane.AuditEntry], error)
 	Graph(ctx context.Context, roots []string, hops *int64, predicates []membrane.Predicate, direction *membrane.Direction, asOf *time.Time, limit *int64) (*membrane.Lineage, error)
 	JobRuns(ctx context.Context, job *membrane.JobName, first *int64, after *string) (*Connection[*membrane.JobRun], error)
 	Metrics(ctx context.Context, scopes []string) (*membrane.Metrics, error)
@@ -564,7 +564,7 @@ type QueryResolver interface {
 type RecordResolver interface {
 	Provenance(ctx context.Context, objs []*membrane.Record) ([]*membrane.Provenance, error)
 
-	AuditLog(ctx context.Context, objs []*membrane.Record, first *int64, after *string) ([]*Connection[*membrane.AuditEntry], error)
+	AuditLog(ctx context.Context, objs []*membrane.Record, first *int64, after *string, order *membrane.AuditOrder) ([]*Connection[*membrane.AuditEntry], error)
 
 	Supersedes(ctx context.Context, objs []*membrane.Record) ([][]*membrane.Record, error)
 	SupersededBy(ctx context.Context, objs []*membrane.Record) ([]*membrane.Record, error)
@@ -1754,7 +1754,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.AuditLog(childComplexity, args["filter"].(*membrane.AuditFilter), args["first"].(*int64), args["after"].(*string)), true
+		return e.ComplexityRoot.Query.AuditLog(childComplexity, args["filter"].(*membrane.AuditFilter), args["first"].(*int64), args["after"].(*string), args["order"].(*membrane.AuditOrder)), true
 	case "Query.changeCursor":
 		if e.ComplexityRoot.Query.ChangeCursor == nil {
 			break
@@ -1886,7 +1886,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Record.AuditLog(childComplexity, args["first"].(*int64), args["after"].(*string)), true
+		return e.ComplexityRoot.Record.AuditLog(childComplexity, args["first"].(*int64), args["after"].(*string), args["order"].(*membrane.AuditOrder)), true
 	case "Record.caption":
 		if e.ComplexityRoot.Record.Caption == nil {
 			break
@@ -4419,6 +4419,14 @@ func (ec *executionContext) field_Query_auditLog_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["after"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "order",
+		func(ctx context.Context, v any) (*membrane.AuditOrder, error) {
+			return ec.unmarshalOAuditOrder2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐAuditOrder(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["order"] = arg3
 	return args, nil
 }
 
@@ -4689,6 +4697,14 @@ func (ec *executionContext) field_Record_auditLog_args(ctx context.Context, rawA
 		return nil, err
 	}
 	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "order",
+		func(ctx context.Context, v any) (*membrane.AuditOrder, error) {
+			return ec.unmarshalOAuditOrder2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐAuditOrder(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["order"] = arg2
 	return args, nil
 }
 
@@ -9515,7 +9531,7 @@ func (ec *executionContext) _Query_auditLog(ctx context.Context, field graphql.C
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().AuditLog(ctx, fc.Args["filter"].(*membrane.AuditFilter), fc.Args["first"].(*int64), fc.Args["after"].(*string))
+			return ec.Resolvers.Query().AuditLog(ctx, fc.Args["filter"].(*membrane.AuditFilter), fc.Args["first"].(*int64), fc.Args["after"].(*string), fc.Args["order"].(*membrane.AuditOrder))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *Connection[*membrane.AuditEntry]) graphql.Marshaler {
@@ -10437,7 +10453,7 @@ func (ec *executionContext) resolveBatch_Record_auditLog(ctx context.Context, fi
 	fc := graphql.GetFieldContext(ctx)
 	if batch, ok := graphql.BatchParentsFor[*membrane.Record](ctx, "Record"); ok {
 		result := batch.FieldResult(field, func() (any, error) {
-			return resolver.AuditLog(ctx, batch.Parents, fc.Args["first"].(*int64), fc.Args["after"].(*string))
+			return resolver.AuditLog(ctx, batch.Parents, fc.Args["first"].(*int64), fc.Args["after"].(*string), fc.Args["order"].(*membrane.AuditOrder))
 		})
 		return graphql.ResolveBatchGroupResult[*Connection[*membrane.AuditEntry]](
 			ctx,
@@ -10448,7 +10464,7 @@ func (ec *executionContext) resolveBatch_Record_auditLog(ctx context.Context, fi
 			batch.IndexMap,
 		)
 	}
-	results, err := resolver.AuditLog(ctx, []*membrane.Record{obj}, fc.Args["first"].(*int64), fc.Args["after"].(*string))
+	results, err := resolver.AuditLog(ctx, []*membrane.Record{obj}, fc.Args["first"].(*int64), fc.Args["after"].(*string), fc.Args["order"].(*membrane.AuditOrder))
 	return graphql.ResolveBatchSingleResult[*Connection[*membrane.AuditEntry]](
 		ctx,
 		results,
@@ -23273,6 +23289,36 @@ func (ec *executionContext) unmarshalOAuditFilter2ᚖgithubᚗcomᚋmembraneᚋm
 	res, err := ec.unmarshalInputAuditFilter(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
+
+func (ec *executionContext) unmarshalOAuditOrder2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐAuditOrder(ctx context.Context, v any) (*membrane.AuditOrder, error) {
+	if v == nil {
+		return nil, nil
+	}
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalOAuditOrder2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐAuditOrder[tmp]
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOAuditOrder2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐAuditOrder(ctx context.Context, sel ast.SelectionSet, v *membrane.AuditOrder) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalString(marshalOAuditOrder2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐAuditOrder[*v])
+	return res
+}
+
+var (
+	unmarshalOAuditOrder2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐAuditOrder = map[string]membrane.AuditOrder{
+		"OLDEST_FIRST": membrane.AuditOldestFirst,
+		"NEWEST_FIRST": membrane.AuditNewestFirst,
+	}
+	marshalOAuditOrder2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐAuditOrder = map[membrane.AuditOrder]string{
+		membrane.AuditOldestFirst: "OLDEST_FIRST",
+		membrane.AuditNewestFirst: "NEWEST_FIRST",
+	}
+)
 
 func (ec *executionContext) unmarshalOBoolean2bool(ctx context.Context, v any) (bool, error) {
 	res, err := graphql.UnmarshalBoolean(v)

@@ -78,10 +78,13 @@ func (r *queryResolver) Records(ctx context.Context, filter *membrane.RecordFilt
 }
 
 // AuditLog is the resolver for the auditLog field.
-func (r *queryResolver) AuditLog(ctx context.Context, filter *membrane.AuditFilter, first *int64, after *string) (*Connection[*membrane.AuditEntry], error) {
+func (r *queryResolver) AuditLog(ctx context.Context, filter *membrane.AuditFilter, first *int64, after *string, order *membrane.AuditOrder) (*Connection[*membrane.AuditEntry], error) {
 	var f membrane.AuditFilter
 	if filter != nil {
 		f = *filter
+	}
+	if order != nil {
+		f.Order = *order
 	}
 	page, err := membrane.NewPage(first, after)
 	if err != nil {
@@ -100,12 +103,19 @@ func (r *recordResolver) Provenance(ctx context.Context, objs []*membrane.Record
 }
 
 // AuditLog is the batch resolver for the auditLog field.
-func (r *recordResolver) AuditLog(ctx context.Context, objs []*membrane.Record, first *int64, after *string) ([]*Connection[*membrane.AuditEntry], error) {
+func (r *recordResolver) AuditLog(ctx context.Context, objs []*membrane.Record, first *int64, after *string, order *membrane.AuditOrder) ([]*Connection[*membrane.AuditEntry], error) {
 	page, err := membrane.NewPage(first, after)
 	if err != nil {
 		return nil, err
 	}
-	pages, err := r.Services.Read.AuditPages(ctx, ids(objs), page)
+	var o membrane.AuditOrder
+	if order != nil {
+		o = *order
+	}
+	if len(objs) > 1 || listed(ctx) {
+		page.First = min(page.First, MaxListedAuditPage)
+	}
+	pages, err := r.Services.Read.AuditPages(ctx, ids(objs), o, page)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package http
 
 import (
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -26,6 +27,43 @@ type CORSOptions struct {
 	// MaxAge is how long a browser may cache a preflight answer (0: not
 	// said).
 	MaxAge time.Duration
+	// AllowLoopback also allows http://localhost and http://127.0.0.1 on
+	// any port: the origins of a dashboard under development. NewHandler
+	// sets it in development mode (no API keys configured), where every
+	// request is already the development admin.
+	AllowLoopback bool
+}
+
+// loopbackOrigins are the WebSocket origin patterns (coder/websocket
+// matches scheme://host with path.Match) of AllowLoopback.
+var loopbackOrigins = []string{"http://localhost", "http://localhost:*", "http://127.0.0.1", "http://127.0.0.1:*"}
+
+// isLoopbackOrigin reports whether origin is http://localhost or
+// http://127.0.0.1, with or without a port, and nothing else: not a host
+// that only starts with them (localhost.example.com), not https, no path.
+func isLoopbackOrigin(origin string) bool {
+	u, err := url.Parse(origin)
+	if err != nil || u.Scheme != "http" || u.User != nil || u.Path != "" || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" {
+		return false
+	}
+	host, port := u.Hostname(), u.Port()
+	if host != "localhost" && host != "127.0.0.1" || u.Host != host && u.Host != host+":"+port {
+		return false
+	}
+	if port == "" {
+		return true
+	}
+	n, err := strconv.Atoi(port)
+	return err == nil && n > 0 && n <= 65535
+}
+
+// originPatterns are the WebSocket origin patterns of o: its origins, and
+// the loopback ones when it allows them.
+func (o CORSOptions) originPatterns() []string {
+	if !o.AllowLoopback {
+		return o.AllowedOrigins
+	}
+	return append(slices.Clip(o.AllowedOrigins), loopbackOrigins...)
 }
 
 // Defaults of CORSOptions: the methods of the GraphQL transports and the
@@ -40,7 +78,7 @@ var (
 // FORBIDDEN; other requests from one pass through without CORS headers, so
 // the browser hides the response.
 func cors(o CORSOptions, next http.Handler) http.Handler {
-	if len(o.AllowedOrigins) == 0 {
+	if len(o.AllowedOrigins) == 0 && !o.AllowLoopback {
 		return next
 	}
 	methods := strings.Join(orDefault(o.AllowedMethods, DefaultCORSMethods), ", ")
@@ -54,7 +92,7 @@ func cors(o CORSOptions, next http.Handler) http.Handler {
 		}
 		// The answer depends on the origin: caches must not share it.
 		w.Header().Add("Vary", "Origin")
-		allowed := anyOrigin || slices.Contains(o.AllowedOrigins, origin)
+		allowed := anyOrigin || slices.Contains(o.AllowedOrigins, origin) || o.AllowLoopback && isLoopbackOrigin(origin)
 		preflight := r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != ""
 		if !allowed {
 			if preflight {

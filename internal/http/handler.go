@@ -32,13 +32,20 @@ type Pinger interface {
 
 // NewHandler returns Membrane's HTTP handler: GraphiQL at / (its scripts
 // and styles at /assets/, embedded), the lineage explorer at /explorer/,
-// GraphQL at /graphql (authenticated by keys), /healthz (the process is up) and
+// GraphQL at /graphql (authenticated by keys), the graph downloads
+// /graph.cyjs and /graph.graphml (authenticated alike), /healthz (the
+// process is up) and
 // /readyz (Neo4j answers). opts (at most one) configures it; without,
 // DefaultHandlerOptions.
 func NewHandler(r *graph.Resolver, db Pinger, keys *membrane.Keyring, log *slog.Logger, opts ...HandlerOptions) http.Handler {
 	o := DefaultHandlerOptions()
 	if len(opts) > 0 {
 		o = opts[0]
+	}
+	if keys.Open() {
+		// Development mode: a dashboard under development on a loopback
+		// origin may call the API (CORSOptions.AllowLoopback).
+		o.CORS.AllowLoopback = true
 	}
 	// One set of rate buckets for HTTP requests and WebSocket inits.
 	limits := newPrincipalLimits(o)
@@ -57,7 +64,7 @@ func NewHandler(r *graph.Resolver, db Pinger, keys *membrane.Keyring, log *slog.
 		// to them: the same origins as CORS (scheme://host[:port], or "*")
 		// may connect, besides the server's own; others are refused.
 		Implementation: transport.CoderWebsocketImplementation{AcceptOptions: coderws.AcceptOptions{
-			OriginPatterns: o.CORS.AllowedOrigins}},
+			OriginPatterns: o.CORS.originPatterns()}},
 		InitFunc:              authenticateInit(keys, limits),
 		InitTimeout:           10 * time.Second,
 		KeepAlivePingInterval: keepAlive,
@@ -97,6 +104,14 @@ func NewHandler(r *graph.Resolver, db Pinger, keys *membrane.Keyring, log *slog.
 		}
 	}
 	mux.Handle("/graphql", authenticate(keys, requestLimits(o, limits, transportErrors(srv))))
+	// The graph downloads: authenticated and limited like /graphql. A
+	// resolver without services (a test of the transport alone) has none.
+	if r.Services != nil {
+		mux.Handle(PathGraphCytoscape, authenticate(keys, requestLimits(o, limits,
+			graphDownload(r.Services.Read, o.RequestTimeout, log, "application/json", "graph.cyjs", writeCytoscape))))
+		mux.Handle(PathGraphML, authenticate(keys, requestLimits(o, limits,
+			graphDownload(r.Services.Read, o.RequestTimeout, log, "application/graphml+xml", "graph.graphml", writeGraphML))))
+	}
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})

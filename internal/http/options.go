@@ -74,7 +74,8 @@ var DefaultQueryLimits = graph.QueryLimits{Complexity: DefaultMaxComplexity, Dep
 
 // DefaultHandlerOptions is the development setup: GraphiQL, the explorer
 // and introspection on, the default query limits (admins' higher), automatic
-// persisted queries, no rate limit and no CORS.
+// persisted queries, no rate limit and no CORS origins (with no API keys,
+// NewHandler allows loopback origins: CORSOptions.AllowLoopback).
 func DefaultHandlerOptions() HandlerOptions {
 	return HandlerOptions{
 		GraphiQL:      true,

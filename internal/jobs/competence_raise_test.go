@@ -57,7 +57,7 @@ func TestCompetenceRaisedHidesItsAudit(t *testing.T) {
 				}
 			}
 		}
-		pages, err := db.AuditPagesForRecords(ctx, []string{id}, membrane.Page{First: 100})
+		pages, err := db.AuditPagesForRecords(ctx, []string{id}, "", membrane.Page{First: 100})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -78,7 +78,7 @@ func TestCompetenceRaisedHidesItsAudit(t *testing.T) {
 		recs, _ := snapshot(t, db, scope)
 		for rid, rec := range recs {
 			if rec.Sensitivity.Level() <= sens.Level() {
-				p, err := db.AuditPagesForRecords(sysCtx(), []string{rid}, membrane.Page{First: 500})
+				p, err := db.AuditPagesForRecords(sysCtx(), []string{rid}, "", membrane.Page{First: 500})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -78,7 +78,7 @@ func snapshot(t *testing.T, db *neo4j.DB, scopes ...string) (map[string]*membran
 	for id := range out {
 		ids = append(ids, id)
 	}
-	audits, err := db.AuditPagesForRecords(ctx, ids, membrane.Page{First: 500})
+	audits, err := db.AuditPagesForRecords(ctx, ids, "", membrane.Page{First: 500})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -184,6 +184,8 @@ type RecordPage = PageOf[*Record]
 
 // AuditFilter narrows an audit listing.
 type AuditFilter struct {
+	// Order is the listing's order ("": oldest first).
+	Order    AuditOrder
 	RecordID *string
 	Actor    *string
 	Action   *AuditAction
@@ -207,11 +209,12 @@ type RecordStore interface {
 	FindRecords(ctx context.Context, filter RecordFilter, order RecordOrder, page Page) (*RecordPage, error)
 	// CountRecords counts the records matching filter.
 	CountRecords(ctx context.Context, filter RecordFilter) (int64, error)
-	// FindAuditEntries returns a page of audit entries, oldest first.
+	// FindAuditEntries returns a page of audit entries in filter.Order.
 	FindAuditEntries(ctx context.Context, filter AuditFilter, page Page) (*AuditPage, error)
-	// AuditPagesForRecords returns one page of audit entries (oldest first)
-	// per record id, in one round trip; the result is keyed by record id.
-	AuditPagesForRecords(ctx context.Context, ids []string, page Page) (map[string]*AuditPage, error)
+	// AuditPagesForRecords returns one page of audit entries in order
+	// ("": oldest first) per record id, in one round trip; the result is
+	// keyed by record id.
+	AuditPagesForRecords(ctx context.Context, ids []string, order AuditOrder, page Page) (map[string]*AuditPage, error)
 	// LocateRecords returns the level and scope of each of ids that names
 	// a record or a deleted one (UnknownLevel when nothing is left to
 	// tell); other ids are absent. Provenance sources are gated on them.
@@ -219,3 +222,15 @@ type RecordStore interface {
 	// Ping reports whether the database answers.
 	Ping(ctx context.Context) error
 }
+
+// AuditOrder orders audit listings by time.
+type AuditOrder string
+
+// Audit orders. Oldest first is the default, as a trail reads.
+const (
+	AuditOldestFirst AuditOrder = "oldest_first"
+	AuditNewestFirst AuditOrder = "newest_first"
+)
+
+// Valid reports whether o is a known order.
+func (o AuditOrder) Valid() bool { return o == AuditOldestFirst || o == AuditNewestFirst }

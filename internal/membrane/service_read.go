@@ -44,14 +44,21 @@ func (s *ReadService) CountRecords(ctx context.Context, filter RecordFilter) (in
 	return s.records.CountRecords(ctx, filter)
 }
 
-// AuditLog returns a page of audit entries, oldest first.
+// AuditLog returns a page of audit entries in filter.Order (oldest first
+// by default).
 func (s *ReadService) AuditLog(ctx context.Context, filter AuditFilter, page Page) (*AuditPage, error) {
+	if filter.Order != "" && !filter.Order.Valid() {
+		return nil, Errorf(EINVALID, "order must be OLDEST_FIRST or NEWEST_FIRST")
+	}
 	return s.records.FindAuditEntries(ctx, filter, page)
 }
 
-// AuditPages returns one page of audit entries per record id.
-func (s *ReadService) AuditPages(ctx context.Context, ids []string, page Page) (map[string]*AuditPage, error) {
-	return s.records.AuditPagesForRecords(ctx, ids, page)
+// AuditPages returns one page of audit entries per record id, in order.
+func (s *ReadService) AuditPages(ctx context.Context, ids []string, order AuditOrder, page Page) (map[string]*AuditPage, error) {
+	if order != "" && !order.Valid() {
+		return nil, Errorf(EINVALID, "order must be OLDEST_FIRST or NEWEST_FIRST")
+	}
+	return s.records.AuditPagesForRecords(ctx, ids, order, page)
 }
 
 // Provenance returns each record's provenance with only the sources the

@@ -3,6 +3,7 @@ package neo4j
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/membrane/membrane/cypher"
 	"github.com/membrane/membrane/internal/membrane"
@@ -11,6 +12,37 @@ import (
 
 // auditField names the audit listing in its cursors.
 const auditField = "audit"
+
+// auditOrders fill the audit statements' __DIR__ and __AFTER__ by order:
+// the direction of (at, id) and the keyset comparison past a cursor.
+var auditOrders = map[membrane.AuditOrder]*strings.Replacer{
+	membrane.AuditOldestFirst: strings.NewReplacer("__DIR__", "ASC", "__AFTER__", ">"),
+	membrane.AuditNewestFirst: strings.NewReplacer("__DIR__", "DESC", "__AFTER__", "<"),
+}
+
+// auditStatements are the audit statements by template and order.
+var auditStatements = func() map[string]map[membrane.AuditOrder]string {
+	out := map[string]map[membrane.AuditOrder]string{}
+	for _, name := range []string{"audit_page", "audit_for_records"} {
+		out[name] = map[membrane.AuditOrder]string{}
+		for o, r := range auditOrders {
+			out[name][o] = r.Replace(cypher.Must(name))
+		}
+	}
+	return out
+}()
+
+// auditStatement is template name filled for order ("": oldest first).
+func auditStatement(name string, order membrane.AuditOrder) (string, error) {
+	if order == "" {
+		order = membrane.AuditOldestFirst
+	}
+	stmt, ok := auditStatements[name][order]
+	if !ok {
+		return "", membrane.Errorf(membrane.EINVALID, "order must be OLDEST_FIRST or NEWEST_FIRST")
+	}
+	return stmt, nil
+}
 
 // auditAfter returns the (at, id) keyset position of an audit cursor.
 func auditAfter(c *membrane.Cursor) (any, any, error) {
@@ -28,9 +60,13 @@ func auditCursor(a *membrane.AuditEntry) membrane.Cursor {
 	return membrane.TimeCursor(auditField, a.Timestamp, a.ID)
 }
 
-// FindAuditEntries returns a page of audit entries matching filter, oldest
-// first, each with only the references the request's trust may see.
+// FindAuditEntries returns a page of audit entries matching filter, in
+// f.Order, each with only the references the request's trust may see.
 func (db *DB) FindAuditEntries(ctx context.Context, f membrane.AuditFilter, page membrane.Page) (*membrane.AuditPage, error) {
+	stmt, err := auditStatement("audit_page", f.Order)
+	if err != nil {
+		return nil, err
+	}
 	afterAt, afterID, err := auditAfter(page.After)
 	if err != nil {
 		return nil, err
@@ -56,7 +92,7 @@ func (db *DB) FindAuditEntries(ctx context.Context, f membrane.AuditFilter, page
 	}
 	t := membrane.TrustFromContext(ctx)
 	entries, err := read(ctx, db, func(tx neo4j.ManagedTransaction) ([]*membrane.AuditEntry, error) {
-		rows, err := collect(ctx, tx, cypher.Must("audit_page"), params)
+		rows, err := collect(ctx, tx, stmt, params)
 		if err != nil {
 			return nil, err
 		}
@@ -83,9 +119,13 @@ func (db *DB) FindAuditEntries(ctx context.Context, f membrane.AuditFilter, page
 	return membrane.NewPageOf(entries, page.First, auditCursor), nil
 }
 
-// AuditPagesForRecords returns one audit page per record id (oldest first),
-// all read in one round trip.
-func (db *DB) AuditPagesForRecords(ctx context.Context, ids []string, page membrane.Page) (map[string]*membrane.AuditPage, error) {
+// AuditPagesForRecords returns one audit page per record id (in order,
+// oldest first by default), all read in one round trip.
+func (db *DB) AuditPagesForRecords(ctx context.Context, ids []string, order membrane.AuditOrder, page membrane.Page) (map[string]*membrane.AuditPage, error) {
+	stmt, err := auditStatement("audit_for_records", order)
+	if err != nil {
+		return nil, err
+	}
 	afterAt, afterID, err := auditAfter(page.After)
 	if err != nil {
 		return nil, err
@@ -93,7 +133,7 @@ func (db *DB) AuditPagesForRecords(ctx context.Context, ids []string, page membr
 	params := gated(ctx, map[string]any{"ids": ids, "afterAt": afterAt, "afterId": afterID, "limit": int64(page.First + 1)})
 	t := membrane.TrustFromContext(ctx)
 	byID, err := read(ctx, db, func(tx neo4j.ManagedTransaction) (map[string][]*membrane.AuditEntry, error) {
-		rows, err := collect(ctx, tx, cypher.Must("audit_for_records"), params)
+		rows, err := collect(ctx, tx, stmt, params)
 		if err != nil {
 			return nil, err
 		}

@@ -51,7 +51,7 @@ func auditSeen(t *testing.T, db *neo4j.DB, trust membrane.Trust, id string, scop
 			byActor++
 		}
 	}
-	pages, err := db.AuditPagesForRecords(ctx, []string{id}, page)
+	pages, err := db.AuditPagesForRecords(ctx, []string{id}, "", page)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -49,6 +49,11 @@ func Expanded() []Statement {
 	for dir, arrow := range lineageArrows {
 		add("graph", fmt.Sprintf("direction=%s hops=%d", dir, membrane.MaxGraphHops), graphStatement(arrow, membrane.MaxGraphHops))
 	}
+	for name, byOrder := range auditStatements {
+		for o, text := range byOrder {
+			add(name, "order="+string(o), text)
+		}
+	}
 	add("vector_index", fmt.Sprintf("dims=%d", expandedDims), vectorIndexStatement(expandedDims))
 	for key, text := range retrieveStatements {
 		hits, state, _ := strings.Cut(key, "/")

@@ -166,7 +166,7 @@ func TestUnknownKeyStart(t *testing.T) {
 	if err != nil || len(audits.Items) != 1 || audits.Items[0].Rationale != "" || audits.Items[0].RecordID != lostFact {
 		t.Fatalf("auditLog(lost): %+v, %v; want its one entry, redacted", audits, err)
 	}
-	perRecord, err := server.AuditPagesForRecords(hyper, []string{lostFact, readable}, membrane.Page{First: 10})
+	perRecord, err := server.AuditPagesForRecords(hyper, []string{lostFact, readable}, "", membrane.Page{First: 10})
 	if err != nil || len(perRecord[lostFact].Items) != 1 || perRecord[readable].Items[0].Rationale == "" {
 		t.Fatalf("Record.auditLog: %+v, %v", perRecord, err)
 	}
