@@ -644,18 +644,20 @@ func TestLineageAndTimeTravel(t *testing.T) {
 		var r struct {
 			Record struct {
 				Status       string
+				Version      int
 				Salience     float64
 				SupersededBy *struct{ ID string }
 				History      []struct{ ID string }
 			}
 		}
-		q := `query($id: ID!, $at: DateTime) { record(id: $id, asOf: $at) { status salience supersededBy { id } history { id } } }`
+		q := `query($id: ID!, $at: DateTime) { record(id: $id, asOf: $at) { status version salience supersededBy { id } history { id } } }`
 		c.do(q, map[string]any{"id": v1, "at": tBeforeRevisions}, &r)
-		if r.Record.Status != "ACTIVE" || math.Abs(r.Record.Salience-1) > 1e-6 || r.Record.SupersededBy != nil || len(r.Record.History) != 1 {
+		// The version as of then, not the current one (issue 12).
+		if r.Record.Status != "ACTIVE" || r.Record.Version != 1 || math.Abs(r.Record.Salience-1) > 1e-6 || r.Record.SupersededBy != nil || len(r.Record.History) != 1 {
 			t.Fatalf("v1 before revisions = %+v", r.Record)
 		}
 		c.do(q, map[string]any{"id": v1, "at": tAfterFirst}, &r)
-		if r.Record.Status != "RETRACTED" || r.Record.SupersededBy == nil || r.Record.SupersededBy.ID != v2 || len(r.Record.History) != 2 {
+		if r.Record.Status != "RETRACTED" || r.Record.Version != 2 || r.Record.SupersededBy == nil || r.Record.SupersededBy.ID != v2 || len(r.Record.History) != 2 {
 			t.Fatalf("v1 after the first supersede = %+v", r.Record)
 		}
 		c.do(q, map[string]any{"id": v2, "at": tAfterFirst}, &r)

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"github.com/google/uuid"
 	"math"
 	"slices"
 	"strings"
@@ -74,8 +75,20 @@ func checkTarget(r *Record, op string, meta *RevisionMeta) error {
 	return nil
 }
 
-// buildDerived builds the new record of a supersede, fork or merge.
-func (p Policy) buildDerived(in RecordInput, wantType MemoryType, now time.Time) (*Record, error) {
+// HasRecordIDForm reports whether ref has the form of a generated record
+// id (a UUID in its canonical 36-character spelling): contest reads such a
+// reference as a record, never as external evidence.
+func HasRecordIDForm(ref string) bool {
+	if len(ref) != 36 {
+		return false
+	}
+	_, err := uuid.Parse(ref)
+	return err == nil
+}
+
+// buildDerived builds the new record of a supersede, fork or merge, created
+// by actor unless the input names its creator.
+func (p Policy) buildDerived(in RecordInput, wantType MemoryType, actor string, now time.Time) (*Record, error) {
 	v := &validator{prefix: "newRecord."}
 	if in.Type != wantType {
 		v.add("type", "must be %s, the type of the record it revises", wantType)
@@ -92,6 +105,9 @@ func (p Policy) buildDerived(in RecordInput, wantType MemoryType, now time.Time)
 	r, err := p.BuildRecord(in, now)
 	if err != nil {
 		return nil, PrefixFields(err, "newRecord.")
+	}
+	if r.Provenance.CreatedBy == "" {
+		r.Provenance.CreatedBy = actor
 	}
 	return r, nil
 }
@@ -187,7 +203,7 @@ func (p Policy) Supersede(old *Record, in RecordInput, meta RevisionMeta, now ti
 	if err := checkTarget(old, "supersede", &meta); err != nil {
 		return nil, err
 	}
-	nr, err := p.buildDerived(in, old.Type, now)
+	nr, err := p.buildDerived(in, old.Type, meta.Actor, now)
 	if err != nil {
 		return nil, err
 	}
@@ -215,7 +231,7 @@ func (p Policy) Fork(src *Record, in RecordInput, meta RevisionMeta, now time.Ti
 	if err := checkTarget(src, "fork", &meta); err != nil {
 		return nil, err
 	}
-	nr, err := p.buildDerived(in, src.Type, now)
+	nr, err := p.buildDerived(in, src.Type, meta.Actor, now)
 	if err != nil {
 		return nil, err
 	}
@@ -289,7 +305,7 @@ func (p Policy) Merge(sources []*Record, in RecordInput, meta RevisionMeta, now 
 			return nil, Errorf(EINVALID, "cannot merge records of different types (%s and %s)", sources[0].Type, s.Type)
 		}
 	}
-	nr, err := p.buildDerived(in, sources[0].Type, now)
+	nr, err := p.buildDerived(in, sources[0].Type, meta.Actor, now)
 	if err != nil {
 		return nil, err
 	}
@@ -321,6 +337,13 @@ func Contest(r *Record, ref string, contester *Record, meta RevisionMeta, now ti
 	}
 	if contester != nil && contester.ID == r.ID {
 		return nil, Errorf(EINVALID, "a record cannot contest itself")
+	}
+	if contester == nil && HasRecordIDForm(ref) {
+		// A mistyped record id was kept as external evidence without a
+		// word. One of the form of a generated id must name a record the
+		// request sees; the message is the one for an id that does not
+		// exist, so that it tells nothing of records the caller may not see.
+		return nil, Errorf(ENOTFOUND, "record %q not found", ref)
 	}
 	n := next(r, now)
 	n.Status = StatusContested
