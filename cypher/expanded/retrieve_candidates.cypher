@@ -75,7 +75,7 @@ CALL (hits) {
   WITH h[0] AS x, h[1] AS text
   WHERE text > 0 AND x.sensitivityLevel <= $ceiling AND ($allScopes OR x.scope = '' OR x.scope IN $trustScopes)
     AND ($scopes IS NULL OR x.scope IN $scopes) AND ($asOf IS NULL OR x.createdAt <= $asOf)
-    AND ($includeRetracted OR x.status <> 'retracted')
+    AND ($includeRetracted OR NOT x.status IN ['retracted', 'superseded'])
   WITH x, text
   ORDER BY text DESC, x.id
   LIMIT $seeds
@@ -106,7 +106,7 @@ CALL (seeds, seedBest) {
       AND n.type IN $layers AND ($scopes IS NULL OR n.scope IN $scopes)
       AND ($asOf IS NULL OR n.createdAt <= $asOf)
       AND ($tags IS NULL OR all(g IN $tags WHERE g IN n.tags))
-      AND ($includeRetracted OR n.status <> 'retracted')
+      AND ($includeRetracted OR NOT n.status IN ['retracted', 'superseded'])
     WITH n, t
     LIMIT $fanoutScan
     WITH n, t
@@ -119,7 +119,7 @@ CALL (seeds, seedBest) {
       AND n.type IN $layers AND ($scopes IS NULL OR n.scope IN $scopes)
       AND ($asOf IS NULL OR n.createdAt <= $asOf)
       AND ($tags IS NULL OR all(g IN $tags WHERE g IN n.tags))
-      AND ($includeRetracted OR n.status <> 'retracted')
+      AND ($includeRetracted OR NOT n.status IN ['retracted', 'superseded'])
     WITH n, t
     LIMIT $fanoutScan
     WITH n, t
@@ -199,7 +199,7 @@ RETURN m {.*, status: coalesce(st, m.status), version: coalesce(pv, m.version),
 }
 WITH m, v, text, vec, ctx, ent, der
   WITH m, v, text, vec, [ctx, ent, der] AS graph
-  WHERE $includeRetracted OR v.status <> 'retracted'
+  WHERE $includeRetracted OR NOT v.status IN ['retracted', 'superseded']
   WITH m, v, text, vec, graph, coalesce(v.baseSalience, v.salience) AS base,
        CASE WHEN $nowMs > v.lastReinforcedAt.epochMillis
             THEN ($nowMs - v.lastReinforcedAt.epochMillis) / 1000.0 ELSE 0.0 END AS elapsed
@@ -330,7 +330,7 @@ CALL (hits) {
   WITH h[0] AS x, h[1] AS text
   WHERE text > 0 AND x.sensitivityLevel <= $ceiling AND ($allScopes OR x.scope = '' OR x.scope IN $trustScopes)
     AND ($scopes IS NULL OR x.scope IN $scopes) AND ($asOf IS NULL OR x.createdAt <= $asOf)
-    AND ($includeRetracted OR x.status <> 'retracted')
+    AND ($includeRetracted OR NOT x.status IN ['retracted', 'superseded'])
   WITH x, text
   ORDER BY text DESC, x.id
   LIMIT $seeds
@@ -361,7 +361,7 @@ CALL (seeds, seedBest) {
       AND n.type IN $layers AND ($scopes IS NULL OR n.scope IN $scopes)
       AND ($asOf IS NULL OR n.createdAt <= $asOf)
       AND ($tags IS NULL OR all(g IN $tags WHERE g IN n.tags))
-      AND ($includeRetracted OR n.status <> 'retracted')
+      AND ($includeRetracted OR NOT n.status IN ['retracted', 'superseded'])
     WITH n, t
     LIMIT $fanoutScan
     WITH n, t
@@ -374,7 +374,7 @@ CALL (seeds, seedBest) {
       AND n.type IN $layers AND ($scopes IS NULL OR n.scope IN $scopes)
       AND ($asOf IS NULL OR n.createdAt <= $asOf)
       AND ($tags IS NULL OR all(g IN $tags WHERE g IN n.tags))
-      AND ($includeRetracted OR n.status <> 'retracted')
+      AND ($includeRetracted OR NOT n.status IN ['retracted', 'superseded'])
     WITH n, t
     LIMIT $fanoutScan
     WITH n, t
@@ -395,7 +395,7 @@ CALL (hits, reached) {
     AND ($tags IS NULL OR all(t IN $tags WHERE t IN m.tags))
   WITH m, m AS v, text, vec, ctx, ent, der
   WITH m, v, text, vec, [ctx, ent, der] AS graph
-  WHERE $includeRetracted OR v.status <> 'retracted'
+  WHERE $includeRetracted OR NOT v.status IN ['retracted', 'superseded']
   WITH m, v, text, vec, graph, coalesce(v.baseSalience, v.salience) AS base,
        CASE WHEN $nowMs > v.lastReinforcedAt.epochMillis
             THEN ($nowMs - v.lastReinforcedAt.epochMillis) / 1000.0 ELSE 0.0 END AS elapsed
@@ -532,7 +532,7 @@ CALL (hits) {
   WITH h[0] AS x, h[1] AS text
   WHERE text > 0 AND x.sensitivityLevel <= $ceiling AND ($allScopes OR x.scope = '' OR x.scope IN $trustScopes)
     AND ($scopes IS NULL OR x.scope IN $scopes) AND ($asOf IS NULL OR x.createdAt <= $asOf)
-    AND ($includeRetracted OR x.status <> 'retracted')
+    AND ($includeRetracted OR NOT x.status IN ['retracted', 'superseded'])
   WITH x, text
   ORDER BY text DESC, x.id
   LIMIT $seeds
@@ -563,7 +563,7 @@ CALL (seeds, seedBest) {
       AND n.type IN $layers AND ($scopes IS NULL OR n.scope IN $scopes)
       AND ($asOf IS NULL OR n.createdAt <= $asOf)
       AND ($tags IS NULL OR all(g IN $tags WHERE g IN n.tags))
-      AND ($includeRetracted OR n.status <> 'retracted')
+      AND ($includeRetracted OR NOT n.status IN ['retracted', 'superseded'])
     WITH n, t
     LIMIT $fanoutScan
     WITH n, t
@@ -576,7 +576,7 @@ CALL (seeds, seedBest) {
       AND n.type IN $layers AND ($scopes IS NULL OR n.scope IN $scopes)
       AND ($asOf IS NULL OR n.createdAt <= $asOf)
       AND ($tags IS NULL OR all(g IN $tags WHERE g IN n.tags))
-      AND ($includeRetracted OR n.status <> 'retracted')
+      AND ($includeRetracted OR NOT n.status IN ['retracted', 'superseded'])
     WITH n, t
     LIMIT $fanoutScan
     WITH n, t
@@ -656,7 +656,7 @@ RETURN m {.*, status: coalesce(st, m.status), version: coalesce(pv, m.version),
 }
 WITH m, v, text, vec, ctx, ent, der
   WITH m, v, text, vec, [ctx, ent, der] AS graph
-  WHERE $includeRetracted OR v.status <> 'retracted'
+  WHERE $includeRetracted OR NOT v.status IN ['retracted', 'superseded']
   WITH m, v, text, vec, graph, coalesce(v.baseSalience, v.salience) AS base,
        CASE WHEN $nowMs > v.lastReinforcedAt.epochMillis
             THEN ($nowMs - v.lastReinforcedAt.epochMillis) / 1000.0 ELSE 0.0 END AS elapsed
@@ -793,7 +793,7 @@ CALL (hits) {
   WITH h[0] AS x, h[1] AS text
   WHERE text > 0 AND x.sensitivityLevel <= $ceiling AND ($allScopes OR x.scope = '' OR x.scope IN $trustScopes)
     AND ($scopes IS NULL OR x.scope IN $scopes) AND ($asOf IS NULL OR x.createdAt <= $asOf)
-    AND ($includeRetracted OR x.status <> 'retracted')
+    AND ($includeRetracted OR NOT x.status IN ['retracted', 'superseded'])
   WITH x, text
   ORDER BY text DESC, x.id
   LIMIT $seeds
@@ -824,7 +824,7 @@ CALL (seeds, seedBest) {
       AND n.type IN $layers AND ($scopes IS NULL OR n.scope IN $scopes)
       AND ($asOf IS NULL OR n.createdAt <= $asOf)
       AND ($tags IS NULL OR all(g IN $tags WHERE g IN n.tags))
-      AND ($includeRetracted OR n.status <> 'retracted')
+      AND ($includeRetracted OR NOT n.status IN ['retracted', 'superseded'])
     WITH n, t
     LIMIT $fanoutScan
     WITH n, t
@@ -837,7 +837,7 @@ CALL (seeds, seedBest) {
       AND n.type IN $layers AND ($scopes IS NULL OR n.scope IN $scopes)
       AND ($asOf IS NULL OR n.createdAt <= $asOf)
       AND ($tags IS NULL OR all(g IN $tags WHERE g IN n.tags))
-      AND ($includeRetracted OR n.status <> 'retracted')
+      AND ($includeRetracted OR NOT n.status IN ['retracted', 'superseded'])
     WITH n, t
     LIMIT $fanoutScan
     WITH n, t
@@ -858,7 +858,7 @@ CALL (hits, reached) {
     AND ($tags IS NULL OR all(t IN $tags WHERE t IN m.tags))
   WITH m, m AS v, text, vec, ctx, ent, der
   WITH m, v, text, vec, [ctx, ent, der] AS graph
-  WHERE $includeRetracted OR v.status <> 'retracted'
+  WHERE $includeRetracted OR NOT v.status IN ['retracted', 'superseded']
   WITH m, v, text, vec, graph, coalesce(v.baseSalience, v.salience) AS base,
        CASE WHEN $nowMs > v.lastReinforcedAt.epochMillis
             THEN ($nowMs - v.lastReinforcedAt.epochMillis) / 1000.0 ELSE 0.0 END AS elapsed
@@ -1013,7 +1013,7 @@ CALL (hits) {
   WITH h[0] AS x, h[1] AS text
   WHERE text > 0 AND x.sensitivityLevel <= $ceiling AND ($allScopes OR x.scope = '' OR x.scope IN $trustScopes)
     AND ($scopes IS NULL OR x.scope IN $scopes) AND ($asOf IS NULL OR x.createdAt <= $asOf)
-    AND ($includeRetracted OR x.status <> 'retracted')
+    AND ($includeRetracted OR NOT x.status IN ['retracted', 'superseded'])
   WITH x, text
   ORDER BY text DESC, x.id
   LIMIT $seeds
@@ -1044,7 +1044,7 @@ CALL (seeds, seedBest) {
       AND n.type IN $layers AND ($scopes IS NULL OR n.scope IN $scopes)
       AND ($asOf IS NULL OR n.createdAt <= $asOf)
       AND ($tags IS NULL OR all(g IN $tags WHERE g IN n.tags))
-      AND ($includeRetracted OR n.status <> 'retracted')
+      AND ($includeRetracted OR NOT n.status IN ['retracted', 'superseded'])
     WITH n, t
     LIMIT $fanoutScan
     WITH n, t
@@ -1057,7 +1057,7 @@ CALL (seeds, seedBest) {
       AND n.type IN $layers AND ($scopes IS NULL OR n.scope IN $scopes)
       AND ($asOf IS NULL OR n.createdAt <= $asOf)
       AND ($tags IS NULL OR all(g IN $tags WHERE g IN n.tags))
-      AND ($includeRetracted OR n.status <> 'retracted')
+      AND ($includeRetracted OR NOT n.status IN ['retracted', 'superseded'])
     WITH n, t
     LIMIT $fanoutScan
     WITH n, t
@@ -1137,7 +1137,7 @@ RETURN m {.*, status: coalesce(st, m.status), version: coalesce(pv, m.version),
 }
 WITH m, v, text, vec, ctx, ent, der
   WITH m, v, text, vec, [ctx, ent, der] AS graph
-  WHERE $includeRetracted OR v.status <> 'retracted'
+  WHERE $includeRetracted OR NOT v.status IN ['retracted', 'superseded']
   WITH m, v, text, vec, graph, coalesce(v.baseSalience, v.salience) AS base,
        CASE WHEN $nowMs > v.lastReinforcedAt.epochMillis
             THEN ($nowMs - v.lastReinforcedAt.epochMillis) / 1000.0 ELSE 0.0 END AS elapsed
@@ -1292,7 +1292,7 @@ CALL (hits) {
   WITH h[0] AS x, h[1] AS text
   WHERE text > 0 AND x.sensitivityLevel <= $ceiling AND ($allScopes OR x.scope = '' OR x.scope IN $trustScopes)
     AND ($scopes IS NULL OR x.scope IN $scopes) AND ($asOf IS NULL OR x.createdAt <= $asOf)
-    AND ($includeRetracted OR x.status <> 'retracted')
+    AND ($includeRetracted OR NOT x.status IN ['retracted', 'superseded'])
   WITH x, text
   ORDER BY text DESC, x.id
   LIMIT $seeds
@@ -1323,7 +1323,7 @@ CALL (seeds, seedBest) {
       AND n.type IN $layers AND ($scopes IS NULL OR n.scope IN $scopes)
       AND ($asOf IS NULL OR n.createdAt <= $asOf)
       AND ($tags IS NULL OR all(g IN $tags WHERE g IN n.tags))
-      AND ($includeRetracted OR n.status <> 'retracted')
+      AND ($includeRetracted OR NOT n.status IN ['retracted', 'superseded'])
     WITH n, t
     LIMIT $fanoutScan
     WITH n, t
@@ -1336,7 +1336,7 @@ CALL (seeds, seedBest) {
       AND n.type IN $layers AND ($scopes IS NULL OR n.scope IN $scopes)
       AND ($asOf IS NULL OR n.createdAt <= $asOf)
       AND ($tags IS NULL OR all(g IN $tags WHERE g IN n.tags))
-      AND ($includeRetracted OR n.status <> 'retracted')
+      AND ($includeRetracted OR NOT n.status IN ['retracted', 'superseded'])
     WITH n, t
     LIMIT $fanoutScan
     WITH n, t
@@ -1357,7 +1357,7 @@ CALL (hits, reached) {
     AND ($tags IS NULL OR all(t IN $tags WHERE t IN m.tags))
   WITH m, m AS v, text, vec, ctx, ent, der
   WITH m, v, text, vec, [ctx, ent, der] AS graph
-  WHERE $includeRetracted OR v.status <> 'retracted'
+  WHERE $includeRetracted OR NOT v.status IN ['retracted', 'superseded']
   WITH m, v, text, vec, graph, coalesce(v.baseSalience, v.salience) AS base,
        CASE WHEN $nowMs > v.lastReinforcedAt.epochMillis
             THEN ($nowMs - v.lastReinforcedAt.epochMillis) / 1000.0 ELSE 0.0 END AS elapsed

@@ -336,7 +336,7 @@ func (c *Capture) Plan(found []*Record, actor string) *CapturePlan {
 	var cands []cand
 	for _, r := range found {
 		e, ok := r.Payload.(*EntityPayload)
-		if !ok || r.Type != TypeEntity || r.Scope != c.Scope() || r.Status == StatusRetracted || r.Redacted {
+		if !ok || r.Type != TypeEntity || r.Scope != c.Scope() || r.Status.Retired() || r.Redacted {
 			continue
 		}
 		cands = append(cands, cand{r, EntityTerms(e)})

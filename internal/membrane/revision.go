@@ -66,8 +66,8 @@ func checkTarget(r *Record, op string, meta *RevisionMeta) error {
 	if r.Type == TypeEpisodic {
 		return Errorf(EPRECONDITION, "episodic records are immutable: cannot %s record %s", op, r.ID)
 	}
-	if r.Status == StatusRetracted {
-		return Errorf(ECONFLICT, "record %s is retracted (superseded, merged or retracted already): cannot %s it", r.ID, op)
+	if r.Status.Retired() {
+		return Errorf(ECONFLICT, "record %s is %s (superseded, merged or retracted already): cannot %s it", r.ID, r.Status, op)
 	}
 	if meta != nil && meta.ExpectedVersion != nil && *meta.ExpectedVersion != r.Version {
 		return Errorf(ECONFLICT, "record %s is at version %d, not the expected %d", r.ID, r.Version, *meta.ExpectedVersion)
@@ -187,15 +187,17 @@ func reinforce(r *Record, now time.Time) {
 	setSalience(r, math.Max(eff, math.Min(eff+r.Lifecycle.ReinforcementGain, 1)), now)
 }
 
-func retire(old *Record, now time.Time) *Record {
+// retire ends old's revisions with status (retracted or superseded),
+// salience 0.
+func retire(old *Record, status RevisionStatus, now time.Time) *Record {
 	n := next(old, now)
-	n.Status = StatusRetracted
+	n.Status = status
 	setSalience(n, 0, now)
 	return n
 }
 
-// Supersede replaces old with a new record: old is retracted with salience
-// 0 and the new record SUPERSEDES it.
+// Supersede replaces old with a new record: old is superseded with
+// salience 0 and the new record SUPERSEDES it.
 func (p Policy) Supersede(old *Record, in RecordInput, meta RevisionMeta, now time.Time) (*Change, error) {
 	if err := validateMeta(meta); err != nil {
 		return nil, err
@@ -210,7 +212,7 @@ func (p Policy) Supersede(old *Record, in RecordInput, meta RevisionMeta, now ti
 	// The new record names the old one only through the SUPERSEDES edge and
 	// the audit references, which are gated; a provenance source would show
 	// the old id to every caller who sees the new record.
-	on := retire(old, now)
+	on := retire(old, StatusSuperseded, now)
 	return &Change{
 		Creates: []*Record{nr},
 		Updates: []*Record{on},
@@ -256,7 +258,7 @@ func Retract(r *Record, meta RevisionMeta, now time.Time) (*Change, error) {
 	if err := checkTarget(r, "retract", &meta); err != nil {
 		return nil, err
 	}
-	n := retire(r, now)
+	n := retire(r, StatusRetracted, now)
 	return &Change{
 		Updates: []*Record{n},
 		Audits:  []*AuditEntry{audit(r, n, AuditRetract, meta, why(meta, "retracted"), now)},
@@ -314,7 +316,7 @@ func (p Policy) Merge(sources []*Record, in RecordInput, meta RevisionMeta, now 
 	c.Audits = append(c.Audits, created)
 	for _, s := range sources {
 		withRefs(created, refTo(RefMergedFrom, s))
-		n := retire(s, now)
+		n := retire(s, StatusRetracted, now)
 		c.Updates = append(c.Updates, n)
 		c.Edges = append(c.Edges, Relation{Predicate: PredDerivedFrom, SourceID: nr.ID, TargetID: s.ID, Weight: 1, CreatedAt: now, Actor: meta.Actor})
 		c.Audits = append(c.Audits, withRefs(audit(s, n, AuditMerge, meta, meta.Rationale, now), refTo(RefMergedInto, nr)))
@@ -425,7 +427,7 @@ func Relate(src, tgt *Record, pred Predicate, weight *float64, meta RevisionMeta
 	if err := v.err(); err != nil {
 		return nil, err
 	}
-	if src.Status == StatusRetracted || tgt.Status == StatusRetracted {
+	if src.Status.Retired() || tgt.Status.Retired() {
 		return nil, Errorf(ECONFLICT, "cannot relate a retracted record")
 	}
 	rel := Relation{Predicate: pred, SourceID: src.ID, TargetID: tgt.ID, Weight: w, CreatedAt: now, Actor: meta.Actor}

@@ -218,6 +218,9 @@ func (db *DB) Migrate(ctx context.Context) error {
 	if err := db.repairSealing(ctx); err != nil {
 		return fmt.Errorf("repair sealing: %w", err)
 	}
+	if err := db.once(ctx, "superseded_status"); err != nil {
+		return fmt.Errorf("give superseded records their status: %w", err)
+	}
 	if err := db.once(ctx, "sealed_plan_steps"); err != nil {
 		return fmt.Errorf("drop the plan steps of sealed plans: %w", err)
 	}
