@@ -11,7 +11,7 @@ WHERE m:Semantic AND m.status = 'active' AND (m.encrypted IS NULL OR m.factKey I
 WITH m
 ORDER BY m.createdAt, m.id
 WITH m.scope AS scope,
-     CASE WHEN m.encrypted IS NULL THEN [m.subject, m.predicate, m.object] ELSE [m.factKey] END AS fact,
+     CASE WHEN m.encrypted IS NULL THEN [m.subject, m.predicate, toString(m.object)] ELSE [m.factKey] END AS fact,
      collect(m.id) AS ids
 WHERE size(ids) > 1
 RETURN ids[0..$maxIds] AS ids

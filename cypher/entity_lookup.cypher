@@ -22,7 +22,7 @@ CALL () {
   RETURN e
 }
 WITH e
-WHERE e:Entity AND e.scope = $scope AND e.status <> 'retracted'
+WHERE e:Entity AND e.scope = $scope AND NOT e.status IN ['retracted', 'superseded']
   AND e.sensitivityLevel <= $ceiling AND ($allScopes OR e.scope = '' OR e.scope IN $trustScopes)
   AND ((e.encrypted IS NULL AND any(t IN coalesce(e.terms, []) WHERE t IN $terms)) OR any(t IN coalesce(e.blindNames, []) WHERE t IN $blindNames))
 RETURN properties(e) AS e

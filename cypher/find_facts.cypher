@@ -10,7 +10,7 @@
 UNWIND $keys AS k
 UNWIND k.digests AS d
 MATCH (f:Semantic {factKey: d})
-WHERE f.status <> 'retracted'
+WHERE NOT f.status IN ['retracted', 'superseded']
 WITH k, f
 ORDER BY f.createdAt, f.id
 WITH k, [f IN collect(f)[0..$candidates] | properties(f)] AS fs

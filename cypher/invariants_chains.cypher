@@ -2,7 +2,7 @@
 // and every session chain (NEXT) is a line in time order.
 //
 // Supersede chains:
-// A record is superseded at most once and is retracted when it is, and a
+// A record is superseded at most once and has status superseded when it is, and a
 // record supersedes at most one other; so following SUPERSEDES backwards
 // from any record ends at exactly one record nobody superseded (the head).
 // Two concurrent supersedes of one record would break the first rule.
@@ -14,7 +14,7 @@
 CALL {
   MATCH (old:Memory {scope: $scope})<-[:SUPERSEDES]-(n:Memory)
   WITH old, count(n) AS successors
-  WHERE successors > 1 OR old.status <> 'retracted'
+  WHERE successors > 1 OR old.status <> 'superseded'
   RETURN 'record ' + old.id + ' superseded by ' + toString(successors) + ' records, status ' + old.status AS violation
   UNION ALL
   MATCH (n:Memory {scope: $scope})-[:SUPERSEDES]->(old:Memory)

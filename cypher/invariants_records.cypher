@@ -14,7 +14,7 @@ WITH m, labelOf[m.type] AS label,
 WITH m, label, missing,
      EXISTS { MATCH (m)-[:HAS_AUDIT]->(:AuditEntry {action: 'create'}) } AS created
 WHERE size(missing) > 0 OR label IS NULL OR NOT label IN labels(m) OR NOT created
-   OR NOT m.status IN ['active', 'contested', 'retracted']
+   OR NOT m.status IN ['active', 'contested', 'retracted', 'superseded']
 RETURN 'record ' + coalesce(m.id, elementId(m)) + ' (' + coalesce(m.type, '?') + ', ' + coalesce(m.status, '?') +
        '): missing properties [' + reduce(s = '', k IN missing | s + ' ' + k) + ' ], label ok: ' +
        toString(label IN labels(m)) + ', create audit: ' + toString(created) AS violation

@@ -56,7 +56,7 @@ CALL (hits) {
   WITH h[0] AS x, h[1] AS text
   WHERE text > 0 AND x.sensitivityLevel <= $ceiling AND ($allScopes OR x.scope = '' OR x.scope IN $trustScopes)
     AND ($scopes IS NULL OR x.scope IN $scopes) AND ($asOf IS NULL OR x.createdAt <= $asOf)
-    AND ($includeRetracted OR x.status <> 'retracted')
+    AND ($includeRetracted OR NOT x.status IN ['retracted', 'superseded'])
   WITH x, text
   ORDER BY text DESC, x.id
   LIMIT $seeds
@@ -87,7 +87,7 @@ CALL (seeds, seedBest) {
       AND n.type IN $layers AND ($scopes IS NULL OR n.scope IN $scopes)
       AND ($asOf IS NULL OR n.createdAt <= $asOf)
       AND ($tags IS NULL OR all(g IN $tags WHERE g IN n.tags))
-      AND ($includeRetracted OR n.status <> 'retracted')
+      AND ($includeRetracted OR NOT n.status IN ['retracted', 'superseded'])
     WITH n, t
     LIMIT $fanoutScan
     WITH n, t
@@ -100,7 +100,7 @@ CALL (seeds, seedBest) {
       AND n.type IN $layers AND ($scopes IS NULL OR n.scope IN $scopes)
       AND ($asOf IS NULL OR n.createdAt <= $asOf)
       AND ($tags IS NULL OR all(g IN $tags WHERE g IN n.tags))
-      AND ($includeRetracted OR n.status <> 'retracted')
+      AND ($includeRetracted OR NOT n.status IN ['retracted', 'superseded'])
     WITH n, t
     LIMIT $fanoutScan
     WITH n, t
@@ -121,7 +121,7 @@ CALL (hits, reached) {
     AND ($tags IS NULL OR all(t IN $tags WHERE t IN m.tags))
   __STATE__
   WITH m, v, text, vec, [ctx, ent, der] AS graph
-  WHERE $includeRetracted OR v.status <> 'retracted'
+  WHERE $includeRetracted OR NOT v.status IN ['retracted', 'superseded']
   WITH m, v, text, vec, graph, coalesce(v.baseSalience, v.salience) AS base,
        CASE WHEN $nowMs > v.lastReinforcedAt.epochMillis
             THEN ($nowMs - v.lastReinforcedAt.epochMillis) / 1000.0 ELSE 0.0 END AS elapsed

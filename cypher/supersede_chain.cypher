@@ -1,6 +1,6 @@
 // For each record of $ids, its whole supersede chain (oldest first, at
 // most $limit records within 200 hops): the data behind Record.history and
-// Record.current. Supersede only applies to records not yet retracted, so a
+// Record.current. Supersede only applies to records not yet retired, so a
 // chain has no branches. Trust gate: the walk only passes through records
 // seen in full; it may end at a redacted one and never reaches an invisible one.
 UNWIND $ids AS rid

@@ -45,7 +45,7 @@ func (l *ledger) inFlight(ids ...string) {
 	defer l.mu.Unlock()
 	for _, id := range ids {
 		if _, ok := l.want[id]; ok {
-			l.want[id] = []string{"active", "contested", "retracted"}
+			l.want[id] = []string{"active", "contested", "retracted", "superseded"}
 		}
 	}
 }
@@ -54,7 +54,7 @@ func (l *ledger) supersede(oldID, newID string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.superseded[oldID] = newID
-	l.want[oldID] = []string{"retracted"}
+	l.want[oldID] = []string{"superseded"}
 	l.want[newID] = []string{"active"}
 }
 

@@ -253,7 +253,7 @@ func TestCaptureBadInput(t *testing.T) {
 		field string
 	}{
 		{map[string]any{"source": ""}, "input.source"},
-		{map[string]any{"source": "s", "sourceKind": "working_state", "content": map[string]any{"state": "DONE"}}, "input.content.thread_id"},
+		{map[string]any{"source": "s", "sourceKind": "working_state", "content": map[string]any{"state": "DONE"}}, "input.content.threadId"},
 		{map[string]any{"source": "s", "sourceKind": "working_state", "content": map[string]any{"thread_id": "t", "state": "napping"}}, "input.content.state"},
 		{map[string]any{"source": "s", "sourceKind": "tool_output", "content": map[string]any{"args": map[string]any{}}}, "input.content.tool_name"},
 		{map[string]any{"source": "s", "tags": []any{""}}, "input.tags[0]"},

@@ -93,7 +93,7 @@ func TestSensitivePayloadsAreEncryptedAtRest(t *testing.T) {
 	sup := factInput(scope, "rotated")
 	sup["sensitivity"] = "HIGH"
 	c.do(supersedeQ, map[string]any{"old": id, "in": sup}, nil)
-	if got := c.get(id); got.Status != "RETRACTED" {
+	if got := c.get(id); got.Status != "SUPERSEDED" {
 		t.Fatalf("after supersede = %+v", got)
 	}
 }

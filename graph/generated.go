@@ -59,16 +59,16 @@ type ComplexityRoot struct {
 	}
 
 	AuditEntry struct {
-		Action       func(childComplexity int) int
-		Actor        func(childComplexity int) int
-		ActorDetail  func(childComplexity int) int
-		ID           func(childComplexity int) int
-		Previous     func(childComplexity int) int
-		Rationale    func(childComplexity int) int
-		RecordID     func(childComplexity int) int
-		Related      func(childComplexity int) int
-		RemovedEdges func(childComplexity int) int
-		Timestamp    func(childComplexity int) int
+		Action        func(childComplexity int) int
+		Actor         func(childComplexity int) int
+		ActorDetail   func(childComplexity int) int
+		ID            func(childComplexity int) int
+		Rationale     func(childComplexity int) int
+		RecordID      func(childComplexity int) int
+		Related       func(childComplexity int) int
+		RemovedEdges  func(childComplexity int) int
+		ShownPrevious func(childComplexity int) int
+		Timestamp     func(childComplexity int) int
 	}
 
 	AuditEvent struct {
@@ -672,12 +672,6 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AuditEntry.ID(childComplexity), true
-	case "AuditEntry.previous":
-		if e.ComplexityRoot.AuditEntry.Previous == nil {
-			break
-		}
-
-		return e.ComplexityRoot.AuditEntry.Previous(childComplexity), true
 	case "AuditEntry.rationale":
 		if e.ComplexityRoot.AuditEntry.Rationale == nil {
 			break
@@ -702,6 +696,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AuditEntry.RemovedEdges(childComplexity), true
+	case "AuditEntry.previous":
+		if e.ComplexityRoot.AuditEntry.ShownPrevious == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEntry.ShownPrevious(childComplexity), true
 	case "AuditEntry.timestamp":
 		if e.ComplexityRoot.AuditEntry.Timestamp == nil {
 			break
@@ -5217,7 +5217,7 @@ func (ec *executionContext) _AuditEntry_previous(ctx context.Context, field grap
 			return ec.fieldContext_AuditEntry_previous(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Previous, nil
+			return obj.ShownPrevious(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v map[string]any) graphql.Marshaler {
@@ -5228,7 +5228,7 @@ func (ec *executionContext) _AuditEntry_previous(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_AuditEntry_previous(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("AuditEntry", field, false, false, errors.New("field of type JSONObject does not have child fields"))
+	return graphql.NewScalarFieldContext("AuditEntry", field, true, false, errors.New("field of type JSONObject does not have child fields"))
 }
 
 func (ec *executionContext) _AuditEntry_related(ctx context.Context, field graphql.CollectedField, obj *membrane.AuditEntry) (ret graphql.Marshaler) {
@@ -22773,14 +22773,16 @@ func (ec *executionContext) marshalNRevisionStatus2githubᚗcomᚋmembraneᚋmem
 
 var (
 	unmarshalNRevisionStatus2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐRevisionStatus = map[string]membrane.RevisionStatus{
-		"ACTIVE":    membrane.StatusActive,
-		"CONTESTED": membrane.StatusContested,
-		"RETRACTED": membrane.StatusRetracted,
+		"ACTIVE":     membrane.StatusActive,
+		"CONTESTED":  membrane.StatusContested,
+		"RETRACTED":  membrane.StatusRetracted,
+		"SUPERSEDED": membrane.StatusSuperseded,
 	}
 	marshalNRevisionStatus2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐRevisionStatus = map[membrane.RevisionStatus]string{
-		membrane.StatusActive:    "ACTIVE",
-		membrane.StatusContested: "CONTESTED",
-		membrane.StatusRetracted: "RETRACTED",
+		membrane.StatusActive:     "ACTIVE",
+		membrane.StatusContested:  "CONTESTED",
+		membrane.StatusRetracted:  "RETRACTED",
+		membrane.StatusSuperseded: "SUPERSEDED",
 	}
 )
 

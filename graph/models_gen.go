@@ -86,8 +86,9 @@ type RetrieveInput struct {
 	// Leave out records whose effective salience (decayed to the ranking instant) is below this.
 	MinSalience *float64 `json:"minSalience,omitempty"`
 	// 1 to 100.
-	Limit            *int64 `json:"limit,omitempty"`
-	IncludeRetracted *bool  `json:"includeRetracted,omitempty"`
+	Limit *int64 `json:"limit,omitempty"`
+	// Also return retracted and superseded records.
+	IncludeRetracted *bool `json:"includeRetracted,omitempty"`
 	// Rank records as they were then: records created later are left out, status and salience are those of that instant, and decay and recency are measured at it.
 	AsOf *time.Time `json:"asOf,omitempty"`
 }

@@ -101,12 +101,12 @@ func BenchmarkSupersedeParallel(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			retracted, err := c.db.CountRecords(ctx, membrane.RecordFilter{Scopes: []string{scope}, Statuses: []membrane.RevisionStatus{membrane.StatusRetracted}})
+			retracted, err := c.db.CountRecords(ctx, membrane.RecordFilter{Scopes: []string{scope}, Statuses: []membrane.RevisionStatus{membrane.StatusSuperseded}})
 			if err != nil {
 				b.Fatal(err)
 			}
 			if active != int64(b.N) || retracted != int64(b.N) {
-				b.Fatalf("after %d supersedes: %d active, %d retracted records, want %d of each", b.N, active, retracted, b.N)
+				b.Fatalf("after %d supersedes: %d active, %d superseded records, want %d of each", b.N, active, retracted, b.N)
 			}
 		})
 	}

@@ -105,14 +105,15 @@ func TestSupersede(t *testing.T) {
 	nw := out.Supersede.ID
 
 	o := c.get(old)
-	if o.Status != "RETRACTED" || o.Salience != 0 || o.Version != 2 {
+	// Superseded, told apart from a retraction (it was RETRACTED).
+	if o.Status != "SUPERSEDED" || o.Salience != 0 || o.Version != 2 {
 		t.Fatalf("old = %+v", o)
 	}
 	if o.SupersededBy == nil || o.SupersededBy.ID != nw || o.Current.ID != nw {
 		t.Fatalf("old.supersededBy = %v, current = %v, want %s", o.SupersededBy, o.Current, nw)
 	}
 	last := o.AuditLog.Nodes[len(o.AuditLog.Nodes)-1]
-	if last.Action != "SUPERSEDE" || last.Actor != c.actor || last.ActorDetail != "agent-1" || last.Previous["status"] != "active" || last.Previous["salience"] != 1.0 {
+	if last.Action != "SUPERSEDE" || last.Actor != c.actor || last.ActorDetail != "agent-1" || last.Previous["status"] != "ACTIVE" || last.Previous["salience"] != 1.0 {
 		t.Fatalf("old audit = %+v", last)
 	}
 	n := c.get(nw)
@@ -255,7 +256,7 @@ func TestForkMergeContestRetract(t *testing.T) {
 		if tg.Status != "CONTESTED" || len(tg.ContestedBy) != 1 || tg.ContestedBy[0].ID != by || len(b.Contests) != 1 || b.Contests[0].ID != target {
 			t.Fatalf("target = %+v, by = %+v", tg, b)
 		}
-		if a := tg.AuditLog.Nodes[len(tg.AuditLog.Nodes)-1]; a.Action != "CONTEST" || a.Previous["status"] != "active" {
+		if a := tg.AuditLog.Nodes[len(tg.AuditLog.Nodes)-1]; a.Action != "CONTEST" || a.Previous["status"] != "ACTIVE" {
 			t.Fatalf("audit = %+v", a)
 		}
 	})
@@ -426,7 +427,8 @@ func TestConcurrentRevisionsHaveOneWinner(t *testing.T) {
 		if wins != 1 {
 			t.Fatalf("record %s: %d winners, want exactly 1", id, wins)
 		}
-		if r := c.get(id); r.Status != "RETRACTED" || len(r.AuditLog.Nodes) != 2 {
+		// Retired by whichever won: a supersede or a retraction.
+		if r := c.get(id); (r.Status != "RETRACTED" && r.Status != "SUPERSEDED") || len(r.AuditLog.Nodes) != 2 {
 			t.Fatalf("record %s after the race: %+v", id, r)
 		}
 	}
@@ -553,7 +555,7 @@ func TestLineageFieldsAreBatched(t *testing.T) {
 			}
 		}
 	}
-	c.do(`query($s: [String!]) { records(filter: {scopes: $s, statuses: [RETRACTED, ACTIVE]}, first: 120) {
+	c.do(`query($s: [String!]) { records(filter: {scopes: $s, statuses: [SUPERSEDED, ACTIVE]}, first: 120) {
 	  nodes { supersededBy { id } auditLog { nodes { action } } derivatives { id } history { id } current { id } } } }`, map[string]any{"s": []any{scope}}, &out)
 	// records, supersededBy, auditLog, derivatives, and history+current (one chain query each).
 	if n := c.db.TxCount() - before; n > 6 {
@@ -644,18 +646,20 @@ func TestLineageAndTimeTravel(t *testing.T) {
 		var r struct {
 			Record struct {
 				Status       string
+				Version      int
 				Salience     float64
 				SupersededBy *struct{ ID string }
 				History      []struct{ ID string }
 			}
 		}
-		q := `query($id: ID!, $at: DateTime) { record(id: $id, asOf: $at) { status salience supersededBy { id } history { id } } }`
+		q := `query($id: ID!, $at: DateTime) { record(id: $id, asOf: $at) { status version salience supersededBy { id } history { id } } }`
 		c.do(q, map[string]any{"id": v1, "at": tBeforeRevisions}, &r)
-		if r.Record.Status != "ACTIVE" || math.Abs(r.Record.Salience-1) > 1e-6 || r.Record.SupersededBy != nil || len(r.Record.History) != 1 {
+		// The version as of then, not the current one (issue 12).
+		if r.Record.Status != "ACTIVE" || r.Record.Version != 1 || math.Abs(r.Record.Salience-1) > 1e-6 || r.Record.SupersededBy != nil || len(r.Record.History) != 1 {
 			t.Fatalf("v1 before revisions = %+v", r.Record)
 		}
 		c.do(q, map[string]any{"id": v1, "at": tAfterFirst}, &r)
-		if r.Record.Status != "RETRACTED" || r.Record.SupersededBy == nil || r.Record.SupersededBy.ID != v2 || len(r.Record.History) != 2 {
+		if r.Record.Status != "SUPERSEDED" || r.Record.Version != 2 || r.Record.SupersededBy == nil || r.Record.SupersededBy.ID != v2 || len(r.Record.History) != 2 {
 			t.Fatalf("v1 after the first supersede = %+v", r.Record)
 		}
 		c.do(q, map[string]any{"id": v2, "at": tAfterFirst}, &r)
@@ -682,7 +686,7 @@ func TestLineageAndTimeTravel(t *testing.T) {
 		if len(list.Records.Nodes) != 1 || list.Records.Nodes[0].ID != v1 || math.Abs(list.Records.Nodes[0].Salience-1) > 1e-6 {
 			t.Fatalf("active records before the revisions = %+v", list.Records)
 		}
-		c.do(rq, map[string]any{"s": []any{scope}, "st": []any{"RETRACTED"}, "at": tAfterFirst}, &list)
+		c.do(rq, map[string]any{"s": []any{scope}, "st": []any{"SUPERSEDED"}, "at": tAfterFirst}, &list)
 		if len(list.Records.Nodes) != 1 || list.Records.Nodes[0].ID != v1 || list.Records.Nodes[0].Salience != 0 {
 			t.Fatalf("retracted records as of after the first supersede = %+v", list.Records)
 		}
@@ -692,7 +696,7 @@ func TestLineageAndTimeTravel(t *testing.T) {
 		for _, n := range l.Lineage.Nodes {
 			got[n.Record.ID] = n.Record.Status
 		}
-		if !reflect.DeepEqual(got, map[string]string{v1: "RETRACTED", v2: "ACTIVE"}) {
+		if !reflect.DeepEqual(got, map[string]string{v1: "SUPERSEDED", v2: "ACTIVE"}) {
 			t.Fatalf("lineage as of then = %v", got)
 		}
 	})

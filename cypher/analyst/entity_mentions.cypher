@@ -2,7 +2,7 @@
 // that mention it and the facts about it (captureMemory's edges).
 // :param name => 'auth-service'
 MATCH (e:Entity)
-WHERE e.status <> 'retracted' AND toLower(trim($name)) IN e.terms
+WHERE NOT e.status IN ['retracted', 'superseded'] AND toLower(trim($name)) IN e.terms
 OPTIONAL MATCH (c:Memory)-[:MENTIONS]->(e)
 OPTIONAL MATCH (f:Semantic)-[:ABOUT]->(e)
 RETURN e.name AS entity, e.scope AS scope, e.id AS id,

@@ -22,21 +22,25 @@ AND ($tags IS NULL OR all(t IN $tags WHERE t IN m.tags))
 AND ($createdAfter IS NULL OR m.createdAt >= $createdAfter)
 AND ($createdBefore IS NULL OR m.createdAt < $createdBefore)
 CALL (m) {
-  // Status and salience of m as they were at $asOf. The earliest change after
-// $asOf recorded what status, salience base and decay anchor were before it
-// (audit prevStatus/prevBaseSalience/prevAnchor); with no such change they
-// are what they are now. Salience is then the effective salience at $asOf
+  // Status, version and salience of m as they were at $asOf. The earliest
+// change after $asOf recorded what status, version, salience base and decay
+// anchor were before it (audit prevStatus/prevVersion/prevBaseSalience/
+// prevAnchor); with no such change they are what they are now. Entries
+// written before prevVersion existed give the version from their previous
+// JSON when it is not sealed. Salience is then the effective salience at $asOf
 // from that base and anchor (decay sweeps write no audit, and need none:
 // decay is a function of the base). Used inside CALL (m) {}; the placeholder
 // is effective_salience.cypher evaluated on the map h at $asOf.
 OPTIONAL MATCH (m)-[:HAS_AUDIT]->(a:AuditEntry)
 WHERE $asOf IS NOT NULL AND a.at > $asOf
-  AND (a.prevStatus IS NOT NULL OR a.prevSalience IS NOT NULL OR a.prevBaseSalience IS NOT NULL)
-WITH m, a
+  AND (a.prevStatus IS NOT NULL OR a.prevSalience IS NOT NULL OR a.prevBaseSalience IS NOT NULL
+       OR a.prevVersion IS NOT NULL OR a.previous CONTAINS '"version":')
+WITH m, a, coalesce(a.prevVersion, CASE WHEN a.previous STARTS WITH '{' AND a.previous CONTAINS '"version":'
+  THEN toInteger(split(split(split(a.previous, '"version":')[1], ',')[0], '}')[0]) END) AS av
 ORDER BY a.at, a.id
 WITH m, collect(a.prevStatus)[0] AS st, collect(a.prevBaseSalience)[0] AS pb,
-     collect(a.prevSalience)[0] AS ps, collect(a.prevAnchor)[0] AS pa
-WITH m, st, m {.*, baseSalience: coalesce(pb, ps, m.baseSalience, m.salience), lastReinforcedAt: coalesce(pa, m.lastReinforcedAt)} AS h
+     collect(a.prevSalience)[0] AS ps, collect(a.prevAnchor)[0] AS pa, collect(av)[0] AS pv
+WITH m, st, pv, m {.*, baseSalience: coalesce(pb, ps, m.baseSalience, m.salience), lastReinforcedAt: coalesce(pa, m.lastReinforcedAt)} AS h
 CALL (h) {
   // The effective salience of record m at $asOf, returned as eff: the Cypher
 // twin of internal/membrane.EffectiveSalience (decay.go), which
@@ -73,7 +77,7 @@ RETURN CASE
   ELSE raw
 END AS eff
 }
-RETURN m {.*, status: coalesce(st, m.status),
+RETURN m {.*, status: coalesce(st, m.status), version: coalesce(pv, m.version),
           salience: CASE WHEN $asOf IS NULL THEN m.salience ELSE eff END} AS v
 }
 WITH v
@@ -107,21 +111,25 @@ AND ($tags IS NULL OR all(t IN $tags WHERE t IN m.tags))
 AND ($createdAfter IS NULL OR m.createdAt >= $createdAfter)
 AND ($createdBefore IS NULL OR m.createdAt < $createdBefore)
 CALL (m) {
-  // Status and salience of m as they were at $asOf. The earliest change after
-// $asOf recorded what status, salience base and decay anchor were before it
-// (audit prevStatus/prevBaseSalience/prevAnchor); with no such change they
-// are what they are now. Salience is then the effective salience at $asOf
+  // Status, version and salience of m as they were at $asOf. The earliest
+// change after $asOf recorded what status, version, salience base and decay
+// anchor were before it (audit prevStatus/prevVersion/prevBaseSalience/
+// prevAnchor); with no such change they are what they are now. Entries
+// written before prevVersion existed give the version from their previous
+// JSON when it is not sealed. Salience is then the effective salience at $asOf
 // from that base and anchor (decay sweeps write no audit, and need none:
 // decay is a function of the base). Used inside CALL (m) {}; the placeholder
 // is effective_salience.cypher evaluated on the map h at $asOf.
 OPTIONAL MATCH (m)-[:HAS_AUDIT]->(a:AuditEntry)
 WHERE $asOf IS NOT NULL AND a.at > $asOf
-  AND (a.prevStatus IS NOT NULL OR a.prevSalience IS NOT NULL OR a.prevBaseSalience IS NOT NULL)
-WITH m, a
+  AND (a.prevStatus IS NOT NULL OR a.prevSalience IS NOT NULL OR a.prevBaseSalience IS NOT NULL
+       OR a.prevVersion IS NOT NULL OR a.previous CONTAINS '"version":')
+WITH m, a, coalesce(a.prevVersion, CASE WHEN a.previous STARTS WITH '{' AND a.previous CONTAINS '"version":'
+  THEN toInteger(split(split(split(a.previous, '"version":')[1], ',')[0], '}')[0]) END) AS av
 ORDER BY a.at, a.id
 WITH m, collect(a.prevStatus)[0] AS st, collect(a.prevBaseSalience)[0] AS pb,
-     collect(a.prevSalience)[0] AS ps, collect(a.prevAnchor)[0] AS pa
-WITH m, st, m {.*, baseSalience: coalesce(pb, ps, m.baseSalience, m.salience), lastReinforcedAt: coalesce(pa, m.lastReinforcedAt)} AS h
+     collect(a.prevSalience)[0] AS ps, collect(a.prevAnchor)[0] AS pa, collect(av)[0] AS pv
+WITH m, st, pv, m {.*, baseSalience: coalesce(pb, ps, m.baseSalience, m.salience), lastReinforcedAt: coalesce(pa, m.lastReinforcedAt)} AS h
 CALL (h) {
   // The effective salience of record m at $asOf, returned as eff: the Cypher
 // twin of internal/membrane.EffectiveSalience (decay.go), which
@@ -158,7 +166,7 @@ RETURN CASE
   ELSE raw
 END AS eff
 }
-RETURN m {.*, status: coalesce(st, m.status),
+RETURN m {.*, status: coalesce(st, m.status), version: coalesce(pv, m.version),
           salience: CASE WHEN $asOf IS NULL THEN m.salience ELSE eff END} AS v
 }
 WITH v
@@ -192,21 +200,25 @@ AND ($tags IS NULL OR all(t IN $tags WHERE t IN m.tags))
 AND ($createdAfter IS NULL OR m.createdAt >= $createdAfter)
 AND ($createdBefore IS NULL OR m.createdAt < $createdBefore)
 CALL (m) {
-  // Status and salience of m as they were at $asOf. The earliest change after
-// $asOf recorded what status, salience base and decay anchor were before it
-// (audit prevStatus/prevBaseSalience/prevAnchor); with no such change they
-// are what they are now. Salience is then the effective salience at $asOf
+  // Status, version and salience of m as they were at $asOf. The earliest
+// change after $asOf recorded what status, version, salience base and decay
+// anchor were before it (audit prevStatus/prevVersion/prevBaseSalience/
+// prevAnchor); with no such change they are what they are now. Entries
+// written before prevVersion existed give the version from their previous
+// JSON when it is not sealed. Salience is then the effective salience at $asOf
 // from that base and anchor (decay sweeps write no audit, and need none:
 // decay is a function of the base). Used inside CALL (m) {}; the placeholder
 // is effective_salience.cypher evaluated on the map h at $asOf.
 OPTIONAL MATCH (m)-[:HAS_AUDIT]->(a:AuditEntry)
 WHERE $asOf IS NOT NULL AND a.at > $asOf
-  AND (a.prevStatus IS NOT NULL OR a.prevSalience IS NOT NULL OR a.prevBaseSalience IS NOT NULL)
-WITH m, a
+  AND (a.prevStatus IS NOT NULL OR a.prevSalience IS NOT NULL OR a.prevBaseSalience IS NOT NULL
+       OR a.prevVersion IS NOT NULL OR a.previous CONTAINS '"version":')
+WITH m, a, coalesce(a.prevVersion, CASE WHEN a.previous STARTS WITH '{' AND a.previous CONTAINS '"version":'
+  THEN toInteger(split(split(split(a.previous, '"version":')[1], ',')[0], '}')[0]) END) AS av
 ORDER BY a.at, a.id
 WITH m, collect(a.prevStatus)[0] AS st, collect(a.prevBaseSalience)[0] AS pb,
-     collect(a.prevSalience)[0] AS ps, collect(a.prevAnchor)[0] AS pa
-WITH m, st, m {.*, baseSalience: coalesce(pb, ps, m.baseSalience, m.salience), lastReinforcedAt: coalesce(pa, m.lastReinforcedAt)} AS h
+     collect(a.prevSalience)[0] AS ps, collect(a.prevAnchor)[0] AS pa, collect(av)[0] AS pv
+WITH m, st, pv, m {.*, baseSalience: coalesce(pb, ps, m.baseSalience, m.salience), lastReinforcedAt: coalesce(pa, m.lastReinforcedAt)} AS h
 CALL (h) {
   // The effective salience of record m at $asOf, returned as eff: the Cypher
 // twin of internal/membrane.EffectiveSalience (decay.go), which
@@ -243,7 +255,7 @@ RETURN CASE
   ELSE raw
 END AS eff
 }
-RETURN m {.*, status: coalesce(st, m.status),
+RETURN m {.*, status: coalesce(st, m.status), version: coalesce(pv, m.version),
           salience: CASE WHEN $asOf IS NULL THEN m.salience ELSE eff END} AS v
 }
 WITH v
@@ -277,21 +289,25 @@ AND ($tags IS NULL OR all(t IN $tags WHERE t IN m.tags))
 AND ($createdAfter IS NULL OR m.createdAt >= $createdAfter)
 AND ($createdBefore IS NULL OR m.createdAt < $createdBefore)
 CALL (m) {
-  // Status and salience of m as they were at $asOf. The earliest change after
-// $asOf recorded what status, salience base and decay anchor were before it
-// (audit prevStatus/prevBaseSalience/prevAnchor); with no such change they
-// are what they are now. Salience is then the effective salience at $asOf
+  // Status, version and salience of m as they were at $asOf. The earliest
+// change after $asOf recorded what status, version, salience base and decay
+// anchor were before it (audit prevStatus/prevVersion/prevBaseSalience/
+// prevAnchor); with no such change they are what they are now. Entries
+// written before prevVersion existed give the version from their previous
+// JSON when it is not sealed. Salience is then the effective salience at $asOf
 // from that base and anchor (decay sweeps write no audit, and need none:
 // decay is a function of the base). Used inside CALL (m) {}; the placeholder
 // is effective_salience.cypher evaluated on the map h at $asOf.
 OPTIONAL MATCH (m)-[:HAS_AUDIT]->(a:AuditEntry)
 WHERE $asOf IS NOT NULL AND a.at > $asOf
-  AND (a.prevStatus IS NOT NULL OR a.prevSalience IS NOT NULL OR a.prevBaseSalience IS NOT NULL)
-WITH m, a
+  AND (a.prevStatus IS NOT NULL OR a.prevSalience IS NOT NULL OR a.prevBaseSalience IS NOT NULL
+       OR a.prevVersion IS NOT NULL OR a.previous CONTAINS '"version":')
+WITH m, a, coalesce(a.prevVersion, CASE WHEN a.previous STARTS WITH '{' AND a.previous CONTAINS '"version":'
+  THEN toInteger(split(split(split(a.previous, '"version":')[1], ',')[0], '}')[0]) END) AS av
 ORDER BY a.at, a.id
 WITH m, collect(a.prevStatus)[0] AS st, collect(a.prevBaseSalience)[0] AS pb,
-     collect(a.prevSalience)[0] AS ps, collect(a.prevAnchor)[0] AS pa
-WITH m, st, m {.*, baseSalience: coalesce(pb, ps, m.baseSalience, m.salience), lastReinforcedAt: coalesce(pa, m.lastReinforcedAt)} AS h
+     collect(a.prevSalience)[0] AS ps, collect(a.prevAnchor)[0] AS pa, collect(av)[0] AS pv
+WITH m, st, pv, m {.*, baseSalience: coalesce(pb, ps, m.baseSalience, m.salience), lastReinforcedAt: coalesce(pa, m.lastReinforcedAt)} AS h
 CALL (h) {
   // The effective salience of record m at $asOf, returned as eff: the Cypher
 // twin of internal/membrane.EffectiveSalience (decay.go), which
@@ -328,7 +344,7 @@ RETURN CASE
   ELSE raw
 END AS eff
 }
-RETURN m {.*, status: coalesce(st, m.status),
+RETURN m {.*, status: coalesce(st, m.status), version: coalesce(pv, m.version),
           salience: CASE WHEN $asOf IS NULL THEN m.salience ELSE eff END} AS v
 }
 WITH v
@@ -362,21 +378,25 @@ AND ($tags IS NULL OR all(t IN $tags WHERE t IN m.tags))
 AND ($createdAfter IS NULL OR m.createdAt >= $createdAfter)
 AND ($createdBefore IS NULL OR m.createdAt < $createdBefore)
 CALL (m) {
-  // Status and salience of m as they were at $asOf. The earliest change after
-// $asOf recorded what status, salience base and decay anchor were before it
-// (audit prevStatus/prevBaseSalience/prevAnchor); with no such change they
-// are what they are now. Salience is then the effective salience at $asOf
+  // Status, version and salience of m as they were at $asOf. The earliest
+// change after $asOf recorded what status, version, salience base and decay
+// anchor were before it (audit prevStatus/prevVersion/prevBaseSalience/
+// prevAnchor); with no such change they are what they are now. Entries
+// written before prevVersion existed give the version from their previous
+// JSON when it is not sealed. Salience is then the effective salience at $asOf
 // from that base and anchor (decay sweeps write no audit, and need none:
 // decay is a function of the base). Used inside CALL (m) {}; the placeholder
 // is effective_salience.cypher evaluated on the map h at $asOf.
 OPTIONAL MATCH (m)-[:HAS_AUDIT]->(a:AuditEntry)
 WHERE $asOf IS NOT NULL AND a.at > $asOf
-  AND (a.prevStatus IS NOT NULL OR a.prevSalience IS NOT NULL OR a.prevBaseSalience IS NOT NULL)
-WITH m, a
+  AND (a.prevStatus IS NOT NULL OR a.prevSalience IS NOT NULL OR a.prevBaseSalience IS NOT NULL
+       OR a.prevVersion IS NOT NULL OR a.previous CONTAINS '"version":')
+WITH m, a, coalesce(a.prevVersion, CASE WHEN a.previous STARTS WITH '{' AND a.previous CONTAINS '"version":'
+  THEN toInteger(split(split(split(a.previous, '"version":')[1], ',')[0], '}')[0]) END) AS av
 ORDER BY a.at, a.id
 WITH m, collect(a.prevStatus)[0] AS st, collect(a.prevBaseSalience)[0] AS pb,
-     collect(a.prevSalience)[0] AS ps, collect(a.prevAnchor)[0] AS pa
-WITH m, st, m {.*, baseSalience: coalesce(pb, ps, m.baseSalience, m.salience), lastReinforcedAt: coalesce(pa, m.lastReinforcedAt)} AS h
+     collect(a.prevSalience)[0] AS ps, collect(a.prevAnchor)[0] AS pa, collect(av)[0] AS pv
+WITH m, st, pv, m {.*, baseSalience: coalesce(pb, ps, m.baseSalience, m.salience), lastReinforcedAt: coalesce(pa, m.lastReinforcedAt)} AS h
 CALL (h) {
   // The effective salience of record m at $asOf, returned as eff: the Cypher
 // twin of internal/membrane.EffectiveSalience (decay.go), which
@@ -413,7 +433,7 @@ RETURN CASE
   ELSE raw
 END AS eff
 }
-RETURN m {.*, status: coalesce(st, m.status),
+RETURN m {.*, status: coalesce(st, m.status), version: coalesce(pv, m.version),
           salience: CASE WHEN $asOf IS NULL THEN m.salience ELSE eff END} AS v
 }
 WITH v
@@ -447,21 +467,25 @@ AND ($tags IS NULL OR all(t IN $tags WHERE t IN m.tags))
 AND ($createdAfter IS NULL OR m.createdAt >= $createdAfter)
 AND ($createdBefore IS NULL OR m.createdAt < $createdBefore)
 CALL (m) {
-  // Status and salience of m as they were at $asOf. The earliest change after
-// $asOf recorded what status, salience base and decay anchor were before it
-// (audit prevStatus/prevBaseSalience/prevAnchor); with no such change they
-// are what they are now. Salience is then the effective salience at $asOf
+  // Status, version and salience of m as they were at $asOf. The earliest
+// change after $asOf recorded what status, version, salience base and decay
+// anchor were before it (audit prevStatus/prevVersion/prevBaseSalience/
+// prevAnchor); with no such change they are what they are now. Entries
+// written before prevVersion existed give the version from their previous
+// JSON when it is not sealed. Salience is then the effective salience at $asOf
 // from that base and anchor (decay sweeps write no audit, and need none:
 // decay is a function of the base). Used inside CALL (m) {}; the placeholder
 // is effective_salience.cypher evaluated on the map h at $asOf.
 OPTIONAL MATCH (m)-[:HAS_AUDIT]->(a:AuditEntry)
 WHERE $asOf IS NOT NULL AND a.at > $asOf
-  AND (a.prevStatus IS NOT NULL OR a.prevSalience IS NOT NULL OR a.prevBaseSalience IS NOT NULL)
-WITH m, a
+  AND (a.prevStatus IS NOT NULL OR a.prevSalience IS NOT NULL OR a.prevBaseSalience IS NOT NULL
+       OR a.prevVersion IS NOT NULL OR a.previous CONTAINS '"version":')
+WITH m, a, coalesce(a.prevVersion, CASE WHEN a.previous STARTS WITH '{' AND a.previous CONTAINS '"version":'
+  THEN toInteger(split(split(split(a.previous, '"version":')[1], ',')[0], '}')[0]) END) AS av
 ORDER BY a.at, a.id
 WITH m, collect(a.prevStatus)[0] AS st, collect(a.prevBaseSalience)[0] AS pb,
-     collect(a.prevSalience)[0] AS ps, collect(a.prevAnchor)[0] AS pa
-WITH m, st, m {.*, baseSalience: coalesce(pb, ps, m.baseSalience, m.salience), lastReinforcedAt: coalesce(pa, m.lastReinforcedAt)} AS h
+     collect(a.prevSalience)[0] AS ps, collect(a.prevAnchor)[0] AS pa, collect(av)[0] AS pv
+WITH m, st, pv, m {.*, baseSalience: coalesce(pb, ps, m.baseSalience, m.salience), lastReinforcedAt: coalesce(pa, m.lastReinforcedAt)} AS h
 CALL (h) {
   // The effective salience of record m at $asOf, returned as eff: the Cypher
 // twin of internal/membrane.EffectiveSalience (decay.go), which
@@ -498,7 +522,7 @@ RETURN CASE
   ELSE raw
 END AS eff
 }
-RETURN m {.*, status: coalesce(st, m.status),
+RETURN m {.*, status: coalesce(st, m.status), version: coalesce(pv, m.version),
           salience: CASE WHEN $asOf IS NULL THEN m.salience ELSE eff END} AS v
 }
 WITH v
@@ -532,21 +556,25 @@ AND ($tags IS NULL OR all(t IN $tags WHERE t IN m.tags))
 AND ($createdAfter IS NULL OR m.createdAt >= $createdAfter)
 AND ($createdBefore IS NULL OR m.createdAt < $createdBefore)
 CALL (m) {
-  // Status and salience of m as they were at $asOf. The earliest change after
-// $asOf recorded what status, salience base and decay anchor were before it
-// (audit prevStatus/prevBaseSalience/prevAnchor); with no such change they
-// are what they are now. Salience is then the effective salience at $asOf
+  // Status, version and salience of m as they were at $asOf. The earliest
+// change after $asOf recorded what status, version, salience base and decay
+// anchor were before it (audit prevStatus/prevVersion/prevBaseSalience/
+// prevAnchor); with no such change they are what they are now. Entries
+// written before prevVersion existed give the version from their previous
+// JSON when it is not sealed. Salience is then the effective salience at $asOf
 // from that base and anchor (decay sweeps write no audit, and need none:
 // decay is a function of the base). Used inside CALL (m) {}; the placeholder
 // is effective_salience.cypher evaluated on the map h at $asOf.
 OPTIONAL MATCH (m)-[:HAS_AUDIT]->(a:AuditEntry)
 WHERE $asOf IS NOT NULL AND a.at > $asOf
-  AND (a.prevStatus IS NOT NULL OR a.prevSalience IS NOT NULL OR a.prevBaseSalience IS NOT NULL)
-WITH m, a
+  AND (a.prevStatus IS NOT NULL OR a.prevSalience IS NOT NULL OR a.prevBaseSalience IS NOT NULL
+       OR a.prevVersion IS NOT NULL OR a.previous CONTAINS '"version":')
+WITH m, a, coalesce(a.prevVersion, CASE WHEN a.previous STARTS WITH '{' AND a.previous CONTAINS '"version":'
+  THEN toInteger(split(split(split(a.previous, '"version":')[1], ',')[0], '}')[0]) END) AS av
 ORDER BY a.at, a.id
 WITH m, collect(a.prevStatus)[0] AS st, collect(a.prevBaseSalience)[0] AS pb,
-     collect(a.prevSalience)[0] AS ps, collect(a.prevAnchor)[0] AS pa
-WITH m, st, m {.*, baseSalience: coalesce(pb, ps, m.baseSalience, m.salience), lastReinforcedAt: coalesce(pa, m.lastReinforcedAt)} AS h
+     collect(a.prevSalience)[0] AS ps, collect(a.prevAnchor)[0] AS pa, collect(av)[0] AS pv
+WITH m, st, pv, m {.*, baseSalience: coalesce(pb, ps, m.baseSalience, m.salience), lastReinforcedAt: coalesce(pa, m.lastReinforcedAt)} AS h
 CALL (h) {
   // The effective salience of record m at $asOf, returned as eff: the Cypher
 // twin of internal/membrane.EffectiveSalience (decay.go), which
@@ -583,7 +611,7 @@ RETURN CASE
   ELSE raw
 END AS eff
 }
-RETURN m {.*, status: coalesce(st, m.status),
+RETURN m {.*, status: coalesce(st, m.status), version: coalesce(pv, m.version),
           salience: CASE WHEN $asOf IS NULL THEN m.salience ELSE eff END} AS v
 }
 WITH v
@@ -617,21 +645,25 @@ AND ($tags IS NULL OR all(t IN $tags WHERE t IN m.tags))
 AND ($createdAfter IS NULL OR m.createdAt >= $createdAfter)
 AND ($createdBefore IS NULL OR m.createdAt < $createdBefore)
 CALL (m) {
-  // Status and salience of m as they were at $asOf. The earliest change after
-// $asOf recorded what status, salience base and decay anchor were before it
-// (audit prevStatus/prevBaseSalience/prevAnchor); with no such change they
-// are what they are now. Salience is then the effective salience at $asOf
+  // Status, version and salience of m as they were at $asOf. The earliest
+// change after $asOf recorded what status, version, salience base and decay
+// anchor were before it (audit prevStatus/prevVersion/prevBaseSalience/
+// prevAnchor); with no such change they are what they are now. Entries
+// written before prevVersion existed give the version from their previous
+// JSON when it is not sealed. Salience is then the effective salience at $asOf
 // from that base and anchor (decay sweeps write no audit, and need none:
 // decay is a function of the base). Used inside CALL (m) {}; the placeholder
 // is effective_salience.cypher evaluated on the map h at $asOf.
 OPTIONAL MATCH (m)-[:HAS_AUDIT]->(a:AuditEntry)
 WHERE $asOf IS NOT NULL AND a.at > $asOf
-  AND (a.prevStatus IS NOT NULL OR a.prevSalience IS NOT NULL OR a.prevBaseSalience IS NOT NULL)
-WITH m, a
+  AND (a.prevStatus IS NOT NULL OR a.prevSalience IS NOT NULL OR a.prevBaseSalience IS NOT NULL
+       OR a.prevVersion IS NOT NULL OR a.previous CONTAINS '"version":')
+WITH m, a, coalesce(a.prevVersion, CASE WHEN a.previous STARTS WITH '{' AND a.previous CONTAINS '"version":'
+  THEN toInteger(split(split(split(a.previous, '"version":')[1], ',')[0], '}')[0]) END) AS av
 ORDER BY a.at, a.id
 WITH m, collect(a.prevStatus)[0] AS st, collect(a.prevBaseSalience)[0] AS pb,
-     collect(a.prevSalience)[0] AS ps, collect(a.prevAnchor)[0] AS pa
-WITH m, st, m {.*, baseSalience: coalesce(pb, ps, m.baseSalience, m.salience), lastReinforcedAt: coalesce(pa, m.lastReinforcedAt)} AS h
+     collect(a.prevSalience)[0] AS ps, collect(a.prevAnchor)[0] AS pa, collect(av)[0] AS pv
+WITH m, st, pv, m {.*, baseSalience: coalesce(pb, ps, m.baseSalience, m.salience), lastReinforcedAt: coalesce(pa, m.lastReinforcedAt)} AS h
 CALL (h) {
   // The effective salience of record m at $asOf, returned as eff: the Cypher
 // twin of internal/membrane.EffectiveSalience (decay.go), which
@@ -668,7 +700,7 @@ RETURN CASE
   ELSE raw
 END AS eff
 }
-RETURN m {.*, status: coalesce(st, m.status),
+RETURN m {.*, status: coalesce(st, m.status), version: coalesce(pv, m.version),
           salience: CASE WHEN $asOf IS NULL THEN m.salience ELSE eff END} AS v
 }
 WITH v
@@ -724,21 +756,25 @@ AND ($tags IS NULL OR all(t IN $tags WHERE t IN m.tags))
 AND ($createdAfter IS NULL OR m.createdAt >= $createdAfter)
 AND ($createdBefore IS NULL OR m.createdAt < $createdBefore)
 CALL (m) {
-  // Status and salience of m as they were at $asOf. The earliest change after
-// $asOf recorded what status, salience base and decay anchor were before it
-// (audit prevStatus/prevBaseSalience/prevAnchor); with no such change they
-// are what they are now. Salience is then the effective salience at $asOf
+  // Status, version and salience of m as they were at $asOf. The earliest
+// change after $asOf recorded what status, version, salience base and decay
+// anchor were before it (audit prevStatus/prevVersion/prevBaseSalience/
+// prevAnchor); with no such change they are what they are now. Entries
+// written before prevVersion existed give the version from their previous
+// JSON when it is not sealed. Salience is then the effective salience at $asOf
 // from that base and anchor (decay sweeps write no audit, and need none:
 // decay is a function of the base). Used inside CALL (m) {}; the placeholder
 // is effective_salience.cypher evaluated on the map h at $asOf.
 OPTIONAL MATCH (m)-[:HAS_AUDIT]->(a:AuditEntry)
 WHERE $asOf IS NOT NULL AND a.at > $asOf
-  AND (a.prevStatus IS NOT NULL OR a.prevSalience IS NOT NULL OR a.prevBaseSalience IS NOT NULL)
-WITH m, a
+  AND (a.prevStatus IS NOT NULL OR a.prevSalience IS NOT NULL OR a.prevBaseSalience IS NOT NULL
+       OR a.prevVersion IS NOT NULL OR a.previous CONTAINS '"version":')
+WITH m, a, coalesce(a.prevVersion, CASE WHEN a.previous STARTS WITH '{' AND a.previous CONTAINS '"version":'
+  THEN toInteger(split(split(split(a.previous, '"version":')[1], ',')[0], '}')[0]) END) AS av
 ORDER BY a.at, a.id
 WITH m, collect(a.prevStatus)[0] AS st, collect(a.prevBaseSalience)[0] AS pb,
-     collect(a.prevSalience)[0] AS ps, collect(a.prevAnchor)[0] AS pa
-WITH m, st, m {.*, baseSalience: coalesce(pb, ps, m.baseSalience, m.salience), lastReinforcedAt: coalesce(pa, m.lastReinforcedAt)} AS h
+     collect(a.prevSalience)[0] AS ps, collect(a.prevAnchor)[0] AS pa, collect(av)[0] AS pv
+WITH m, st, pv, m {.*, baseSalience: coalesce(pb, ps, m.baseSalience, m.salience), lastReinforcedAt: coalesce(pa, m.lastReinforcedAt)} AS h
 CALL (h) {
   // The effective salience of record m at $asOf, returned as eff: the Cypher
 // twin of internal/membrane.EffectiveSalience (decay.go), which
@@ -775,7 +811,7 @@ RETURN CASE
   ELSE raw
 END AS eff
 }
-RETURN m {.*, status: coalesce(st, m.status),
+RETURN m {.*, status: coalesce(st, m.status), version: coalesce(pv, m.version),
           salience: CASE WHEN $asOf IS NULL THEN m.salience ELSE eff END} AS v
 }
 WITH v
@@ -831,21 +867,25 @@ AND ($tags IS NULL OR all(t IN $tags WHERE t IN m.tags))
 AND ($createdAfter IS NULL OR m.createdAt >= $createdAfter)
 AND ($createdBefore IS NULL OR m.createdAt < $createdBefore)
 CALL (m) {
-  // Status and salience of m as they were at $asOf. The earliest change after
-// $asOf recorded what status, salience base and decay anchor were before it
-// (audit prevStatus/prevBaseSalience/prevAnchor); with no such change they
-// are what they are now. Salience is then the effective salience at $asOf
+  // Status, version and salience of m as they were at $asOf. The earliest
+// change after $asOf recorded what status, version, salience base and decay
+// anchor were before it (audit prevStatus/prevVersion/prevBaseSalience/
+// prevAnchor); with no such change they are what they are now. Entries
+// written before prevVersion existed give the version from their previous
+// JSON when it is not sealed. Salience is then the effective salience at $asOf
 // from that base and anchor (decay sweeps write no audit, and need none:
 // decay is a function of the base). Used inside CALL (m) {}; the placeholder
 // is effective_salience.cypher evaluated on the map h at $asOf.
 OPTIONAL MATCH (m)-[:HAS_AUDIT]->(a:AuditEntry)
 WHERE $asOf IS NOT NULL AND a.at > $asOf
-  AND (a.prevStatus IS NOT NULL OR a.prevSalience IS NOT NULL OR a.prevBaseSalience IS NOT NULL)
-WITH m, a
+  AND (a.prevStatus IS NOT NULL OR a.prevSalience IS NOT NULL OR a.prevBaseSalience IS NOT NULL
+       OR a.prevVersion IS NOT NULL OR a.previous CONTAINS '"version":')
+WITH m, a, coalesce(a.prevVersion, CASE WHEN a.previous STARTS WITH '{' AND a.previous CONTAINS '"version":'
+  THEN toInteger(split(split(split(a.previous, '"version":')[1], ',')[0], '}')[0]) END) AS av
 ORDER BY a.at, a.id
 WITH m, collect(a.prevStatus)[0] AS st, collect(a.prevBaseSalience)[0] AS pb,
-     collect(a.prevSalience)[0] AS ps, collect(a.prevAnchor)[0] AS pa
-WITH m, st, m {.*, baseSalience: coalesce(pb, ps, m.baseSalience, m.salience), lastReinforcedAt: coalesce(pa, m.lastReinforcedAt)} AS h
+     collect(a.prevSalience)[0] AS ps, collect(a.prevAnchor)[0] AS pa, collect(av)[0] AS pv
+WITH m, st, pv, m {.*, baseSalience: coalesce(pb, ps, m.baseSalience, m.salience), lastReinforcedAt: coalesce(pa, m.lastReinforcedAt)} AS h
 CALL (h) {
   // The effective salience of record m at $asOf, returned as eff: the Cypher
 // twin of internal/membrane.EffectiveSalience (decay.go), which
@@ -882,7 +922,7 @@ RETURN CASE
   ELSE raw
 END AS eff
 }
-RETURN m {.*, status: coalesce(st, m.status),
+RETURN m {.*, status: coalesce(st, m.status), version: coalesce(pv, m.version),
           salience: CASE WHEN $asOf IS NULL THEN m.salience ELSE eff END} AS v
 }
 WITH v
@@ -938,21 +978,25 @@ AND ($tags IS NULL OR all(t IN $tags WHERE t IN m.tags))
 AND ($createdAfter IS NULL OR m.createdAt >= $createdAfter)
 AND ($createdBefore IS NULL OR m.createdAt < $createdBefore)
 CALL (m) {
-  // Status and salience of m as they were at $asOf. The earliest change after
-// $asOf recorded what status, salience base and decay anchor were before it
-// (audit prevStatus/prevBaseSalience/prevAnchor); with no such change they
-// are what they are now. Salience is then the effective salience at $asOf
+  // Status, version and salience of m as they were at $asOf. The earliest
+// change after $asOf recorded what status, version, salience base and decay
+// anchor were before it (audit prevStatus/prevVersion/prevBaseSalience/
+// prevAnchor); with no such change they are what they are now. Entries
+// written before prevVersion existed give the version from their previous
+// JSON when it is not sealed. Salience is then the effective salience at $asOf
 // from that base and anchor (decay sweeps write no audit, and need none:
 // decay is a function of the base). Used inside CALL (m) {}; the placeholder
 // is effective_salience.cypher evaluated on the map h at $asOf.
 OPTIONAL MATCH (m)-[:HAS_AUDIT]->(a:AuditEntry)
 WHERE $asOf IS NOT NULL AND a.at > $asOf
-  AND (a.prevStatus IS NOT NULL OR a.prevSalience IS NOT NULL OR a.prevBaseSalience IS NOT NULL)
-WITH m, a
+  AND (a.prevStatus IS NOT NULL OR a.prevSalience IS NOT NULL OR a.prevBaseSalience IS NOT NULL
+       OR a.prevVersion IS NOT NULL OR a.previous CONTAINS '"version":')
+WITH m, a, coalesce(a.prevVersion, CASE WHEN a.previous STARTS WITH '{' AND a.previous CONTAINS '"version":'
+  THEN toInteger(split(split(split(a.previous, '"version":')[1], ',')[0], '}')[0]) END) AS av
 ORDER BY a.at, a.id
 WITH m, collect(a.prevStatus)[0] AS st, collect(a.prevBaseSalience)[0] AS pb,
-     collect(a.prevSalience)[0] AS ps, collect(a.prevAnchor)[0] AS pa
-WITH m, st, m {.*, baseSalience: coalesce(pb, ps, m.baseSalience, m.salience), lastReinforcedAt: coalesce(pa, m.lastReinforcedAt)} AS h
+     collect(a.prevSalience)[0] AS ps, collect(a.prevAnchor)[0] AS pa, collect(av)[0] AS pv
+WITH m, st, pv, m {.*, baseSalience: coalesce(pb, ps, m.baseSalience, m.salience), lastReinforcedAt: coalesce(pa, m.lastReinforcedAt)} AS h
 CALL (h) {
   // The effective salience of record m at $asOf, returned as eff: the Cypher
 // twin of internal/membrane.EffectiveSalience (decay.go), which
@@ -989,7 +1033,7 @@ RETURN CASE
   ELSE raw
 END AS eff
 }
-RETURN m {.*, status: coalesce(st, m.status),
+RETURN m {.*, status: coalesce(st, m.status), version: coalesce(pv, m.version),
           salience: CASE WHEN $asOf IS NULL THEN m.salience ELSE eff END} AS v
 }
 WITH v
@@ -1045,21 +1089,25 @@ AND ($tags IS NULL OR all(t IN $tags WHERE t IN m.tags))
 AND ($createdAfter IS NULL OR m.createdAt >= $createdAfter)
 AND ($createdBefore IS NULL OR m.createdAt < $createdBefore)
 CALL (m) {
-  // Status and salience of m as they were at $asOf. The earliest change after
-// $asOf recorded what status, salience base and decay anchor were before it
-// (audit prevStatus/prevBaseSalience/prevAnchor); with no such change they
-// are what they are now. Salience is then the effective salience at $asOf
+  // Status, version and salience of m as they were at $asOf. The earliest
+// change after $asOf recorded what status, version, salience base and decay
+// anchor were before it (audit prevStatus/prevVersion/prevBaseSalience/
+// prevAnchor); with no such change they are what they are now. Entries
+// written before prevVersion existed give the version from their previous
+// JSON when it is not sealed. Salience is then the effective salience at $asOf
 // from that base and anchor (decay sweeps write no audit, and need none:
 // decay is a function of the base). Used inside CALL (m) {}; the placeholder
 // is effective_salience.cypher evaluated on the map h at $asOf.
 OPTIONAL MATCH (m)-[:HAS_AUDIT]->(a:AuditEntry)
 WHERE $asOf IS NOT NULL AND a.at > $asOf
-  AND (a.prevStatus IS NOT NULL OR a.prevSalience IS NOT NULL OR a.prevBaseSalience IS NOT NULL)
-WITH m, a
+  AND (a.prevStatus IS NOT NULL OR a.prevSalience IS NOT NULL OR a.prevBaseSalience IS NOT NULL
+       OR a.prevVersion IS NOT NULL OR a.previous CONTAINS '"version":')
+WITH m, a, coalesce(a.prevVersion, CASE WHEN a.previous STARTS WITH '{' AND a.previous CONTAINS '"version":'
+  THEN toInteger(split(split(split(a.previous, '"version":')[1], ',')[0], '}')[0]) END) AS av
 ORDER BY a.at, a.id
 WITH m, collect(a.prevStatus)[0] AS st, collect(a.prevBaseSalience)[0] AS pb,
-     collect(a.prevSalience)[0] AS ps, collect(a.prevAnchor)[0] AS pa
-WITH m, st, m {.*, baseSalience: coalesce(pb, ps, m.baseSalience, m.salience), lastReinforcedAt: coalesce(pa, m.lastReinforcedAt)} AS h
+     collect(a.prevSalience)[0] AS ps, collect(a.prevAnchor)[0] AS pa, collect(av)[0] AS pv
+WITH m, st, pv, m {.*, baseSalience: coalesce(pb, ps, m.baseSalience, m.salience), lastReinforcedAt: coalesce(pa, m.lastReinforcedAt)} AS h
 CALL (h) {
   // The effective salience of record m at $asOf, returned as eff: the Cypher
 // twin of internal/membrane.EffectiveSalience (decay.go), which
@@ -1096,7 +1144,7 @@ RETURN CASE
   ELSE raw
 END AS eff
 }
-RETURN m {.*, status: coalesce(st, m.status),
+RETURN m {.*, status: coalesce(st, m.status), version: coalesce(pv, m.version),
           salience: CASE WHEN $asOf IS NULL THEN m.salience ELSE eff END} AS v
 }
 WITH v
@@ -1152,21 +1200,25 @@ AND ($tags IS NULL OR all(t IN $tags WHERE t IN m.tags))
 AND ($createdAfter IS NULL OR m.createdAt >= $createdAfter)
 AND ($createdBefore IS NULL OR m.createdAt < $createdBefore)
 CALL (m) {
-  // Status and salience of m as they were at $asOf. The earliest change after
-// $asOf recorded what status, salience base and decay anchor were before it
-// (audit prevStatus/prevBaseSalience/prevAnchor); with no such change they
-// are what they are now. Salience is then the effective salience at $asOf
+  // Status, version and salience of m as they were at $asOf. The earliest
+// change after $asOf recorded what status, version, salience base and decay
+// anchor were before it (audit prevStatus/prevVersion/prevBaseSalience/
+// prevAnchor); with no such change they are what they are now. Entries
+// written before prevVersion existed give the version from their previous
+// JSON when it is not sealed. Salience is then the effective salience at $asOf
 // from that base and anchor (decay sweeps write no audit, and need none:
 // decay is a function of the base). Used inside CALL (m) {}; the placeholder
 // is effective_salience.cypher evaluated on the map h at $asOf.
 OPTIONAL MATCH (m)-[:HAS_AUDIT]->(a:AuditEntry)
 WHERE $asOf IS NOT NULL AND a.at > $asOf
-  AND (a.prevStatus IS NOT NULL OR a.prevSalience IS NOT NULL OR a.prevBaseSalience IS NOT NULL)
-WITH m, a
+  AND (a.prevStatus IS NOT NULL OR a.prevSalience IS NOT NULL OR a.prevBaseSalience IS NOT NULL
+       OR a.prevVersion IS NOT NULL OR a.previous CONTAINS '"version":')
+WITH m, a, coalesce(a.prevVersion, CASE WHEN a.previous STARTS WITH '{' AND a.previous CONTAINS '"version":'
+  THEN toInteger(split(split(split(a.previous, '"version":')[1], ',')[0], '}')[0]) END) AS av
 ORDER BY a.at, a.id
 WITH m, collect(a.prevStatus)[0] AS st, collect(a.prevBaseSalience)[0] AS pb,
-     collect(a.prevSalience)[0] AS ps, collect(a.prevAnchor)[0] AS pa
-WITH m, st, m {.*, baseSalience: coalesce(pb, ps, m.baseSalience, m.salience), lastReinforcedAt: coalesce(pa, m.lastReinforcedAt)} AS h
+     collect(a.prevSalience)[0] AS ps, collect(a.prevAnchor)[0] AS pa, collect(av)[0] AS pv
+WITH m, st, pv, m {.*, baseSalience: coalesce(pb, ps, m.baseSalience, m.salience), lastReinforcedAt: coalesce(pa, m.lastReinforcedAt)} AS h
 CALL (h) {
   // The effective salience of record m at $asOf, returned as eff: the Cypher
 // twin of internal/membrane.EffectiveSalience (decay.go), which
@@ -1203,7 +1255,7 @@ RETURN CASE
   ELSE raw
 END AS eff
 }
-RETURN m {.*, status: coalesce(st, m.status),
+RETURN m {.*, status: coalesce(st, m.status), version: coalesce(pv, m.version),
           salience: CASE WHEN $asOf IS NULL THEN m.salience ELSE eff END} AS v
 }
 WITH v
@@ -1259,21 +1311,25 @@ AND ($tags IS NULL OR all(t IN $tags WHERE t IN m.tags))
 AND ($createdAfter IS NULL OR m.createdAt >= $createdAfter)
 AND ($createdBefore IS NULL OR m.createdAt < $createdBefore)
 CALL (m) {
-  // Status and salience of m as they were at $asOf. The earliest change after
-// $asOf recorded what status, salience base and decay anchor were before it
-// (audit prevStatus/prevBaseSalience/prevAnchor); with no such change they
-// are what they are now. Salience is then the effective salience at $asOf
+  // Status, version and salience of m as they were at $asOf. The earliest
+// change after $asOf recorded what status, version, salience base and decay
+// anchor were before it (audit prevStatus/prevVersion/prevBaseSalience/
+// prevAnchor); with no such change they are what they are now. Entries
+// written before prevVersion existed give the version from their previous
+// JSON when it is not sealed. Salience is then the effective salience at $asOf
 // from that base and anchor (decay sweeps write no audit, and need none:
 // decay is a function of the base). Used inside CALL (m) {}; the placeholder
 // is effective_salience.cypher evaluated on the map h at $asOf.
 OPTIONAL MATCH (m)-[:HAS_AUDIT]->(a:AuditEntry)
 WHERE $asOf IS NOT NULL AND a.at > $asOf
-  AND (a.prevStatus IS NOT NULL OR a.prevSalience IS NOT NULL OR a.prevBaseSalience IS NOT NULL)
-WITH m, a
+  AND (a.prevStatus IS NOT NULL OR a.prevSalience IS NOT NULL OR a.prevBaseSalience IS NOT NULL
+       OR a.prevVersion IS NOT NULL OR a.previous CONTAINS '"version":')
+WITH m, a, coalesce(a.prevVersion, CASE WHEN a.previous STARTS WITH '{' AND a.previous CONTAINS '"version":'
+  THEN toInteger(split(split(split(a.previous, '"version":')[1], ',')[0], '}')[0]) END) AS av
 ORDER BY a.at, a.id
 WITH m, collect(a.prevStatus)[0] AS st, collect(a.prevBaseSalience)[0] AS pb,
-     collect(a.prevSalience)[0] AS ps, collect(a.prevAnchor)[0] AS pa
-WITH m, st, m {.*, baseSalience: coalesce(pb, ps, m.baseSalience, m.salience), lastReinforcedAt: coalesce(pa, m.lastReinforcedAt)} AS h
+     collect(a.prevSalience)[0] AS ps, collect(a.prevAnchor)[0] AS pa, collect(av)[0] AS pv
+WITH m, st, pv, m {.*, baseSalience: coalesce(pb, ps, m.baseSalience, m.salience), lastReinforcedAt: coalesce(pa, m.lastReinforcedAt)} AS h
 CALL (h) {
   // The effective salience of record m at $asOf, returned as eff: the Cypher
 // twin of internal/membrane.EffectiveSalience (decay.go), which
@@ -1310,7 +1366,7 @@ RETURN CASE
   ELSE raw
 END AS eff
 }
-RETURN m {.*, status: coalesce(st, m.status),
+RETURN m {.*, status: coalesce(st, m.status), version: coalesce(pv, m.version),
           salience: CASE WHEN $asOf IS NULL THEN m.salience ELSE eff END} AS v
 }
 WITH v
@@ -1366,21 +1422,25 @@ AND ($tags IS NULL OR all(t IN $tags WHERE t IN m.tags))
 AND ($createdAfter IS NULL OR m.createdAt >= $createdAfter)
 AND ($createdBefore IS NULL OR m.createdAt < $createdBefore)
 CALL (m) {
-  // Status and salience of m as they were at $asOf. The earliest change after
-// $asOf recorded what status, salience base and decay anchor were before it
-// (audit prevStatus/prevBaseSalience/prevAnchor); with no such change they
-// are what they are now. Salience is then the effective salience at $asOf
+  // Status, version and salience of m as they were at $asOf. The earliest
+// change after $asOf recorded what status, version, salience base and decay
+// anchor were before it (audit prevStatus/prevVersion/prevBaseSalience/
+// prevAnchor); with no such change they are what they are now. Entries
+// written before prevVersion existed give the version from their previous
+// JSON when it is not sealed. Salience is then the effective salience at $asOf
 // from that base and anchor (decay sweeps write no audit, and need none:
 // decay is a function of the base). Used inside CALL (m) {}; the placeholder
 // is effective_salience.cypher evaluated on the map h at $asOf.
 OPTIONAL MATCH (m)-[:HAS_AUDIT]->(a:AuditEntry)
 WHERE $asOf IS NOT NULL AND a.at > $asOf
-  AND (a.prevStatus IS NOT NULL OR a.prevSalience IS NOT NULL OR a.prevBaseSalience IS NOT NULL)
-WITH m, a
+  AND (a.prevStatus IS NOT NULL OR a.prevSalience IS NOT NULL OR a.prevBaseSalience IS NOT NULL
+       OR a.prevVersion IS NOT NULL OR a.previous CONTAINS '"version":')
+WITH m, a, coalesce(a.prevVersion, CASE WHEN a.previous STARTS WITH '{' AND a.previous CONTAINS '"version":'
+  THEN toInteger(split(split(split(a.previous, '"version":')[1], ',')[0], '}')[0]) END) AS av
 ORDER BY a.at, a.id
 WITH m, collect(a.prevStatus)[0] AS st, collect(a.prevBaseSalience)[0] AS pb,
-     collect(a.prevSalience)[0] AS ps, collect(a.prevAnchor)[0] AS pa
-WITH m, st, m {.*, baseSalience: coalesce(pb, ps, m.baseSalience, m.salience), lastReinforcedAt: coalesce(pa, m.lastReinforcedAt)} AS h
+     collect(a.prevSalience)[0] AS ps, collect(a.prevAnchor)[0] AS pa, collect(av)[0] AS pv
+WITH m, st, pv, m {.*, baseSalience: coalesce(pb, ps, m.baseSalience, m.salience), lastReinforcedAt: coalesce(pa, m.lastReinforcedAt)} AS h
 CALL (h) {
   // The effective salience of record m at $asOf, returned as eff: the Cypher
 // twin of internal/membrane.EffectiveSalience (decay.go), which
@@ -1417,7 +1477,7 @@ RETURN CASE
   ELSE raw
 END AS eff
 }
-RETURN m {.*, status: coalesce(st, m.status),
+RETURN m {.*, status: coalesce(st, m.status), version: coalesce(pv, m.version),
           salience: CASE WHEN $asOf IS NULL THEN m.salience ELSE eff END} AS v
 }
 WITH v
@@ -1473,21 +1533,25 @@ AND ($tags IS NULL OR all(t IN $tags WHERE t IN m.tags))
 AND ($createdAfter IS NULL OR m.createdAt >= $createdAfter)
 AND ($createdBefore IS NULL OR m.createdAt < $createdBefore)
 CALL (m) {
-  // Status and salience of m as they were at $asOf. The earliest change after
-// $asOf recorded what status, salience base and decay anchor were before it
-// (audit prevStatus/prevBaseSalience/prevAnchor); with no such change they
-// are what they are now. Salience is then the effective salience at $asOf
+  // Status, version and salience of m as they were at $asOf. The earliest
+// change after $asOf recorded what status, version, salience base and decay
+// anchor were before it (audit prevStatus/prevVersion/prevBaseSalience/
+// prevAnchor); with no such change they are what they are now. Entries
+// written before prevVersion existed give the version from their previous
+// JSON when it is not sealed. Salience is then the effective salience at $asOf
 // from that base and anchor (decay sweeps write no audit, and need none:
 // decay is a function of the base). Used inside CALL (m) {}; the placeholder
 // is effective_salience.cypher evaluated on the map h at $asOf.
 OPTIONAL MATCH (m)-[:HAS_AUDIT]->(a:AuditEntry)
 WHERE $asOf IS NOT NULL AND a.at > $asOf
-  AND (a.prevStatus IS NOT NULL OR a.prevSalience IS NOT NULL OR a.prevBaseSalience IS NOT NULL)
-WITH m, a
+  AND (a.prevStatus IS NOT NULL OR a.prevSalience IS NOT NULL OR a.prevBaseSalience IS NOT NULL
+       OR a.prevVersion IS NOT NULL OR a.previous CONTAINS '"version":')
+WITH m, a, coalesce(a.prevVersion, CASE WHEN a.previous STARTS WITH '{' AND a.previous CONTAINS '"version":'
+  THEN toInteger(split(split(split(a.previous, '"version":')[1], ',')[0], '}')[0]) END) AS av
 ORDER BY a.at, a.id
 WITH m, collect(a.prevStatus)[0] AS st, collect(a.prevBaseSalience)[0] AS pb,
-     collect(a.prevSalience)[0] AS ps, collect(a.prevAnchor)[0] AS pa
-WITH m, st, m {.*, baseSalience: coalesce(pb, ps, m.baseSalience, m.salience), lastReinforcedAt: coalesce(pa, m.lastReinforcedAt)} AS h
+     collect(a.prevSalience)[0] AS ps, collect(a.prevAnchor)[0] AS pa, collect(av)[0] AS pv
+WITH m, st, pv, m {.*, baseSalience: coalesce(pb, ps, m.baseSalience, m.salience), lastReinforcedAt: coalesce(pa, m.lastReinforcedAt)} AS h
 CALL (h) {
   // The effective salience of record m at $asOf, returned as eff: the Cypher
 // twin of internal/membrane.EffectiveSalience (decay.go), which
@@ -1524,7 +1588,7 @@ RETURN CASE
   ELSE raw
 END AS eff
 }
-RETURN m {.*, status: coalesce(st, m.status),
+RETURN m {.*, status: coalesce(st, m.status), version: coalesce(pv, m.version),
           salience: CASE WHEN $asOf IS NULL THEN m.salience ELSE eff END} AS v
 }
 WITH v
@@ -1558,21 +1622,25 @@ AND ($tags IS NULL OR all(t IN $tags WHERE t IN m.tags))
 AND ($createdAfter IS NULL OR m.createdAt >= $createdAfter)
 AND ($createdBefore IS NULL OR m.createdAt < $createdBefore)
 CALL (m) {
-  // Status and salience of m as they were at $asOf. The earliest change after
-// $asOf recorded what status, salience base and decay anchor were before it
-// (audit prevStatus/prevBaseSalience/prevAnchor); with no such change they
-// are what they are now. Salience is then the effective salience at $asOf
+  // Status, version and salience of m as they were at $asOf. The earliest
+// change after $asOf recorded what status, version, salience base and decay
+// anchor were before it (audit prevStatus/prevVersion/prevBaseSalience/
+// prevAnchor); with no such change they are what they are now. Entries
+// written before prevVersion existed give the version from their previous
+// JSON when it is not sealed. Salience is then the effective salience at $asOf
 // from that base and anchor (decay sweeps write no audit, and need none:
 // decay is a function of the base). Used inside CALL (m) {}; the placeholder
 // is effective_salience.cypher evaluated on the map h at $asOf.
 OPTIONAL MATCH (m)-[:HAS_AUDIT]->(a:AuditEntry)
 WHERE $asOf IS NOT NULL AND a.at > $asOf
-  AND (a.prevStatus IS NOT NULL OR a.prevSalience IS NOT NULL OR a.prevBaseSalience IS NOT NULL)
-WITH m, a
+  AND (a.prevStatus IS NOT NULL OR a.prevSalience IS NOT NULL OR a.prevBaseSalience IS NOT NULL
+       OR a.prevVersion IS NOT NULL OR a.previous CONTAINS '"version":')
+WITH m, a, coalesce(a.prevVersion, CASE WHEN a.previous STARTS WITH '{' AND a.previous CONTAINS '"version":'
+  THEN toInteger(split(split(split(a.previous, '"version":')[1], ',')[0], '}')[0]) END) AS av
 ORDER BY a.at, a.id
 WITH m, collect(a.prevStatus)[0] AS st, collect(a.prevBaseSalience)[0] AS pb,
-     collect(a.prevSalience)[0] AS ps, collect(a.prevAnchor)[0] AS pa
-WITH m, st, m {.*, baseSalience: coalesce(pb, ps, m.baseSalience, m.salience), lastReinforcedAt: coalesce(pa, m.lastReinforcedAt)} AS h
+     collect(a.prevSalience)[0] AS ps, collect(a.prevAnchor)[0] AS pa, collect(av)[0] AS pv
+WITH m, st, pv, m {.*, baseSalience: coalesce(pb, ps, m.baseSalience, m.salience), lastReinforcedAt: coalesce(pa, m.lastReinforcedAt)} AS h
 CALL (h) {
   // The effective salience of record m at $asOf, returned as eff: the Cypher
 // twin of internal/membrane.EffectiveSalience (decay.go), which
@@ -1609,7 +1677,7 @@ RETURN CASE
   ELSE raw
 END AS eff
 }
-RETURN m {.*, status: coalesce(st, m.status),
+RETURN m {.*, status: coalesce(st, m.status), version: coalesce(pv, m.version),
           salience: CASE WHEN $asOf IS NULL THEN m.salience ELSE eff END} AS v
 }
 WITH v
@@ -1643,21 +1711,25 @@ AND ($tags IS NULL OR all(t IN $tags WHERE t IN m.tags))
 AND ($createdAfter IS NULL OR m.createdAt >= $createdAfter)
 AND ($createdBefore IS NULL OR m.createdAt < $createdBefore)
 CALL (m) {
-  // Status and salience of m as they were at $asOf. The earliest change after
-// $asOf recorded what status, salience base and decay anchor were before it
-// (audit prevStatus/prevBaseSalience/prevAnchor); with no such change they
-// are what they are now. Salience is then the effective salience at $asOf
+  // Status, version and salience of m as they were at $asOf. The earliest
+// change after $asOf recorded what status, version, salience base and decay
+// anchor were before it (audit prevStatus/prevVersion/prevBaseSalience/
+// prevAnchor); with no such change they are what they are now. Entries
+// written before prevVersion existed give the version from their previous
+// JSON when it is not sealed. Salience is then the effective salience at $asOf
 // from that base and anchor (decay sweeps write no audit, and need none:
 // decay is a function of the base). Used inside CALL (m) {}; the placeholder
 // is effective_salience.cypher evaluated on the map h at $asOf.
 OPTIONAL MATCH (m)-[:HAS_AUDIT]->(a:AuditEntry)
 WHERE $asOf IS NOT NULL AND a.at > $asOf
-  AND (a.prevStatus IS NOT NULL OR a.prevSalience IS NOT NULL OR a.prevBaseSalience IS NOT NULL)
-WITH m, a
+  AND (a.prevStatus IS NOT NULL OR a.prevSalience IS NOT NULL OR a.prevBaseSalience IS NOT NULL
+       OR a.prevVersion IS NOT NULL OR a.previous CONTAINS '"version":')
+WITH m, a, coalesce(a.prevVersion, CASE WHEN a.previous STARTS WITH '{' AND a.previous CONTAINS '"version":'
+  THEN toInteger(split(split(split(a.previous, '"version":')[1], ',')[0], '}')[0]) END) AS av
 ORDER BY a.at, a.id
 WITH m, collect(a.prevStatus)[0] AS st, collect(a.prevBaseSalience)[0] AS pb,
-     collect(a.prevSalience)[0] AS ps, collect(a.prevAnchor)[0] AS pa
-WITH m, st, m {.*, baseSalience: coalesce(pb, ps, m.baseSalience, m.salience), lastReinforcedAt: coalesce(pa, m.lastReinforcedAt)} AS h
+     collect(a.prevSalience)[0] AS ps, collect(a.prevAnchor)[0] AS pa, collect(av)[0] AS pv
+WITH m, st, pv, m {.*, baseSalience: coalesce(pb, ps, m.baseSalience, m.salience), lastReinforcedAt: coalesce(pa, m.lastReinforcedAt)} AS h
 CALL (h) {
   // The effective salience of record m at $asOf, returned as eff: the Cypher
 // twin of internal/membrane.EffectiveSalience (decay.go), which
@@ -1694,7 +1766,7 @@ RETURN CASE
   ELSE raw
 END AS eff
 }
-RETURN m {.*, status: coalesce(st, m.status),
+RETURN m {.*, status: coalesce(st, m.status), version: coalesce(pv, m.version),
           salience: CASE WHEN $asOf IS NULL THEN m.salience ELSE eff END} AS v
 }
 WITH v
@@ -1728,21 +1800,25 @@ AND ($tags IS NULL OR all(t IN $tags WHERE t IN m.tags))
 AND ($createdAfter IS NULL OR m.createdAt >= $createdAfter)
 AND ($createdBefore IS NULL OR m.createdAt < $createdBefore)
 CALL (m) {
-  // Status and salience of m as they were at $asOf. The earliest change after
-// $asOf recorded what status, salience base and decay anchor were before it
-// (audit prevStatus/prevBaseSalience/prevAnchor); with no such change they
-// are what they are now. Salience is then the effective salience at $asOf
+  // Status, version and salience of m as they were at $asOf. The earliest
+// change after $asOf recorded what status, version, salience base and decay
+// anchor were before it (audit prevStatus/prevVersion/prevBaseSalience/
+// prevAnchor); with no such change they are what they are now. Entries
+// written before prevVersion existed give the version from their previous
+// JSON when it is not sealed. Salience is then the effective salience at $asOf
 // from that base and anchor (decay sweeps write no audit, and need none:
 // decay is a function of the base). Used inside CALL (m) {}; the placeholder
 // is effective_salience.cypher evaluated on the map h at $asOf.
 OPTIONAL MATCH (m)-[:HAS_AUDIT]->(a:AuditEntry)
 WHERE $asOf IS NOT NULL AND a.at > $asOf
-  AND (a.prevStatus IS NOT NULL OR a.prevSalience IS NOT NULL OR a.prevBaseSalience IS NOT NULL)
-WITH m, a
+  AND (a.prevStatus IS NOT NULL OR a.prevSalience IS NOT NULL OR a.prevBaseSalience IS NOT NULL
+       OR a.prevVersion IS NOT NULL OR a.previous CONTAINS '"version":')
+WITH m, a, coalesce(a.prevVersion, CASE WHEN a.previous STARTS WITH '{' AND a.previous CONTAINS '"version":'
+  THEN toInteger(split(split(split(a.previous, '"version":')[1], ',')[0], '}')[0]) END) AS av
 ORDER BY a.at, a.id
 WITH m, collect(a.prevStatus)[0] AS st, collect(a.prevBaseSalience)[0] AS pb,
-     collect(a.prevSalience)[0] AS ps, collect(a.prevAnchor)[0] AS pa
-WITH m, st, m {.*, baseSalience: coalesce(pb, ps, m.baseSalience, m.salience), lastReinforcedAt: coalesce(pa, m.lastReinforcedAt)} AS h
+     collect(a.prevSalience)[0] AS ps, collect(a.prevAnchor)[0] AS pa, collect(av)[0] AS pv
+WITH m, st, pv, m {.*, baseSalience: coalesce(pb, ps, m.baseSalience, m.salience), lastReinforcedAt: coalesce(pa, m.lastReinforcedAt)} AS h
 CALL (h) {
   // The effective salience of record m at $asOf, returned as eff: the Cypher
 // twin of internal/membrane.EffectiveSalience (decay.go), which
@@ -1779,7 +1855,7 @@ RETURN CASE
   ELSE raw
 END AS eff
 }
-RETURN m {.*, status: coalesce(st, m.status),
+RETURN m {.*, status: coalesce(st, m.status), version: coalesce(pv, m.version),
           salience: CASE WHEN $asOf IS NULL THEN m.salience ELSE eff END} AS v
 }
 WITH v
@@ -1813,21 +1889,25 @@ AND ($tags IS NULL OR all(t IN $tags WHERE t IN m.tags))
 AND ($createdAfter IS NULL OR m.createdAt >= $createdAfter)
 AND ($createdBefore IS NULL OR m.createdAt < $createdBefore)
 CALL (m) {
-  // Status and salience of m as they were at $asOf. The earliest change after
-// $asOf recorded what status, salience base and decay anchor were before it
-// (audit prevStatus/prevBaseSalience/prevAnchor); with no such change they
-// are what they are now. Salience is then the effective salience at $asOf
+  // Status, version and salience of m as they were at $asOf. The earliest
+// change after $asOf recorded what status, version, salience base and decay
+// anchor were before it (audit prevStatus/prevVersion/prevBaseSalience/
+// prevAnchor); with no such change they are what they are now. Entries
+// written before prevVersion existed give the version from their previous
+// JSON when it is not sealed. Salience is then the effective salience at $asOf
 // from that base and anchor (decay sweeps write no audit, and need none:
 // decay is a function of the base). Used inside CALL (m) {}; the placeholder
 // is effective_salience.cypher evaluated on the map h at $asOf.
 OPTIONAL MATCH (m)-[:HAS_AUDIT]->(a:AuditEntry)
 WHERE $asOf IS NOT NULL AND a.at > $asOf
-  AND (a.prevStatus IS NOT NULL OR a.prevSalience IS NOT NULL OR a.prevBaseSalience IS NOT NULL)
-WITH m, a
+  AND (a.prevStatus IS NOT NULL OR a.prevSalience IS NOT NULL OR a.prevBaseSalience IS NOT NULL
+       OR a.prevVersion IS NOT NULL OR a.previous CONTAINS '"version":')
+WITH m, a, coalesce(a.prevVersion, CASE WHEN a.previous STARTS WITH '{' AND a.previous CONTAINS '"version":'
+  THEN toInteger(split(split(split(a.previous, '"version":')[1], ',')[0], '}')[0]) END) AS av
 ORDER BY a.at, a.id
 WITH m, collect(a.prevStatus)[0] AS st, collect(a.prevBaseSalience)[0] AS pb,
-     collect(a.prevSalience)[0] AS ps, collect(a.prevAnchor)[0] AS pa
-WITH m, st, m {.*, baseSalience: coalesce(pb, ps, m.baseSalience, m.salience), lastReinforcedAt: coalesce(pa, m.lastReinforcedAt)} AS h
+     collect(a.prevSalience)[0] AS ps, collect(a.prevAnchor)[0] AS pa, collect(av)[0] AS pv
+WITH m, st, pv, m {.*, baseSalience: coalesce(pb, ps, m.baseSalience, m.salience), lastReinforcedAt: coalesce(pa, m.lastReinforcedAt)} AS h
 CALL (h) {
   // The effective salience of record m at $asOf, returned as eff: the Cypher
 // twin of internal/membrane.EffectiveSalience (decay.go), which
@@ -1864,7 +1944,7 @@ RETURN CASE
   ELSE raw
 END AS eff
 }
-RETURN m {.*, status: coalesce(st, m.status),
+RETURN m {.*, status: coalesce(st, m.status), version: coalesce(pv, m.version),
           salience: CASE WHEN $asOf IS NULL THEN m.salience ELSE eff END} AS v
 }
 WITH v
@@ -1898,21 +1978,25 @@ AND ($tags IS NULL OR all(t IN $tags WHERE t IN m.tags))
 AND ($createdAfter IS NULL OR m.createdAt >= $createdAfter)
 AND ($createdBefore IS NULL OR m.createdAt < $createdBefore)
 CALL (m) {
-  // Status and salience of m as they were at $asOf. The earliest change after
-// $asOf recorded what status, salience base and decay anchor were before it
-// (audit prevStatus/prevBaseSalience/prevAnchor); with no such change they
-// are what they are now. Salience is then the effective salience at $asOf
+  // Status, version and salience of m as they were at $asOf. The earliest
+// change after $asOf recorded what status, version, salience base and decay
+// anchor were before it (audit prevStatus/prevVersion/prevBaseSalience/
+// prevAnchor); with no such change they are what they are now. Entries
+// written before prevVersion existed give the version from their previous
+// JSON when it is not sealed. Salience is then the effective salience at $asOf
 // from that base and anchor (decay sweeps write no audit, and need none:
 // decay is a function of the base). Used inside CALL (m) {}; the placeholder
 // is effective_salience.cypher evaluated on the map h at $asOf.
 OPTIONAL MATCH (m)-[:HAS_AUDIT]->(a:AuditEntry)
 WHERE $asOf IS NOT NULL AND a.at > $asOf
-  AND (a.prevStatus IS NOT NULL OR a.prevSalience IS NOT NULL OR a.prevBaseSalience IS NOT NULL)
-WITH m, a
+  AND (a.prevStatus IS NOT NULL OR a.prevSalience IS NOT NULL OR a.prevBaseSalience IS NOT NULL
+       OR a.prevVersion IS NOT NULL OR a.previous CONTAINS '"version":')
+WITH m, a, coalesce(a.prevVersion, CASE WHEN a.previous STARTS WITH '{' AND a.previous CONTAINS '"version":'
+  THEN toInteger(split(split(split(a.previous, '"version":')[1], ',')[0], '}')[0]) END) AS av
 ORDER BY a.at, a.id
 WITH m, collect(a.prevStatus)[0] AS st, collect(a.prevBaseSalience)[0] AS pb,
-     collect(a.prevSalience)[0] AS ps, collect(a.prevAnchor)[0] AS pa
-WITH m, st, m {.*, baseSalience: coalesce(pb, ps, m.baseSalience, m.salience), lastReinforcedAt: coalesce(pa, m.lastReinforcedAt)} AS h
+     collect(a.prevSalience)[0] AS ps, collect(a.prevAnchor)[0] AS pa, collect(av)[0] AS pv
+WITH m, st, pv, m {.*, baseSalience: coalesce(pb, ps, m.baseSalience, m.salience), lastReinforcedAt: coalesce(pa, m.lastReinforcedAt)} AS h
 CALL (h) {
   // The effective salience of record m at $asOf, returned as eff: the Cypher
 // twin of internal/membrane.EffectiveSalience (decay.go), which
@@ -1949,7 +2033,7 @@ RETURN CASE
   ELSE raw
 END AS eff
 }
-RETURN m {.*, status: coalesce(st, m.status),
+RETURN m {.*, status: coalesce(st, m.status), version: coalesce(pv, m.version),
           salience: CASE WHEN $asOf IS NULL THEN m.salience ELSE eff END} AS v
 }
 WITH v
@@ -1983,21 +2067,25 @@ AND ($tags IS NULL OR all(t IN $tags WHERE t IN m.tags))
 AND ($createdAfter IS NULL OR m.createdAt >= $createdAfter)
 AND ($createdBefore IS NULL OR m.createdAt < $createdBefore)
 CALL (m) {
-  // Status and salience of m as they were at $asOf. The earliest change after
-// $asOf recorded what status, salience base and decay anchor were before it
-// (audit prevStatus/prevBaseSalience/prevAnchor); with no such change they
-// are what they are now. Salience is then the effective salience at $asOf
+  // Status, version and salience of m as they were at $asOf. The earliest
+// change after $asOf recorded what status, version, salience base and decay
+// anchor were before it (audit prevStatus/prevVersion/prevBaseSalience/
+// prevAnchor); with no such change they are what they are now. Entries
+// written before prevVersion existed give the version from their previous
+// JSON when it is not sealed. Salience is then the effective salience at $asOf
 // from that base and anchor (decay sweeps write no audit, and need none:
 // decay is a function of the base). Used inside CALL (m) {}; the placeholder
 // is effective_salience.cypher evaluated on the map h at $asOf.
 OPTIONAL MATCH (m)-[:HAS_AUDIT]->(a:AuditEntry)
 WHERE $asOf IS NOT NULL AND a.at > $asOf
-  AND (a.prevStatus IS NOT NULL OR a.prevSalience IS NOT NULL OR a.prevBaseSalience IS NOT NULL)
-WITH m, a
+  AND (a.prevStatus IS NOT NULL OR a.prevSalience IS NOT NULL OR a.prevBaseSalience IS NOT NULL
+       OR a.prevVersion IS NOT NULL OR a.previous CONTAINS '"version":')
+WITH m, a, coalesce(a.prevVersion, CASE WHEN a.previous STARTS WITH '{' AND a.previous CONTAINS '"version":'
+  THEN toInteger(split(split(split(a.previous, '"version":')[1], ',')[0], '}')[0]) END) AS av
 ORDER BY a.at, a.id
 WITH m, collect(a.prevStatus)[0] AS st, collect(a.prevBaseSalience)[0] AS pb,
-     collect(a.prevSalience)[0] AS ps, collect(a.prevAnchor)[0] AS pa
-WITH m, st, m {.*, baseSalience: coalesce(pb, ps, m.baseSalience, m.salience), lastReinforcedAt: coalesce(pa, m.lastReinforcedAt)} AS h
+     collect(a.prevSalience)[0] AS ps, collect(a.prevAnchor)[0] AS pa, collect(av)[0] AS pv
+WITH m, st, pv, m {.*, baseSalience: coalesce(pb, ps, m.baseSalience, m.salience), lastReinforcedAt: coalesce(pa, m.lastReinforcedAt)} AS h
 CALL (h) {
   // The effective salience of record m at $asOf, returned as eff: the Cypher
 // twin of internal/membrane.EffectiveSalience (decay.go), which
@@ -2034,7 +2122,7 @@ RETURN CASE
   ELSE raw
 END AS eff
 }
-RETURN m {.*, status: coalesce(st, m.status),
+RETURN m {.*, status: coalesce(st, m.status), version: coalesce(pv, m.version),
           salience: CASE WHEN $asOf IS NULL THEN m.salience ELSE eff END} AS v
 }
 WITH v
@@ -2068,21 +2156,25 @@ AND ($tags IS NULL OR all(t IN $tags WHERE t IN m.tags))
 AND ($createdAfter IS NULL OR m.createdAt >= $createdAfter)
 AND ($createdBefore IS NULL OR m.createdAt < $createdBefore)
 CALL (m) {
-  // Status and salience of m as they were at $asOf. The earliest change after
-// $asOf recorded what status, salience base and decay anchor were before it
-// (audit prevStatus/prevBaseSalience/prevAnchor); with no such change they
-// are what they are now. Salience is then the effective salience at $asOf
+  // Status, version and salience of m as they were at $asOf. The earliest
+// change after $asOf recorded what status, version, salience base and decay
+// anchor were before it (audit prevStatus/prevVersion/prevBaseSalience/
+// prevAnchor); with no such change they are what they are now. Entries
+// written before prevVersion existed give the version from their previous
+// JSON when it is not sealed. Salience is then the effective salience at $asOf
 // from that base and anchor (decay sweeps write no audit, and need none:
 // decay is a function of the base). Used inside CALL (m) {}; the placeholder
 // is effective_salience.cypher evaluated on the map h at $asOf.
 OPTIONAL MATCH (m)-[:HAS_AUDIT]->(a:AuditEntry)
 WHERE $asOf IS NOT NULL AND a.at > $asOf
-  AND (a.prevStatus IS NOT NULL OR a.prevSalience IS NOT NULL OR a.prevBaseSalience IS NOT NULL)
-WITH m, a
+  AND (a.prevStatus IS NOT NULL OR a.prevSalience IS NOT NULL OR a.prevBaseSalience IS NOT NULL
+       OR a.prevVersion IS NOT NULL OR a.previous CONTAINS '"version":')
+WITH m, a, coalesce(a.prevVersion, CASE WHEN a.previous STARTS WITH '{' AND a.previous CONTAINS '"version":'
+  THEN toInteger(split(split(split(a.previous, '"version":')[1], ',')[0], '}')[0]) END) AS av
 ORDER BY a.at, a.id
 WITH m, collect(a.prevStatus)[0] AS st, collect(a.prevBaseSalience)[0] AS pb,
-     collect(a.prevSalience)[0] AS ps, collect(a.prevAnchor)[0] AS pa
-WITH m, st, m {.*, baseSalience: coalesce(pb, ps, m.baseSalience, m.salience), lastReinforcedAt: coalesce(pa, m.lastReinforcedAt)} AS h
+     collect(a.prevSalience)[0] AS ps, collect(a.prevAnchor)[0] AS pa, collect(av)[0] AS pv
+WITH m, st, pv, m {.*, baseSalience: coalesce(pb, ps, m.baseSalience, m.salience), lastReinforcedAt: coalesce(pa, m.lastReinforcedAt)} AS h
 CALL (h) {
   // The effective salience of record m at $asOf, returned as eff: the Cypher
 // twin of internal/membrane.EffectiveSalience (decay.go), which
@@ -2119,7 +2211,7 @@ RETURN CASE
   ELSE raw
 END AS eff
 }
-RETURN m {.*, status: coalesce(st, m.status),
+RETURN m {.*, status: coalesce(st, m.status), version: coalesce(pv, m.version),
           salience: CASE WHEN $asOf IS NULL THEN m.salience ELSE eff END} AS v
 }
 WITH v
@@ -2153,21 +2245,25 @@ AND ($tags IS NULL OR all(t IN $tags WHERE t IN m.tags))
 AND ($createdAfter IS NULL OR m.createdAt >= $createdAfter)
 AND ($createdBefore IS NULL OR m.createdAt < $createdBefore)
 CALL (m) {
-  // Status and salience of m as they were at $asOf. The earliest change after
-// $asOf recorded what status, salience base and decay anchor were before it
-// (audit prevStatus/prevBaseSalience/prevAnchor); with no such change they
-// are what they are now. Salience is then the effective salience at $asOf
+  // Status, version and salience of m as they were at $asOf. The earliest
+// change after $asOf recorded what status, version, salience base and decay
+// anchor were before it (audit prevStatus/prevVersion/prevBaseSalience/
+// prevAnchor); with no such change they are what they are now. Entries
+// written before prevVersion existed give the version from their previous
+// JSON when it is not sealed. Salience is then the effective salience at $asOf
 // from that base and anchor (decay sweeps write no audit, and need none:
 // decay is a function of the base). Used inside CALL (m) {}; the placeholder
 // is effective_salience.cypher evaluated on the map h at $asOf.
 OPTIONAL MATCH (m)-[:HAS_AUDIT]->(a:AuditEntry)
 WHERE $asOf IS NOT NULL AND a.at > $asOf
-  AND (a.prevStatus IS NOT NULL OR a.prevSalience IS NOT NULL OR a.prevBaseSalience IS NOT NULL)
-WITH m, a
+  AND (a.prevStatus IS NOT NULL OR a.prevSalience IS NOT NULL OR a.prevBaseSalience IS NOT NULL
+       OR a.prevVersion IS NOT NULL OR a.previous CONTAINS '"version":')
+WITH m, a, coalesce(a.prevVersion, CASE WHEN a.previous STARTS WITH '{' AND a.previous CONTAINS '"version":'
+  THEN toInteger(split(split(split(a.previous, '"version":')[1], ',')[0], '}')[0]) END) AS av
 ORDER BY a.at, a.id
 WITH m, collect(a.prevStatus)[0] AS st, collect(a.prevBaseSalience)[0] AS pb,
-     collect(a.prevSalience)[0] AS ps, collect(a.prevAnchor)[0] AS pa
-WITH m, st, m {.*, baseSalience: coalesce(pb, ps, m.baseSalience, m.salience), lastReinforcedAt: coalesce(pa, m.lastReinforcedAt)} AS h
+     collect(a.prevSalience)[0] AS ps, collect(a.prevAnchor)[0] AS pa, collect(av)[0] AS pv
+WITH m, st, pv, m {.*, baseSalience: coalesce(pb, ps, m.baseSalience, m.salience), lastReinforcedAt: coalesce(pa, m.lastReinforcedAt)} AS h
 CALL (h) {
   // The effective salience of record m at $asOf, returned as eff: the Cypher
 // twin of internal/membrane.EffectiveSalience (decay.go), which
@@ -2204,7 +2300,7 @@ RETURN CASE
   ELSE raw
 END AS eff
 }
-RETURN m {.*, status: coalesce(st, m.status),
+RETURN m {.*, status: coalesce(st, m.status), version: coalesce(pv, m.version),
           salience: CASE WHEN $asOf IS NULL THEN m.salience ELSE eff END} AS v
 }
 WITH v
@@ -2260,21 +2356,25 @@ AND ($tags IS NULL OR all(t IN $tags WHERE t IN m.tags))
 AND ($createdAfter IS NULL OR m.createdAt >= $createdAfter)
 AND ($createdBefore IS NULL OR m.createdAt < $createdBefore)
 CALL (m) {
-  // Status and salience of m as they were at $asOf. The earliest change after
-// $asOf recorded what status, salience base and decay anchor were before it
-// (audit prevStatus/prevBaseSalience/prevAnchor); with no such change they
-// are what they are now. Salience is then the effective salience at $asOf
+  // Status, version and salience of m as they were at $asOf. The earliest
+// change after $asOf recorded what status, version, salience base and decay
+// anchor were before it (audit prevStatus/prevVersion/prevBaseSalience/
+// prevAnchor); with no such change they are what they are now. Entries
+// written before prevVersion existed give the version from their previous
+// JSON when it is not sealed. Salience is then the effective salience at $asOf
 // from that base and anchor (decay sweeps write no audit, and need none:
 // decay is a function of the base). Used inside CALL (m) {}; the placeholder
 // is effective_salience.cypher evaluated on the map h at $asOf.
 OPTIONAL MATCH (m)-[:HAS_AUDIT]->(a:AuditEntry)
 WHERE $asOf IS NOT NULL AND a.at > $asOf
-  AND (a.prevStatus IS NOT NULL OR a.prevSalience IS NOT NULL OR a.prevBaseSalience IS NOT NULL)
-WITH m, a
+  AND (a.prevStatus IS NOT NULL OR a.prevSalience IS NOT NULL OR a.prevBaseSalience IS NOT NULL
+       OR a.prevVersion IS NOT NULL OR a.previous CONTAINS '"version":')
+WITH m, a, coalesce(a.prevVersion, CASE WHEN a.previous STARTS WITH '{' AND a.previous CONTAINS '"version":'
+  THEN toInteger(split(split(split(a.previous, '"version":')[1], ',')[0], '}')[0]) END) AS av
 ORDER BY a.at, a.id
 WITH m, collect(a.prevStatus)[0] AS st, collect(a.prevBaseSalience)[0] AS pb,
-     collect(a.prevSalience)[0] AS ps, collect(a.prevAnchor)[0] AS pa
-WITH m, st, m {.*, baseSalience: coalesce(pb, ps, m.baseSalience, m.salience), lastReinforcedAt: coalesce(pa, m.lastReinforcedAt)} AS h
+     collect(a.prevSalience)[0] AS ps, collect(a.prevAnchor)[0] AS pa, collect(av)[0] AS pv
+WITH m, st, pv, m {.*, baseSalience: coalesce(pb, ps, m.baseSalience, m.salience), lastReinforcedAt: coalesce(pa, m.lastReinforcedAt)} AS h
 CALL (h) {
   // The effective salience of record m at $asOf, returned as eff: the Cypher
 // twin of internal/membrane.EffectiveSalience (decay.go), which
@@ -2311,7 +2411,7 @@ RETURN CASE
   ELSE raw
 END AS eff
 }
-RETURN m {.*, status: coalesce(st, m.status),
+RETURN m {.*, status: coalesce(st, m.status), version: coalesce(pv, m.version),
           salience: CASE WHEN $asOf IS NULL THEN m.salience ELSE eff END} AS v
 }
 WITH v
@@ -2367,21 +2467,25 @@ AND ($tags IS NULL OR all(t IN $tags WHERE t IN m.tags))
 AND ($createdAfter IS NULL OR m.createdAt >= $createdAfter)
 AND ($createdBefore IS NULL OR m.createdAt < $createdBefore)
 CALL (m) {
-  // Status and salience of m as they were at $asOf. The earliest change after
-// $asOf recorded what status, salience base and decay anchor were before it
-// (audit prevStatus/prevBaseSalience/prevAnchor); with no such change they
-// are what they are now. Salience is then the effective salience at $asOf
+  // Status, version and salience of m as they were at $asOf. The earliest
+// change after $asOf recorded what status, version, salience base and decay
+// anchor were before it (audit prevStatus/prevVersion/prevBaseSalience/
+// prevAnchor); with no such change they are what they are now. Entries
+// written before prevVersion existed give the version from their previous
+// JSON when it is not sealed. Salience is then the effective salience at $asOf
 // from that base and anchor (decay sweeps write no audit, and need none:
 // decay is a function of the base). Used inside CALL (m) {}; the placeholder
 // is effective_salience.cypher evaluated on the map h at $asOf.
 OPTIONAL MATCH (m)-[:HAS_AUDIT]->(a:AuditEntry)
 WHERE $asOf IS NOT NULL AND a.at > $asOf
-  AND (a.prevStatus IS NOT NULL OR a.prevSalience IS NOT NULL OR a.prevBaseSalience IS NOT NULL)
-WITH m, a
+  AND (a.prevStatus IS NOT NULL OR a.prevSalience IS NOT NULL OR a.prevBaseSalience IS NOT NULL
+       OR a.prevVersion IS NOT NULL OR a.previous CONTAINS '"version":')
+WITH m, a, coalesce(a.prevVersion, CASE WHEN a.previous STARTS WITH '{' AND a.previous CONTAINS '"version":'
+  THEN toInteger(split(split(split(a.previous, '"version":')[1], ',')[0], '}')[0]) END) AS av
 ORDER BY a.at, a.id
 WITH m, collect(a.prevStatus)[0] AS st, collect(a.prevBaseSalience)[0] AS pb,
-     collect(a.prevSalience)[0] AS ps, collect(a.prevAnchor)[0] AS pa
-WITH m, st, m {.*, baseSalience: coalesce(pb, ps, m.baseSalience, m.salience), lastReinforcedAt: coalesce(pa, m.lastReinforcedAt)} AS h
+     collect(a.prevSalience)[0] AS ps, collect(a.prevAnchor)[0] AS pa, collect(av)[0] AS pv
+WITH m, st, pv, m {.*, baseSalience: coalesce(pb, ps, m.baseSalience, m.salience), lastReinforcedAt: coalesce(pa, m.lastReinforcedAt)} AS h
 CALL (h) {
   // The effective salience of record m at $asOf, returned as eff: the Cypher
 // twin of internal/membrane.EffectiveSalience (decay.go), which
@@ -2418,7 +2522,7 @@ RETURN CASE
   ELSE raw
 END AS eff
 }
-RETURN m {.*, status: coalesce(st, m.status),
+RETURN m {.*, status: coalesce(st, m.status), version: coalesce(pv, m.version),
           salience: CASE WHEN $asOf IS NULL THEN m.salience ELSE eff END} AS v
 }
 WITH v
@@ -2474,21 +2578,25 @@ AND ($tags IS NULL OR all(t IN $tags WHERE t IN m.tags))
 AND ($createdAfter IS NULL OR m.createdAt >= $createdAfter)
 AND ($createdBefore IS NULL OR m.createdAt < $createdBefore)
 CALL (m) {
-  // Status and salience of m as they were at $asOf. The earliest change after
-// $asOf recorded what status, salience base and decay anchor were before it
-// (audit prevStatus/prevBaseSalience/prevAnchor); with no such change they
-// are what they are now. Salience is then the effective salience at $asOf
+  // Status, version and salience of m as they were at $asOf. The earliest
+// change after $asOf recorded what status, version, salience base and decay
+// anchor were before it (audit prevStatus/prevVersion/prevBaseSalience/
+// prevAnchor); with no such change they are what they are now. Entries
+// written before prevVersion existed give the version from their previous
+// JSON when it is not sealed. Salience is then the effective salience at $asOf
 // from that base and anchor (decay sweeps write no audit, and need none:
 // decay is a function of the base). Used inside CALL (m) {}; the placeholder
 // is effective_salience.cypher evaluated on the map h at $asOf.
 OPTIONAL MATCH (m)-[:HAS_AUDIT]->(a:AuditEntry)
 WHERE $asOf IS NOT NULL AND a.at > $asOf
-  AND (a.prevStatus IS NOT NULL OR a.prevSalience IS NOT NULL OR a.prevBaseSalience IS NOT NULL)
-WITH m, a
+  AND (a.prevStatus IS NOT NULL OR a.prevSalience IS NOT NULL OR a.prevBaseSalience IS NOT NULL
+       OR a.prevVersion IS NOT NULL OR a.previous CONTAINS '"version":')
+WITH m, a, coalesce(a.prevVersion, CASE WHEN a.previous STARTS WITH '{' AND a.previous CONTAINS '"version":'
+  THEN toInteger(split(split(split(a.previous, '"version":')[1], ',')[0], '}')[0]) END) AS av
 ORDER BY a.at, a.id
 WITH m, collect(a.prevStatus)[0] AS st, collect(a.prevBaseSalience)[0] AS pb,
-     collect(a.prevSalience)[0] AS ps, collect(a.prevAnchor)[0] AS pa
-WITH m, st, m {.*, baseSalience: coalesce(pb, ps, m.baseSalience, m.salience), lastReinforcedAt: coalesce(pa, m.lastReinforcedAt)} AS h
+     collect(a.prevSalience)[0] AS ps, collect(a.prevAnchor)[0] AS pa, collect(av)[0] AS pv
+WITH m, st, pv, m {.*, baseSalience: coalesce(pb, ps, m.baseSalience, m.salience), lastReinforcedAt: coalesce(pa, m.lastReinforcedAt)} AS h
 CALL (h) {
   // The effective salience of record m at $asOf, returned as eff: the Cypher
 // twin of internal/membrane.EffectiveSalience (decay.go), which
@@ -2525,7 +2633,7 @@ RETURN CASE
   ELSE raw
 END AS eff
 }
-RETURN m {.*, status: coalesce(st, m.status),
+RETURN m {.*, status: coalesce(st, m.status), version: coalesce(pv, m.version),
           salience: CASE WHEN $asOf IS NULL THEN m.salience ELSE eff END} AS v
 }
 WITH v
@@ -2581,21 +2689,25 @@ AND ($tags IS NULL OR all(t IN $tags WHERE t IN m.tags))
 AND ($createdAfter IS NULL OR m.createdAt >= $createdAfter)
 AND ($createdBefore IS NULL OR m.createdAt < $createdBefore)
 CALL (m) {
-  // Status and salience of m as they were at $asOf. The earliest change after
-// $asOf recorded what status, salience base and decay anchor were before it
-// (audit prevStatus/prevBaseSalience/prevAnchor); with no such change they
-// are what they are now. Salience is then the effective salience at $asOf
+  // Status, version and salience of m as they were at $asOf. The earliest
+// change after $asOf recorded what status, version, salience base and decay
+// anchor were before it (audit prevStatus/prevVersion/prevBaseSalience/
+// prevAnchor); with no such change they are what they are now. Entries
+// written before prevVersion existed give the version from their previous
+// JSON when it is not sealed. Salience is then the effective salience at $asOf
 // from that base and anchor (decay sweeps write no audit, and need none:
 // decay is a function of the base). Used inside CALL (m) {}; the placeholder
 // is effective_salience.cypher evaluated on the map h at $asOf.
 OPTIONAL MATCH (m)-[:HAS_AUDIT]->(a:AuditEntry)
 WHERE $asOf IS NOT NULL AND a.at > $asOf
-  AND (a.prevStatus IS NOT NULL OR a.prevSalience IS NOT NULL OR a.prevBaseSalience IS NOT NULL)
-WITH m, a
+  AND (a.prevStatus IS NOT NULL OR a.prevSalience IS NOT NULL OR a.prevBaseSalience IS NOT NULL
+       OR a.prevVersion IS NOT NULL OR a.previous CONTAINS '"version":')
+WITH m, a, coalesce(a.prevVersion, CASE WHEN a.previous STARTS WITH '{' AND a.previous CONTAINS '"version":'
+  THEN toInteger(split(split(split(a.previous, '"version":')[1], ',')[0], '}')[0]) END) AS av
 ORDER BY a.at, a.id
 WITH m, collect(a.prevStatus)[0] AS st, collect(a.prevBaseSalience)[0] AS pb,
-     collect(a.prevSalience)[0] AS ps, collect(a.prevAnchor)[0] AS pa
-WITH m, st, m {.*, baseSalience: coalesce(pb, ps, m.baseSalience, m.salience), lastReinforcedAt: coalesce(pa, m.lastReinforcedAt)} AS h
+     collect(a.prevSalience)[0] AS ps, collect(a.prevAnchor)[0] AS pa, collect(av)[0] AS pv
+WITH m, st, pv, m {.*, baseSalience: coalesce(pb, ps, m.baseSalience, m.salience), lastReinforcedAt: coalesce(pa, m.lastReinforcedAt)} AS h
 CALL (h) {
   // The effective salience of record m at $asOf, returned as eff: the Cypher
 // twin of internal/membrane.EffectiveSalience (decay.go), which
@@ -2632,7 +2744,7 @@ RETURN CASE
   ELSE raw
 END AS eff
 }
-RETURN m {.*, status: coalesce(st, m.status),
+RETURN m {.*, status: coalesce(st, m.status), version: coalesce(pv, m.version),
           salience: CASE WHEN $asOf IS NULL THEN m.salience ELSE eff END} AS v
 }
 WITH v
@@ -2688,21 +2800,25 @@ AND ($tags IS NULL OR all(t IN $tags WHERE t IN m.tags))
 AND ($createdAfter IS NULL OR m.createdAt >= $createdAfter)
 AND ($createdBefore IS NULL OR m.createdAt < $createdBefore)
 CALL (m) {
-  // Status and salience of m as they were at $asOf. The earliest change after
-// $asOf recorded what status, salience base and decay anchor were before it
-// (audit prevStatus/prevBaseSalience/prevAnchor); with no such change they
-// are what they are now. Salience is then the effective salience at $asOf
+  // Status, version and salience of m as they were at $asOf. The earliest
+// change after $asOf recorded what status, version, salience base and decay
+// anchor were before it (audit prevStatus/prevVersion/prevBaseSalience/
+// prevAnchor); with no such change they are what they are now. Entries
+// written before prevVersion existed give the version from their previous
+// JSON when it is not sealed. Salience is then the effective salience at $asOf
 // from that base and anchor (decay sweeps write no audit, and need none:
 // decay is a function of the base). Used inside CALL (m) {}; the placeholder
 // is effective_salience.cypher evaluated on the map h at $asOf.
 OPTIONAL MATCH (m)-[:HAS_AUDIT]->(a:AuditEntry)
 WHERE $asOf IS NOT NULL AND a.at > $asOf
-  AND (a.prevStatus IS NOT NULL OR a.prevSalience IS NOT NULL OR a.prevBaseSalience IS NOT NULL)
-WITH m, a
+  AND (a.prevStatus IS NOT NULL OR a.prevSalience IS NOT NULL OR a.prevBaseSalience IS NOT NULL
+       OR a.prevVersion IS NOT NULL OR a.previous CONTAINS '"version":')
+WITH m, a, coalesce(a.prevVersion, CASE WHEN a.previous STARTS WITH '{' AND a.previous CONTAINS '"version":'
+  THEN toInteger(split(split(split(a.previous, '"version":')[1], ',')[0], '}')[0]) END) AS av
 ORDER BY a.at, a.id
 WITH m, collect(a.prevStatus)[0] AS st, collect(a.prevBaseSalience)[0] AS pb,
-     collect(a.prevSalience)[0] AS ps, collect(a.prevAnchor)[0] AS pa
-WITH m, st, m {.*, baseSalience: coalesce(pb, ps, m.baseSalience, m.salience), lastReinforcedAt: coalesce(pa, m.lastReinforcedAt)} AS h
+     collect(a.prevSalience)[0] AS ps, collect(a.prevAnchor)[0] AS pa, collect(av)[0] AS pv
+WITH m, st, pv, m {.*, baseSalience: coalesce(pb, ps, m.baseSalience, m.salience), lastReinforcedAt: coalesce(pa, m.lastReinforcedAt)} AS h
 CALL (h) {
   // The effective salience of record m at $asOf, returned as eff: the Cypher
 // twin of internal/membrane.EffectiveSalience (decay.go), which
@@ -2739,7 +2855,7 @@ RETURN CASE
   ELSE raw
 END AS eff
 }
-RETURN m {.*, status: coalesce(st, m.status),
+RETURN m {.*, status: coalesce(st, m.status), version: coalesce(pv, m.version),
           salience: CASE WHEN $asOf IS NULL THEN m.salience ELSE eff END} AS v
 }
 WITH v
@@ -2795,21 +2911,25 @@ AND ($tags IS NULL OR all(t IN $tags WHERE t IN m.tags))
 AND ($createdAfter IS NULL OR m.createdAt >= $createdAfter)
 AND ($createdBefore IS NULL OR m.createdAt < $createdBefore)
 CALL (m) {
-  // Status and salience of m as they were at $asOf. The earliest change after
-// $asOf recorded what status, salience base and decay anchor were before it
-// (audit prevStatus/prevBaseSalience/prevAnchor); with no such change they
-// are what they are now. Salience is then the effective salience at $asOf
+  // Status, version and salience of m as they were at $asOf. The earliest
+// change after $asOf recorded what status, version, salience base and decay
+// anchor were before it (audit prevStatus/prevVersion/prevBaseSalience/
+// prevAnchor); with no such change they are what they are now. Entries
+// written before prevVersion existed give the version from their previous
+// JSON when it is not sealed. Salience is then the effective salience at $asOf
 // from that base and anchor (decay sweeps write no audit, and need none:
 // decay is a function of the base). Used inside CALL (m) {}; the placeholder
 // is effective_salience.cypher evaluated on the map h at $asOf.
 OPTIONAL MATCH (m)-[:HAS_AUDIT]->(a:AuditEntry)
 WHERE $asOf IS NOT NULL AND a.at > $asOf
-  AND (a.prevStatus IS NOT NULL OR a.prevSalience IS NOT NULL OR a.prevBaseSalience IS NOT NULL)
-WITH m, a
+  AND (a.prevStatus IS NOT NULL OR a.prevSalience IS NOT NULL OR a.prevBaseSalience IS NOT NULL
+       OR a.prevVersion IS NOT NULL OR a.previous CONTAINS '"version":')
+WITH m, a, coalesce(a.prevVersion, CASE WHEN a.previous STARTS WITH '{' AND a.previous CONTAINS '"version":'
+  THEN toInteger(split(split(split(a.previous, '"version":')[1], ',')[0], '}')[0]) END) AS av
 ORDER BY a.at, a.id
 WITH m, collect(a.prevStatus)[0] AS st, collect(a.prevBaseSalience)[0] AS pb,
-     collect(a.prevSalience)[0] AS ps, collect(a.prevAnchor)[0] AS pa
-WITH m, st, m {.*, baseSalience: coalesce(pb, ps, m.baseSalience, m.salience), lastReinforcedAt: coalesce(pa, m.lastReinforcedAt)} AS h
+     collect(a.prevSalience)[0] AS ps, collect(a.prevAnchor)[0] AS pa, collect(av)[0] AS pv
+WITH m, st, pv, m {.*, baseSalience: coalesce(pb, ps, m.baseSalience, m.salience), lastReinforcedAt: coalesce(pa, m.lastReinforcedAt)} AS h
 CALL (h) {
   // The effective salience of record m at $asOf, returned as eff: the Cypher
 // twin of internal/membrane.EffectiveSalience (decay.go), which
@@ -2846,7 +2966,7 @@ RETURN CASE
   ELSE raw
 END AS eff
 }
-RETURN m {.*, status: coalesce(st, m.status),
+RETURN m {.*, status: coalesce(st, m.status), version: coalesce(pv, m.version),
           salience: CASE WHEN $asOf IS NULL THEN m.salience ELSE eff END} AS v
 }
 WITH v
@@ -2902,21 +3022,25 @@ AND ($tags IS NULL OR all(t IN $tags WHERE t IN m.tags))
 AND ($createdAfter IS NULL OR m.createdAt >= $createdAfter)
 AND ($createdBefore IS NULL OR m.createdAt < $createdBefore)
 CALL (m) {
-  // Status and salience of m as they were at $asOf. The earliest change after
-// $asOf recorded what status, salience base and decay anchor were before it
-// (audit prevStatus/prevBaseSalience/prevAnchor); with no such change they
-// are what they are now. Salience is then the effective salience at $asOf
+  // Status, version and salience of m as they were at $asOf. The earliest
+// change after $asOf recorded what status, version, salience base and decay
+// anchor were before it (audit prevStatus/prevVersion/prevBaseSalience/
+// prevAnchor); with no such change they are what they are now. Entries
+// written before prevVersion existed give the version from their previous
+// JSON when it is not sealed. Salience is then the effective salience at $asOf
 // from that base and anchor (decay sweeps write no audit, and need none:
 // decay is a function of the base). Used inside CALL (m) {}; the placeholder
 // is effective_salience.cypher evaluated on the map h at $asOf.
 OPTIONAL MATCH (m)-[:HAS_AUDIT]->(a:AuditEntry)
 WHERE $asOf IS NOT NULL AND a.at > $asOf
-  AND (a.prevStatus IS NOT NULL OR a.prevSalience IS NOT NULL OR a.prevBaseSalience IS NOT NULL)
-WITH m, a
+  AND (a.prevStatus IS NOT NULL OR a.prevSalience IS NOT NULL OR a.prevBaseSalience IS NOT NULL
+       OR a.prevVersion IS NOT NULL OR a.previous CONTAINS '"version":')
+WITH m, a, coalesce(a.prevVersion, CASE WHEN a.previous STARTS WITH '{' AND a.previous CONTAINS '"version":'
+  THEN toInteger(split(split(split(a.previous, '"version":')[1], ',')[0], '}')[0]) END) AS av
 ORDER BY a.at, a.id
 WITH m, collect(a.prevStatus)[0] AS st, collect(a.prevBaseSalience)[0] AS pb,
-     collect(a.prevSalience)[0] AS ps, collect(a.prevAnchor)[0] AS pa
-WITH m, st, m {.*, baseSalience: coalesce(pb, ps, m.baseSalience, m.salience), lastReinforcedAt: coalesce(pa, m.lastReinforcedAt)} AS h
+     collect(a.prevSalience)[0] AS ps, collect(a.prevAnchor)[0] AS pa, collect(av)[0] AS pv
+WITH m, st, pv, m {.*, baseSalience: coalesce(pb, ps, m.baseSalience, m.salience), lastReinforcedAt: coalesce(pa, m.lastReinforcedAt)} AS h
 CALL (h) {
   // The effective salience of record m at $asOf, returned as eff: the Cypher
 // twin of internal/membrane.EffectiveSalience (decay.go), which
@@ -2953,7 +3077,7 @@ RETURN CASE
   ELSE raw
 END AS eff
 }
-RETURN m {.*, status: coalesce(st, m.status),
+RETURN m {.*, status: coalesce(st, m.status), version: coalesce(pv, m.version),
           salience: CASE WHEN $asOf IS NULL THEN m.salience ELSE eff END} AS v
 }
 WITH v
@@ -3009,21 +3133,25 @@ AND ($tags IS NULL OR all(t IN $tags WHERE t IN m.tags))
 AND ($createdAfter IS NULL OR m.createdAt >= $createdAfter)
 AND ($createdBefore IS NULL OR m.createdAt < $createdBefore)
 CALL (m) {
-  // Status and salience of m as they were at $asOf. The earliest change after
-// $asOf recorded what status, salience base and decay anchor were before it
-// (audit prevStatus/prevBaseSalience/prevAnchor); with no such change they
-// are what they are now. Salience is then the effective salience at $asOf
+  // Status, version and salience of m as they were at $asOf. The earliest
+// change after $asOf recorded what status, version, salience base and decay
+// anchor were before it (audit prevStatus/prevVersion/prevBaseSalience/
+// prevAnchor); with no such change they are what they are now. Entries
+// written before prevVersion existed give the version from their previous
+// JSON when it is not sealed. Salience is then the effective salience at $asOf
 // from that base and anchor (decay sweeps write no audit, and need none:
 // decay is a function of the base). Used inside CALL (m) {}; the placeholder
 // is effective_salience.cypher evaluated on the map h at $asOf.
 OPTIONAL MATCH (m)-[:HAS_AUDIT]->(a:AuditEntry)
 WHERE $asOf IS NOT NULL AND a.at > $asOf
-  AND (a.prevStatus IS NOT NULL OR a.prevSalience IS NOT NULL OR a.prevBaseSalience IS NOT NULL)
-WITH m, a
+  AND (a.prevStatus IS NOT NULL OR a.prevSalience IS NOT NULL OR a.prevBaseSalience IS NOT NULL
+       OR a.prevVersion IS NOT NULL OR a.previous CONTAINS '"version":')
+WITH m, a, coalesce(a.prevVersion, CASE WHEN a.previous STARTS WITH '{' AND a.previous CONTAINS '"version":'
+  THEN toInteger(split(split(split(a.previous, '"version":')[1], ',')[0], '}')[0]) END) AS av
 ORDER BY a.at, a.id
 WITH m, collect(a.prevStatus)[0] AS st, collect(a.prevBaseSalience)[0] AS pb,
-     collect(a.prevSalience)[0] AS ps, collect(a.prevAnchor)[0] AS pa
-WITH m, st, m {.*, baseSalience: coalesce(pb, ps, m.baseSalience, m.salience), lastReinforcedAt: coalesce(pa, m.lastReinforcedAt)} AS h
+     collect(a.prevSalience)[0] AS ps, collect(a.prevAnchor)[0] AS pa, collect(av)[0] AS pv
+WITH m, st, pv, m {.*, baseSalience: coalesce(pb, ps, m.baseSalience, m.salience), lastReinforcedAt: coalesce(pa, m.lastReinforcedAt)} AS h
 CALL (h) {
   // The effective salience of record m at $asOf, returned as eff: the Cypher
 // twin of internal/membrane.EffectiveSalience (decay.go), which
@@ -3060,7 +3188,7 @@ RETURN CASE
   ELSE raw
 END AS eff
 }
-RETURN m {.*, status: coalesce(st, m.status),
+RETURN m {.*, status: coalesce(st, m.status), version: coalesce(pv, m.version),
           salience: CASE WHEN $asOf IS NULL THEN m.salience ELSE eff END} AS v
 }
 WITH v

@@ -75,7 +75,7 @@ CALL (hits) {
   WITH h[0] AS x, h[1] AS text
   WHERE text > 0 AND x.sensitivityLevel <= $ceiling AND ($allScopes OR x.scope = '' OR x.scope IN $trustScopes)
     AND ($scopes IS NULL OR x.scope IN $scopes) AND ($asOf IS NULL OR x.createdAt <= $asOf)
-    AND ($includeRetracted OR x.status <> 'retracted')
+    AND ($includeRetracted OR NOT x.status IN ['retracted', 'superseded'])
   WITH x, text
   ORDER BY text DESC, x.id
   LIMIT $seeds
@@ -106,7 +106,7 @@ CALL (seeds, seedBest) {
       AND n.type IN $layers AND ($scopes IS NULL OR n.scope IN $scopes)
       AND ($asOf IS NULL OR n.createdAt <= $asOf)
       AND ($tags IS NULL OR all(g IN $tags WHERE g IN n.tags))
-      AND ($includeRetracted OR n.status <> 'retracted')
+      AND ($includeRetracted OR NOT n.status IN ['retracted', 'superseded'])
     WITH n, t
     LIMIT $fanoutScan
     WITH n, t
@@ -119,7 +119,7 @@ CALL (seeds, seedBest) {
       AND n.type IN $layers AND ($scopes IS NULL OR n.scope IN $scopes)
       AND ($asOf IS NULL OR n.createdAt <= $asOf)
       AND ($tags IS NULL OR all(g IN $tags WHERE g IN n.tags))
-      AND ($includeRetracted OR n.status <> 'retracted')
+      AND ($includeRetracted OR NOT n.status IN ['retracted', 'superseded'])
     WITH n, t
     LIMIT $fanoutScan
     WITH n, t
@@ -139,21 +139,25 @@ CALL (hits, reached) {
     AND ($asOf IS NULL OR m.createdAt <= $asOf)
     AND ($tags IS NULL OR all(t IN $tags WHERE t IN m.tags))
   CALL (m) {
-// Status and salience of m as they were at $asOf. The earliest change after
-// $asOf recorded what status, salience base and decay anchor were before it
-// (audit prevStatus/prevBaseSalience/prevAnchor); with no such change they
-// are what they are now. Salience is then the effective salience at $asOf
+// Status, version and salience of m as they were at $asOf. The earliest
+// change after $asOf recorded what status, version, salience base and decay
+// anchor were before it (audit prevStatus/prevVersion/prevBaseSalience/
+// prevAnchor); with no such change they are what they are now. Entries
+// written before prevVersion existed give the version from their previous
+// JSON when it is not sealed. Salience is then the effective salience at $asOf
 // from that base and anchor (decay sweeps write no audit, and need none:
 // decay is a function of the base). Used inside CALL (m) {}; the placeholder
 // is effective_salience.cypher evaluated on the map h at $asOf.
 OPTIONAL MATCH (m)-[:HAS_AUDIT]->(a:AuditEntry)
 WHERE $asOf IS NOT NULL AND a.at > $asOf
-  AND (a.prevStatus IS NOT NULL OR a.prevSalience IS NOT NULL OR a.prevBaseSalience IS NOT NULL)
-WITH m, a
+  AND (a.prevStatus IS NOT NULL OR a.prevSalience IS NOT NULL OR a.prevBaseSalience IS NOT NULL
+       OR a.prevVersion IS NOT NULL OR a.previous CONTAINS '"version":')
+WITH m, a, coalesce(a.prevVersion, CASE WHEN a.previous STARTS WITH '{' AND a.previous CONTAINS '"version":'
+  THEN toInteger(split(split(split(a.previous, '"version":')[1], ',')[0], '}')[0]) END) AS av
 ORDER BY a.at, a.id
 WITH m, collect(a.prevStatus)[0] AS st, collect(a.prevBaseSalience)[0] AS pb,
-     collect(a.prevSalience)[0] AS ps, collect(a.prevAnchor)[0] AS pa
-WITH m, st, m {.*, baseSalience: coalesce(pb, ps, m.baseSalience, m.salience), lastReinforcedAt: coalesce(pa, m.lastReinforcedAt)} AS h
+     collect(a.prevSalience)[0] AS ps, collect(a.prevAnchor)[0] AS pa, collect(av)[0] AS pv
+WITH m, st, pv, m {.*, baseSalience: coalesce(pb, ps, m.baseSalience, m.salience), lastReinforcedAt: coalesce(pa, m.lastReinforcedAt)} AS h
 CALL (h) {
   // The effective salience of record m at $asOf, returned as eff: the Cypher
 // twin of internal/membrane.EffectiveSalience (decay.go), which
@@ -190,12 +194,12 @@ RETURN CASE
   ELSE raw
 END AS eff
 }
-RETURN m {.*, status: coalesce(st, m.status),
+RETURN m {.*, status: coalesce(st, m.status), version: coalesce(pv, m.version),
           salience: CASE WHEN $asOf IS NULL THEN m.salience ELSE eff END} AS v
 }
 WITH m, v, text, vec, ctx, ent, der
   WITH m, v, text, vec, [ctx, ent, der] AS graph
-  WHERE $includeRetracted OR v.status <> 'retracted'
+  WHERE $includeRetracted OR NOT v.status IN ['retracted', 'superseded']
   WITH m, v, text, vec, graph, coalesce(v.baseSalience, v.salience) AS base,
        CASE WHEN $nowMs > v.lastReinforcedAt.epochMillis
             THEN ($nowMs - v.lastReinforcedAt.epochMillis) / 1000.0 ELSE 0.0 END AS elapsed
@@ -326,7 +330,7 @@ CALL (hits) {
   WITH h[0] AS x, h[1] AS text
   WHERE text > 0 AND x.sensitivityLevel <= $ceiling AND ($allScopes OR x.scope = '' OR x.scope IN $trustScopes)
     AND ($scopes IS NULL OR x.scope IN $scopes) AND ($asOf IS NULL OR x.createdAt <= $asOf)
-    AND ($includeRetracted OR x.status <> 'retracted')
+    AND ($includeRetracted OR NOT x.status IN ['retracted', 'superseded'])
   WITH x, text
   ORDER BY text DESC, x.id
   LIMIT $seeds
@@ -357,7 +361,7 @@ CALL (seeds, seedBest) {
       AND n.type IN $layers AND ($scopes IS NULL OR n.scope IN $scopes)
       AND ($asOf IS NULL OR n.createdAt <= $asOf)
       AND ($tags IS NULL OR all(g IN $tags WHERE g IN n.tags))
-      AND ($includeRetracted OR n.status <> 'retracted')
+      AND ($includeRetracted OR NOT n.status IN ['retracted', 'superseded'])
     WITH n, t
     LIMIT $fanoutScan
     WITH n, t
@@ -370,7 +374,7 @@ CALL (seeds, seedBest) {
       AND n.type IN $layers AND ($scopes IS NULL OR n.scope IN $scopes)
       AND ($asOf IS NULL OR n.createdAt <= $asOf)
       AND ($tags IS NULL OR all(g IN $tags WHERE g IN n.tags))
-      AND ($includeRetracted OR n.status <> 'retracted')
+      AND ($includeRetracted OR NOT n.status IN ['retracted', 'superseded'])
     WITH n, t
     LIMIT $fanoutScan
     WITH n, t
@@ -391,7 +395,7 @@ CALL (hits, reached) {
     AND ($tags IS NULL OR all(t IN $tags WHERE t IN m.tags))
   WITH m, m AS v, text, vec, ctx, ent, der
   WITH m, v, text, vec, [ctx, ent, der] AS graph
-  WHERE $includeRetracted OR v.status <> 'retracted'
+  WHERE $includeRetracted OR NOT v.status IN ['retracted', 'superseded']
   WITH m, v, text, vec, graph, coalesce(v.baseSalience, v.salience) AS base,
        CASE WHEN $nowMs > v.lastReinforcedAt.epochMillis
             THEN ($nowMs - v.lastReinforcedAt.epochMillis) / 1000.0 ELSE 0.0 END AS elapsed
@@ -528,7 +532,7 @@ CALL (hits) {
   WITH h[0] AS x, h[1] AS text
   WHERE text > 0 AND x.sensitivityLevel <= $ceiling AND ($allScopes OR x.scope = '' OR x.scope IN $trustScopes)
     AND ($scopes IS NULL OR x.scope IN $scopes) AND ($asOf IS NULL OR x.createdAt <= $asOf)
-    AND ($includeRetracted OR x.status <> 'retracted')
+    AND ($includeRetracted OR NOT x.status IN ['retracted', 'superseded'])
   WITH x, text
   ORDER BY text DESC, x.id
   LIMIT $seeds
@@ -559,7 +563,7 @@ CALL (seeds, seedBest) {
       AND n.type IN $layers AND ($scopes IS NULL OR n.scope IN $scopes)
       AND ($asOf IS NULL OR n.createdAt <= $asOf)
       AND ($tags IS NULL OR all(g IN $tags WHERE g IN n.tags))
-      AND ($includeRetracted OR n.status <> 'retracted')
+      AND ($includeRetracted OR NOT n.status IN ['retracted', 'superseded'])
     WITH n, t
     LIMIT $fanoutScan
     WITH n, t
@@ -572,7 +576,7 @@ CALL (seeds, seedBest) {
       AND n.type IN $layers AND ($scopes IS NULL OR n.scope IN $scopes)
       AND ($asOf IS NULL OR n.createdAt <= $asOf)
       AND ($tags IS NULL OR all(g IN $tags WHERE g IN n.tags))
-      AND ($includeRetracted OR n.status <> 'retracted')
+      AND ($includeRetracted OR NOT n.status IN ['retracted', 'superseded'])
     WITH n, t
     LIMIT $fanoutScan
     WITH n, t
@@ -592,21 +596,25 @@ CALL (hits, reached) {
     AND ($asOf IS NULL OR m.createdAt <= $asOf)
     AND ($tags IS NULL OR all(t IN $tags WHERE t IN m.tags))
   CALL (m) {
-// Status and salience of m as they were at $asOf. The earliest change after
-// $asOf recorded what status, salience base and decay anchor were before it
-// (audit prevStatus/prevBaseSalience/prevAnchor); with no such change they
-// are what they are now. Salience is then the effective salience at $asOf
+// Status, version and salience of m as they were at $asOf. The earliest
+// change after $asOf recorded what status, version, salience base and decay
+// anchor were before it (audit prevStatus/prevVersion/prevBaseSalience/
+// prevAnchor); with no such change they are what they are now. Entries
+// written before prevVersion existed give the version from their previous
+// JSON when it is not sealed. Salience is then the effective salience at $asOf
 // from that base and anchor (decay sweeps write no audit, and need none:
 // decay is a function of the base). Used inside CALL (m) {}; the placeholder
 // is effective_salience.cypher evaluated on the map h at $asOf.
 OPTIONAL MATCH (m)-[:HAS_AUDIT]->(a:AuditEntry)
 WHERE $asOf IS NOT NULL AND a.at > $asOf
-  AND (a.prevStatus IS NOT NULL OR a.prevSalience IS NOT NULL OR a.prevBaseSalience IS NOT NULL)
-WITH m, a
+  AND (a.prevStatus IS NOT NULL OR a.prevSalience IS NOT NULL OR a.prevBaseSalience IS NOT NULL
+       OR a.prevVersion IS NOT NULL OR a.previous CONTAINS '"version":')
+WITH m, a, coalesce(a.prevVersion, CASE WHEN a.previous STARTS WITH '{' AND a.previous CONTAINS '"version":'
+  THEN toInteger(split(split(split(a.previous, '"version":')[1], ',')[0], '}')[0]) END) AS av
 ORDER BY a.at, a.id
 WITH m, collect(a.prevStatus)[0] AS st, collect(a.prevBaseSalience)[0] AS pb,
-     collect(a.prevSalience)[0] AS ps, collect(a.prevAnchor)[0] AS pa
-WITH m, st, m {.*, baseSalience: coalesce(pb, ps, m.baseSalience, m.salience), lastReinforcedAt: coalesce(pa, m.lastReinforcedAt)} AS h
+     collect(a.prevSalience)[0] AS ps, collect(a.prevAnchor)[0] AS pa, collect(av)[0] AS pv
+WITH m, st, pv, m {.*, baseSalience: coalesce(pb, ps, m.baseSalience, m.salience), lastReinforcedAt: coalesce(pa, m.lastReinforcedAt)} AS h
 CALL (h) {
   // The effective salience of record m at $asOf, returned as eff: the Cypher
 // twin of internal/membrane.EffectiveSalience (decay.go), which
@@ -643,12 +651,12 @@ RETURN CASE
   ELSE raw
 END AS eff
 }
-RETURN m {.*, status: coalesce(st, m.status),
+RETURN m {.*, status: coalesce(st, m.status), version: coalesce(pv, m.version),
           salience: CASE WHEN $asOf IS NULL THEN m.salience ELSE eff END} AS v
 }
 WITH m, v, text, vec, ctx, ent, der
   WITH m, v, text, vec, [ctx, ent, der] AS graph
-  WHERE $includeRetracted OR v.status <> 'retracted'
+  WHERE $includeRetracted OR NOT v.status IN ['retracted', 'superseded']
   WITH m, v, text, vec, graph, coalesce(v.baseSalience, v.salience) AS base,
        CASE WHEN $nowMs > v.lastReinforcedAt.epochMillis
             THEN ($nowMs - v.lastReinforcedAt.epochMillis) / 1000.0 ELSE 0.0 END AS elapsed
@@ -785,7 +793,7 @@ CALL (hits) {
   WITH h[0] AS x, h[1] AS text
   WHERE text > 0 AND x.sensitivityLevel <= $ceiling AND ($allScopes OR x.scope = '' OR x.scope IN $trustScopes)
     AND ($scopes IS NULL OR x.scope IN $scopes) AND ($asOf IS NULL OR x.createdAt <= $asOf)
-    AND ($includeRetracted OR x.status <> 'retracted')
+    AND ($includeRetracted OR NOT x.status IN ['retracted', 'superseded'])
   WITH x, text
   ORDER BY text DESC, x.id
   LIMIT $seeds
@@ -816,7 +824,7 @@ CALL (seeds, seedBest) {
       AND n.type IN $layers AND ($scopes IS NULL OR n.scope IN $scopes)
       AND ($asOf IS NULL OR n.createdAt <= $asOf)
       AND ($tags IS NULL OR all(g IN $tags WHERE g IN n.tags))
-      AND ($includeRetracted OR n.status <> 'retracted')
+      AND ($includeRetracted OR NOT n.status IN ['retracted', 'superseded'])
     WITH n, t
     LIMIT $fanoutScan
     WITH n, t
@@ -829,7 +837,7 @@ CALL (seeds, seedBest) {
       AND n.type IN $layers AND ($scopes IS NULL OR n.scope IN $scopes)
       AND ($asOf IS NULL OR n.createdAt <= $asOf)
       AND ($tags IS NULL OR all(g IN $tags WHERE g IN n.tags))
-      AND ($includeRetracted OR n.status <> 'retracted')
+      AND ($includeRetracted OR NOT n.status IN ['retracted', 'superseded'])
     WITH n, t
     LIMIT $fanoutScan
     WITH n, t
@@ -850,7 +858,7 @@ CALL (hits, reached) {
     AND ($tags IS NULL OR all(t IN $tags WHERE t IN m.tags))
   WITH m, m AS v, text, vec, ctx, ent, der
   WITH m, v, text, vec, [ctx, ent, der] AS graph
-  WHERE $includeRetracted OR v.status <> 'retracted'
+  WHERE $includeRetracted OR NOT v.status IN ['retracted', 'superseded']
   WITH m, v, text, vec, graph, coalesce(v.baseSalience, v.salience) AS base,
        CASE WHEN $nowMs > v.lastReinforcedAt.epochMillis
             THEN ($nowMs - v.lastReinforcedAt.epochMillis) / 1000.0 ELSE 0.0 END AS elapsed
@@ -1005,7 +1013,7 @@ CALL (hits) {
   WITH h[0] AS x, h[1] AS text
   WHERE text > 0 AND x.sensitivityLevel <= $ceiling AND ($allScopes OR x.scope = '' OR x.scope IN $trustScopes)
     AND ($scopes IS NULL OR x.scope IN $scopes) AND ($asOf IS NULL OR x.createdAt <= $asOf)
-    AND ($includeRetracted OR x.status <> 'retracted')
+    AND ($includeRetracted OR NOT x.status IN ['retracted', 'superseded'])
   WITH x, text
   ORDER BY text DESC, x.id
   LIMIT $seeds
@@ -1036,7 +1044,7 @@ CALL (seeds, seedBest) {
       AND n.type IN $layers AND ($scopes IS NULL OR n.scope IN $scopes)
       AND ($asOf IS NULL OR n.createdAt <= $asOf)
       AND ($tags IS NULL OR all(g IN $tags WHERE g IN n.tags))
-      AND ($includeRetracted OR n.status <> 'retracted')
+      AND ($includeRetracted OR NOT n.status IN ['retracted', 'superseded'])
     WITH n, t
     LIMIT $fanoutScan
     WITH n, t
@@ -1049,7 +1057,7 @@ CALL (seeds, seedBest) {
       AND n.type IN $layers AND ($scopes IS NULL OR n.scope IN $scopes)
       AND ($asOf IS NULL OR n.createdAt <= $asOf)
       AND ($tags IS NULL OR all(g IN $tags WHERE g IN n.tags))
-      AND ($includeRetracted OR n.status <> 'retracted')
+      AND ($includeRetracted OR NOT n.status IN ['retracted', 'superseded'])
     WITH n, t
     LIMIT $fanoutScan
     WITH n, t
@@ -1069,21 +1077,25 @@ CALL (hits, reached) {
     AND ($asOf IS NULL OR m.createdAt <= $asOf)
     AND ($tags IS NULL OR all(t IN $tags WHERE t IN m.tags))
   CALL (m) {
-// Status and salience of m as they were at $asOf. The earliest change after
-// $asOf recorded what status, salience base and decay anchor were before it
-// (audit prevStatus/prevBaseSalience/prevAnchor); with no such change they
-// are what they are now. Salience is then the effective salience at $asOf
+// Status, version and salience of m as they were at $asOf. The earliest
+// change after $asOf recorded what status, version, salience base and decay
+// anchor were before it (audit prevStatus/prevVersion/prevBaseSalience/
+// prevAnchor); with no such change they are what they are now. Entries
+// written before prevVersion existed give the version from their previous
+// JSON when it is not sealed. Salience is then the effective salience at $asOf
 // from that base and anchor (decay sweeps write no audit, and need none:
 // decay is a function of the base). Used inside CALL (m) {}; the placeholder
 // is effective_salience.cypher evaluated on the map h at $asOf.
 OPTIONAL MATCH (m)-[:HAS_AUDIT]->(a:AuditEntry)
 WHERE $asOf IS NOT NULL AND a.at > $asOf
-  AND (a.prevStatus IS NOT NULL OR a.prevSalience IS NOT NULL OR a.prevBaseSalience IS NOT NULL)
-WITH m, a
+  AND (a.prevStatus IS NOT NULL OR a.prevSalience IS NOT NULL OR a.prevBaseSalience IS NOT NULL
+       OR a.prevVersion IS NOT NULL OR a.previous CONTAINS '"version":')
+WITH m, a, coalesce(a.prevVersion, CASE WHEN a.previous STARTS WITH '{' AND a.previous CONTAINS '"version":'
+  THEN toInteger(split(split(split(a.previous, '"version":')[1], ',')[0], '}')[0]) END) AS av
 ORDER BY a.at, a.id
 WITH m, collect(a.prevStatus)[0] AS st, collect(a.prevBaseSalience)[0] AS pb,
-     collect(a.prevSalience)[0] AS ps, collect(a.prevAnchor)[0] AS pa
-WITH m, st, m {.*, baseSalience: coalesce(pb, ps, m.baseSalience, m.salience), lastReinforcedAt: coalesce(pa, m.lastReinforcedAt)} AS h
+     collect(a.prevSalience)[0] AS ps, collect(a.prevAnchor)[0] AS pa, collect(av)[0] AS pv
+WITH m, st, pv, m {.*, baseSalience: coalesce(pb, ps, m.baseSalience, m.salience), lastReinforcedAt: coalesce(pa, m.lastReinforcedAt)} AS h
 CALL (h) {
   // The effective salience of record m at $asOf, returned as eff: the Cypher
 // twin of internal/membrane.EffectiveSalience (decay.go), which
@@ -1120,12 +1132,12 @@ RETURN CASE
   ELSE raw
 END AS eff
 }
-RETURN m {.*, status: coalesce(st, m.status),
+RETURN m {.*, status: coalesce(st, m.status), version: coalesce(pv, m.version),
           salience: CASE WHEN $asOf IS NULL THEN m.salience ELSE eff END} AS v
 }
 WITH m, v, text, vec, ctx, ent, der
   WITH m, v, text, vec, [ctx, ent, der] AS graph
-  WHERE $includeRetracted OR v.status <> 'retracted'
+  WHERE $includeRetracted OR NOT v.status IN ['retracted', 'superseded']
   WITH m, v, text, vec, graph, coalesce(v.baseSalience, v.salience) AS base,
        CASE WHEN $nowMs > v.lastReinforcedAt.epochMillis
             THEN ($nowMs - v.lastReinforcedAt.epochMillis) / 1000.0 ELSE 0.0 END AS elapsed
@@ -1280,7 +1292,7 @@ CALL (hits) {
   WITH h[0] AS x, h[1] AS text
   WHERE text > 0 AND x.sensitivityLevel <= $ceiling AND ($allScopes OR x.scope = '' OR x.scope IN $trustScopes)
     AND ($scopes IS NULL OR x.scope IN $scopes) AND ($asOf IS NULL OR x.createdAt <= $asOf)
-    AND ($includeRetracted OR x.status <> 'retracted')
+    AND ($includeRetracted OR NOT x.status IN ['retracted', 'superseded'])
   WITH x, text
   ORDER BY text DESC, x.id
   LIMIT $seeds
@@ -1311,7 +1323,7 @@ CALL (seeds, seedBest) {
       AND n.type IN $layers AND ($scopes IS NULL OR n.scope IN $scopes)
       AND ($asOf IS NULL OR n.createdAt <= $asOf)
       AND ($tags IS NULL OR all(g IN $tags WHERE g IN n.tags))
-      AND ($includeRetracted OR n.status <> 'retracted')
+      AND ($includeRetracted OR NOT n.status IN ['retracted', 'superseded'])
     WITH n, t
     LIMIT $fanoutScan
     WITH n, t
@@ -1324,7 +1336,7 @@ CALL (seeds, seedBest) {
       AND n.type IN $layers AND ($scopes IS NULL OR n.scope IN $scopes)
       AND ($asOf IS NULL OR n.createdAt <= $asOf)
       AND ($tags IS NULL OR all(g IN $tags WHERE g IN n.tags))
-      AND ($includeRetracted OR n.status <> 'retracted')
+      AND ($includeRetracted OR NOT n.status IN ['retracted', 'superseded'])
     WITH n, t
     LIMIT $fanoutScan
     WITH n, t
@@ -1345,7 +1357,7 @@ CALL (hits, reached) {
     AND ($tags IS NULL OR all(t IN $tags WHERE t IN m.tags))
   WITH m, m AS v, text, vec, ctx, ent, der
   WITH m, v, text, vec, [ctx, ent, der] AS graph
-  WHERE $includeRetracted OR v.status <> 'retracted'
+  WHERE $includeRetracted OR NOT v.status IN ['retracted', 'superseded']
   WITH m, v, text, vec, graph, coalesce(v.baseSalience, v.salience) AS base,
        CASE WHEN $nowMs > v.lastReinforcedAt.epochMillis
             THEN ($nowMs - v.lastReinforcedAt.epochMillis) / 1000.0 ELSE 0.0 END AS elapsed

@@ -7,6 +7,8 @@ package app
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -211,8 +213,12 @@ func redactedEndpoint(endpoint string) string {
 
 // openStore connects to Neo4j, migrates, and reports the start-up passes.
 func (m *Main) openStore(ctx context.Context) error {
-	m.log.Info("connecting to neo4j", "uri", m.cfg.Neo4j.URI, "database", m.cfg.Neo4j.Database)
-	db, err := OpenStore(ctx, m.cfg, m.storeObs...)
+	uri := neo4j.RedactedURI(m.cfg.Neo4j.URI)
+	m.log.Info("connecting to neo4j", "uri", uri, "database", m.cfg.Neo4j.Database, "startup_timeout", m.cfg.StartupTimeout.String())
+	waiting := func(waited time.Duration, err error) {
+		m.log.Warn("waiting for neo4j", "uri", uri, "waited", waited.String(), "startup_timeout", m.cfg.StartupTimeout.String(), "err", err)
+	}
+	db, err := openStore(ctx, m.cfg, waiting, m.storeObs...)
 	if err != nil {
 		return err
 	}
@@ -351,6 +357,13 @@ func (m *Main) closeStore() {
 // OpenStore connects to Neo4j as configured, reporting its transactions
 // to observers, and applies the schema, within cfg.StartupTimeout.
 func OpenStore(ctx context.Context, cfg config.Config, observers ...neo4j.Observer) (*neo4j.DB, error) {
+	return openStore(ctx, cfg, nil, observers...)
+}
+
+// openStore is OpenStore, telling waiting while Neo4j does not answer.
+// Failing to connect within the start-up timeout names the setting that
+// bounds the wait.
+func openStore(ctx context.Context, cfg config.Config, waiting func(time.Duration, error), observers ...neo4j.Observer) (*neo4j.DB, error) {
 	sealer, err := cfg.Sealer()
 	if err != nil {
 		return nil, err
@@ -360,8 +373,12 @@ func OpenStore(ctx context.Context, cfg config.Config, observers ...neo4j.Observ
 	db, err := neo4j.Open(ctx, neo4j.Config{
 		URI: cfg.Neo4j.URI, User: cfg.Neo4j.User, Password: cfg.Neo4j.Password, Database: cfg.Neo4j.Database,
 		MaxPoolSize: cfg.Neo4j.MaxPoolSize, TxTimeout: cfg.Neo4j.TxTimeout, Sealer: sealer, Observers: observers,
+		Waiting: waiting,
 	})
 	if err != nil {
+		if ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return nil, fmt.Errorf("%w (startup_timeout %s, MEMBRANE_STARTUP_TIMEOUT, bounds the wait; is Neo4j running there and is NEO4J_URI right?)", err, cfg.StartupTimeout)
+		}
 		return nil, err
 	}
 	if err := db.Migrate(ctx); err != nil {
@@ -377,4 +394,30 @@ func version() string {
 		return bi.Main.Version
 	}
 	return "unknown"
+}
+
+// versionLine is what membrane version prints: the module version, then
+// the VCS revision and time the binary was built from when the build
+// recorded them (go build in a git checkout; -buildvcs=false or a copied
+// tree without .git records none).
+func versionLine() string {
+	line := version()
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return line
+	}
+	vcs := map[string]string{}
+	for _, s := range bi.Settings {
+		vcs[s.Key] = s.Value
+	}
+	if rev := vcs["vcs.revision"]; rev != "" {
+		line += " " + rev
+		if vcs["vcs.modified"] == "true" {
+			line += "+modified"
+		}
+		if t := vcs["vcs.time"]; t != "" {
+			line += " " + t
+		}
+	}
+	return line + " " + bi.GoVersion
 }

@@ -428,3 +428,7 @@ func Main(m *testing.M) {
 	}
 	os.Exit(code)
 }
+
+// Binary is the path of the server binary built for this test binary
+// (once; Main removes it): for tests of the command line itself.
+func Binary(t testing.TB) string { return binary(t) }

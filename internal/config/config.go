@@ -46,7 +46,7 @@ type Config struct {
 	// stopping jobs.
 	ShutdownTimeout time.Duration `yaml:"shutdown_timeout" env:"MEMBRANE_SHUTDOWN_TIMEOUT"`
 	// StartupTimeout bounds how long the server waits for Neo4j at start.
-	StartupTimeout time.Duration `yaml:"startup_timeout"`
+	StartupTimeout time.Duration `yaml:"startup_timeout" env:"MEMBRANE_STARTUP_TIMEOUT"`
 	// APIKeys bind hashed keys to principals; none configured means open
 	// development mode. The environment's JSON list adds to the file's.
 	APIKeys []APIKey `yaml:"api_keys" env:"MEMBRANE_API_KEYS"`

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"reflect"
 	"strconv"
@@ -30,16 +31,18 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 func Read(args []string, getenv func(string) string) (Config, error) {
 	c := Default()
 	settings := Settings()
-	fs := flag.NewFlagSet("membrane", flag.ContinueOnError)
-	path := fs.String("config", getenv("MEMBRANE_CONFIG"), "path of a YAML configuration file")
-	flags := map[string]*string{}
-	for _, s := range settings {
-		if s.Flag != "" {
-			flags[s.Flag] = fs.String(s.Flag, "", fmt.Sprintf("%s (env %s)", s.Usage, s.Env))
-		}
-	}
+	fs, path, flags := flagSet(settings, getenv)
+	// The error is returned (and printed once by the caller); -h is
+	// membrane -h's to answer (internal/app.CLI).
+	fs.SetOutput(io.Discard)
 	if err := fs.Parse(args); err != nil {
 		return c, err
+	}
+	if fs.NArg() > 0 {
+		// A word where a flag was expected is a mistyped subcommand
+		// (membrane help once started the server), not something to
+		// serve past.
+		return c, fmt.Errorf("unexpected argument %q (see membrane -h)", fs.Arg(0))
 	}
 	if *path != "" {
 		b, err := os.ReadFile(*path)
@@ -164,4 +167,25 @@ func splitList(v string) []string {
 		}
 	}
 	return out
+}
+
+// flagSet declares the server's flags: -config and one per setting that
+// has a flag.
+func flagSet(settings []Setting, getenv func(string) string) (*flag.FlagSet, *string, map[string]*string) {
+	fs := flag.NewFlagSet("membrane", flag.ContinueOnError)
+	path := fs.String("config", getenv("MEMBRANE_CONFIG"), "path of a YAML configuration file")
+	flags := map[string]*string{}
+	for _, s := range settings {
+		if s.Flag != "" {
+			flags[s.Flag] = fs.String(s.Flag, "", fmt.Sprintf("%s (env %s)", s.Usage, s.Env))
+		}
+	}
+	return fs, path, flags
+}
+
+// PrintFlags writes the server's flags and their usage to w (membrane -h).
+func PrintFlags(w io.Writer) {
+	fs, _, _ := flagSet(Settings(), func(string) string { return "" })
+	fs.SetOutput(w)
+	fs.PrintDefaults()
 }

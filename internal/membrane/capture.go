@@ -157,13 +157,17 @@ func (c *Capture) SetEmbeddings(v map[string][]float64, model string) {
 
 // BuildCapture validates a capture and builds its primary record:
 //
-//   - working_state: a working record from content thread_id (or thread),
-//     state, next_actions, open_questions, context_summary (or summary),
-//     active_constraints;
+//   - working_state: a working record from content threadId (or
+//     thread_id, thread), state (any case: BLOCKED as the API spells it,
+//     or blocked), nextActions, openQuestions, contextSummary (or the
+//     capture's summary), activeConstraints;
 //   - tool_output: an episodic record with one tool node from content
-//     tool_name (or tool), args, result, depends_on;
+//     toolName (or tool_name, tool), args, result, dependsOn;
 //   - anything else: an episodic record with one timeline event of that
 //     kind ("event" by default), ref content.ref or content.id.
+//
+// The API's spellings (camelCase keys, upper-case states) are read first;
+// the snake_case keys read before them still are.
 //
 // Episodic primaries keep the content, context and reason in
 // environment.context. Entities are mentioned by the content keys of
@@ -218,19 +222,19 @@ func (p Policy) BuildCapture(in CaptureInput, now time.Time) (*Capture, error) {
 	case SourceWorkingState:
 		t = TypeWorking
 		w := &WorkingPayload{
-			ThreadID:       firstNonEmpty(str(content["thread_id"]), str(content["thread"])),
-			State:          TaskState(str(content["state"])),
-			NextActions:    strList(content["next_actions"]),
-			OpenQuestions:  strList(content["open_questions"]),
-			ContextSummary: firstNonEmpty(str(content["context_summary"]), deref(in.Summary)),
+			ThreadID:       firstNonEmpty(str(content["threadId"]), str(content["thread_id"]), str(content["thread"])),
+			State:          TaskState(strings.ToLower(str(content["state"]))),
+			NextActions:    strList(either(content, "nextActions", "next_actions")),
+			OpenQuestions:  strList(either(content, "openQuestions", "open_questions")),
+			ContextSummary: firstNonEmpty(str(content["contextSummary"]), str(content["context_summary"]), deref(in.Summary)),
 		}
 		if w.ThreadID == "" {
-			v.add("content.thread_id", "is required for a working_state capture")
+			v.add("content.threadId", "is required for a working_state capture (threadId, or thread_id)")
 		}
 		if !w.State.Valid() {
-			v.add("content.state", "must be one of: planning, executing, blocked, waiting, done")
+			v.add("content.state", "must be one of: PLANNING, EXECUTING, BLOCKED, WAITING, DONE (any case)")
 		}
-		for i, raw := range list(content["active_constraints"]) {
+		for i, raw := range list(either(content, "activeConstraints", "active_constraints")) {
 			m, ok := raw.(map[string]any)
 			if !ok {
 				v.add("content.active_constraints["+itoa(i)+"]", "must be an object {type, key, value, required}")
@@ -244,7 +248,7 @@ func (p Policy) BuildCapture(in CaptureInput, now time.Time) (*Capture, error) {
 	case SourceToolOutput:
 		t = TypeEpisodic
 		pk = ProvenanceToolCall
-		tool := firstNonEmpty(str(content["tool_name"]), str(content["tool"]))
+		tool := firstNonEmpty(str(content["toolName"]), str(content["tool_name"]), str(content["tool"]))
 		if tool == "" {
 			v.add("content.tool_name", "is required for a tool_output capture")
 		}
@@ -252,7 +256,7 @@ func (p Policy) BuildCapture(in CaptureInput, now time.Time) (*Capture, error) {
 		payload.Episodic = &EpisodicPayload{
 			Timeline: []TimelineEvent{{T: ts, EventKind: "tool_call", Ref: tool,
 				Summary: firstNonEmpty(deref(in.Summary), deref(in.ReasonToRemember), str(content["result"]), "tool_call: "+tool)}},
-			ToolGraph:   []ToolNode{{ID: "1", Tool: tool, Args: args, Result: content["result"], Timestamp: &ts, DependsOn: strList(content["depends_on"])}},
+			ToolGraph:   []ToolNode{{ID: "1", Tool: tool, Args: args, Result: content["result"], Timestamp: &ts, DependsOn: strList(either(content, "dependsOn", "depends_on"))}},
 			Environment: env,
 		}
 		ref = tool
@@ -336,7 +340,7 @@ func (c *Capture) Plan(found []*Record, actor string) *CapturePlan {
 	var cands []cand
 	for _, r := range found {
 		e, ok := r.Payload.(*EntityPayload)
-		if !ok || r.Type != TypeEntity || r.Scope != c.Scope() || r.Status == StatusRetracted || r.Redacted {
+		if !ok || r.Type != TypeEntity || r.Scope != c.Scope() || r.Status.Retired() || r.Redacted {
 			continue
 		}
 		cands = append(cands, cand{r, EntityTerms(e)})
@@ -603,6 +607,15 @@ func asMap(v any) map[string]any {
 func str(v any) string {
 	s, _ := v.(string)
 	return strings.TrimSpace(s)
+}
+
+// either is content[key], or content[old] when key is absent: the API's
+// spelling of a content key first, the one read before it second.
+func either(content map[string]any, key, old string) any {
+	if v, ok := content[key]; ok {
+		return v
+	}
+	return content[old]
 }
 
 func list(v any) []any {

@@ -231,6 +231,35 @@ func TestCapturePrimaryByKind(t *testing.T) {
 			t.Errorf("primary %+v", w)
 		}
 	})
+	// The API's spellings (threadId, BLOCKED) as well as the snake_case
+	// ones read before (issue 12).
+	for _, tt := range []struct {
+		name    string
+		content map[string]any
+	}{
+		{"working state in the API's spelling", map[string]any{"threadId": "t-1", "state": "BLOCKED", "nextActions": []any{"ask"},
+			"openQuestions": []any{"why"}, "contextSummary": "ctx",
+			"activeConstraints": []any{map[string]any{"type": "budget", "key": "usd", "value": 5, "required": true}}}},
+		{"working state in snake_case", map[string]any{"thread_id": "t-1", "state": "blocked", "next_actions": []any{"ask"},
+			"open_questions": []any{"why"}, "context_summary": "ctx",
+			"active_constraints": []any{map[string]any{"type": "budget", "key": "usd", "value": 5, "required": true}}}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := capture(t, membrane.CaptureInput{Source: "s", SourceKind: kind("working_state"), Content: tt.content})
+			w := c.Primary.Payload.(*membrane.WorkingPayload)
+			if w.ThreadID != "t-1" || w.State != membrane.TaskBlocked || len(w.NextActions) != 1 || len(w.OpenQuestions) != 1 ||
+				w.ContextSummary != "ctx" || len(w.ActiveConstraints) != 1 {
+				t.Errorf("primary %+v", w)
+			}
+		})
+	}
+	t.Run("tool output in the API's spelling", func(t *testing.T) {
+		c := capture(t, membrane.CaptureInput{Source: "s", SourceKind: kind("tool_output"), Content: map[string]any{"toolName": "bash", "dependsOn": []any{"0"}}})
+		ep := c.Primary.Payload.(*membrane.EpisodicPayload)
+		if len(ep.ToolGraph) != 1 || ep.ToolGraph[0].Tool != "bash" || len(ep.ToolGraph[0].DependsOn) != 1 {
+			t.Errorf("tool graph %+v", ep.ToolGraph)
+		}
+	})
 	t.Run("event: summary, then reason, then content", func(t *testing.T) {
 		for _, tt := range []struct {
 			summary, reason *string
@@ -272,7 +301,7 @@ func TestCaptureBadInput(t *testing.T) {
 		field string
 	}{
 		{"no source", membrane.CaptureInput{}, "source"},
-		{"working state without thread", membrane.CaptureInput{Source: "s", SourceKind: kind("working_state"), Content: map[string]any{"state": "done"}}, "content.thread_id"},
+		{"working state without thread", membrane.CaptureInput{Source: "s", SourceKind: kind("working_state"), Content: map[string]any{"state": "done"}}, "content.threadId"},
 		{"working state with a bad state", membrane.CaptureInput{Source: "s", SourceKind: kind("working_state"), Content: map[string]any{"thread_id": "t", "state": "dreaming"}}, "content.state"},
 		{"tool output without tool", membrane.CaptureInput{Source: "s", SourceKind: kind("tool_output"), Content: map[string]any{}}, "content.tool_name"},
 		{"too many mentions", membrane.CaptureInput{Source: "s", Content: many}, "content"},

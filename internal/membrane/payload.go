@@ -3,6 +3,7 @@ package membrane
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -364,6 +365,36 @@ func SearchText(p Payload) string {
 	return strings.Join(parts, " ")
 }
 
+// objectProp is a semantic object as its node property: a number or a
+// boolean keeps its type (an object of 30 was stored "30", so that
+// WHERE m.object > 20 found nothing in Browser), an integral number is an
+// integer; anything else is objectText. toString(m.object) in Cypher is
+// objectText for every scalar, so fact keys read from nodes
+// (duplicate_facts) group as the Go keys do.
+func objectProp(v any) any {
+	switch v := v.(type) {
+	case bool:
+		return v
+	case int:
+		return int64(v)
+	case int64:
+		return v
+	case json.Number:
+		if i, err := v.Int64(); err == nil {
+			return i
+		}
+		if f, err := v.Float64(); err == nil {
+			return objectProp(f)
+		}
+	case float64:
+		if v == math.Trunc(v) && math.Abs(v) < 1<<53 {
+			return int64(v)
+		}
+		return v
+	}
+	return objectText(v)
+}
+
 func objectText(v any) string {
 	switch v := v.(type) {
 	case nil:
@@ -438,7 +469,7 @@ func BrowserFields(p Payload) map[string]any {
 	case *WorkingPayload:
 		return map[string]any{"threadId": p.ThreadID, "taskState": string(p.State)}
 	case *SemanticPayload:
-		return map[string]any{"subject": p.Subject, "predicate": p.Predicate, "object": objectText(p.Object)}
+		return map[string]any{"subject": p.Subject, "predicate": p.Predicate, "object": objectProp(p.Object)}
 	case *CompetencePayload:
 		// Performance is copied out for the metrics aggregation.
 		f := map[string]any{"skillName": p.SkillName}

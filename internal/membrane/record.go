@@ -5,6 +5,8 @@
 package membrane
 
 import (
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -93,11 +95,22 @@ const (
 	StatusActive    RevisionStatus = "active"
 	StatusContested RevisionStatus = "contested"
 	StatusRetracted RevisionStatus = "retracted"
+	// StatusSuperseded is a record another SUPERSEDES: retired like a
+	// retracted one (salience 0, not revisable, left out of retrieval),
+	// and told apart from a withdrawal. Merge sources stay retracted: the
+	// merged record is DERIVED_FROM them, it replaces none of them alone.
+	StatusSuperseded RevisionStatus = "superseded"
 )
 
 // Valid reports whether s is a known revision status.
 func (s RevisionStatus) Valid() bool {
-	return s == StatusActive || s == StatusContested || s == StatusRetracted
+	return s == StatusActive || s == StatusContested || s == StatusRetracted || s == StatusSuperseded
+}
+
+// Retired reports whether s is the end of a record's revisions: retracted
+// or superseded.
+func (s RevisionStatus) Retired() bool {
+	return s == StatusRetracted || s == StatusSuperseded
 }
 
 // DecayCurve is the shape of salience decay.
@@ -267,7 +280,8 @@ type AuditEntry struct {
 	Timestamp   time.Time
 	Rationale   string
 	// Previous holds the changed fields' values before the action; nil when
-	// nothing existed before (create).
+	// nothing existed before (create). Enum values are stored as the
+	// store spells them ("active"); the API shows ShownPrevious.
 	Previous map[string]any
 	// Related are typed references to the other records the change relates
 	// to (its successor, its source, a removed edge's other end): the only
@@ -278,4 +292,27 @@ type AuditEntry struct {
 	// stored (a deleted hub's edges). Stored, never shown: it counts
 	// records the caller may not see.
 	RelatedOmitted int
+}
+
+// previousEnums are the keys of AuditEntry.Previous whose values are enum
+// values (RevisionStatus, MemoryType).
+var previousEnums = []string{"status", "type"}
+
+// ShownPrevious is Previous as the API shows it: enum values spelled as
+// the API spells them elsewhere ("status": "ACTIVE", as Record.status),
+// where the entry stores the stored spelling ("active", as the node's
+// status and Neo4j Browser show). Entries keep being written so, and those
+// written before read the same way.
+func (a *AuditEntry) ShownPrevious() map[string]any {
+	if a.Previous == nil {
+		return nil
+	}
+	out := make(map[string]any, len(a.Previous))
+	for k, v := range a.Previous {
+		if s, ok := v.(string); ok && slices.Contains(previousEnums, k) {
+			v = strings.ToUpper(s)
+		}
+		out[k] = v
+	}
+	return out
 }

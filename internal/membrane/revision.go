@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"github.com/google/uuid"
 	"math"
 	"slices"
 	"strings"
@@ -65,8 +66,8 @@ func checkTarget(r *Record, op string, meta *RevisionMeta) error {
 	if r.Type == TypeEpisodic {
 		return Errorf(EPRECONDITION, "episodic records are immutable: cannot %s record %s", op, r.ID)
 	}
-	if r.Status == StatusRetracted {
-		return Errorf(ECONFLICT, "record %s is retracted (superseded, merged or retracted already): cannot %s it", r.ID, op)
+	if r.Status.Retired() {
+		return Errorf(ECONFLICT, "record %s is %s (superseded, merged or retracted already): cannot %s it", r.ID, r.Status, op)
 	}
 	if meta != nil && meta.ExpectedVersion != nil && *meta.ExpectedVersion != r.Version {
 		return Errorf(ECONFLICT, "record %s is at version %d, not the expected %d", r.ID, r.Version, *meta.ExpectedVersion)
@@ -74,8 +75,20 @@ func checkTarget(r *Record, op string, meta *RevisionMeta) error {
 	return nil
 }
 
-// buildDerived builds the new record of a supersede, fork or merge.
-func (p Policy) buildDerived(in RecordInput, wantType MemoryType, now time.Time) (*Record, error) {
+// HasRecordIDForm reports whether ref has the form of a generated record
+// id (a UUID in its canonical 36-character spelling): contest reads such a
+// reference as a record, never as external evidence.
+func HasRecordIDForm(ref string) bool {
+	if len(ref) != 36 {
+		return false
+	}
+	_, err := uuid.Parse(ref)
+	return err == nil
+}
+
+// buildDerived builds the new record of a supersede, fork or merge, created
+// by actor unless the input names its creator.
+func (p Policy) buildDerived(in RecordInput, wantType MemoryType, actor string, now time.Time) (*Record, error) {
 	v := &validator{prefix: "newRecord."}
 	if in.Type != wantType {
 		v.add("type", "must be %s, the type of the record it revises", wantType)
@@ -92,6 +105,9 @@ func (p Policy) buildDerived(in RecordInput, wantType MemoryType, now time.Time)
 	r, err := p.BuildRecord(in, now)
 	if err != nil {
 		return nil, PrefixFields(err, "newRecord.")
+	}
+	if r.Provenance.CreatedBy == "" {
+		r.Provenance.CreatedBy = actor
 	}
 	return r, nil
 }
@@ -171,15 +187,17 @@ func reinforce(r *Record, now time.Time) {
 	setSalience(r, math.Max(eff, math.Min(eff+r.Lifecycle.ReinforcementGain, 1)), now)
 }
 
-func retire(old *Record, now time.Time) *Record {
+// retire ends old's revisions with status (retracted or superseded),
+// salience 0.
+func retire(old *Record, status RevisionStatus, now time.Time) *Record {
 	n := next(old, now)
-	n.Status = StatusRetracted
+	n.Status = status
 	setSalience(n, 0, now)
 	return n
 }
 
-// Supersede replaces old with a new record: old is retracted with salience
-// 0 and the new record SUPERSEDES it.
+// Supersede replaces old with a new record: old is superseded with
+// salience 0 and the new record SUPERSEDES it.
 func (p Policy) Supersede(old *Record, in RecordInput, meta RevisionMeta, now time.Time) (*Change, error) {
 	if err := validateMeta(meta); err != nil {
 		return nil, err
@@ -187,14 +205,14 @@ func (p Policy) Supersede(old *Record, in RecordInput, meta RevisionMeta, now ti
 	if err := checkTarget(old, "supersede", &meta); err != nil {
 		return nil, err
 	}
-	nr, err := p.buildDerived(in, old.Type, now)
+	nr, err := p.buildDerived(in, old.Type, meta.Actor, now)
 	if err != nil {
 		return nil, err
 	}
 	// The new record names the old one only through the SUPERSEDES edge and
 	// the audit references, which are gated; a provenance source would show
 	// the old id to every caller who sees the new record.
-	on := retire(old, now)
+	on := retire(old, StatusSuperseded, now)
 	return &Change{
 		Creates: []*Record{nr},
 		Updates: []*Record{on},
@@ -215,7 +233,7 @@ func (p Policy) Fork(src *Record, in RecordInput, meta RevisionMeta, now time.Ti
 	if err := checkTarget(src, "fork", &meta); err != nil {
 		return nil, err
 	}
-	nr, err := p.buildDerived(in, src.Type, now)
+	nr, err := p.buildDerived(in, src.Type, meta.Actor, now)
 	if err != nil {
 		return nil, err
 	}
@@ -240,7 +258,7 @@ func Retract(r *Record, meta RevisionMeta, now time.Time) (*Change, error) {
 	if err := checkTarget(r, "retract", &meta); err != nil {
 		return nil, err
 	}
-	n := retire(r, now)
+	n := retire(r, StatusRetracted, now)
 	return &Change{
 		Updates: []*Record{n},
 		Audits:  []*AuditEntry{audit(r, n, AuditRetract, meta, why(meta, "retracted"), now)},
@@ -289,7 +307,7 @@ func (p Policy) Merge(sources []*Record, in RecordInput, meta RevisionMeta, now 
 			return nil, Errorf(EINVALID, "cannot merge records of different types (%s and %s)", sources[0].Type, s.Type)
 		}
 	}
-	nr, err := p.buildDerived(in, sources[0].Type, now)
+	nr, err := p.buildDerived(in, sources[0].Type, meta.Actor, now)
 	if err != nil {
 		return nil, err
 	}
@@ -298,7 +316,7 @@ func (p Policy) Merge(sources []*Record, in RecordInput, meta RevisionMeta, now 
 	c.Audits = append(c.Audits, created)
 	for _, s := range sources {
 		withRefs(created, refTo(RefMergedFrom, s))
-		n := retire(s, now)
+		n := retire(s, StatusRetracted, now)
 		c.Updates = append(c.Updates, n)
 		c.Edges = append(c.Edges, Relation{Predicate: PredDerivedFrom, SourceID: nr.ID, TargetID: s.ID, Weight: 1, CreatedAt: now, Actor: meta.Actor})
 		c.Audits = append(c.Audits, withRefs(audit(s, n, AuditMerge, meta, meta.Rationale, now), refTo(RefMergedInto, nr)))
@@ -321,6 +339,13 @@ func Contest(r *Record, ref string, contester *Record, meta RevisionMeta, now ti
 	}
 	if contester != nil && contester.ID == r.ID {
 		return nil, Errorf(EINVALID, "a record cannot contest itself")
+	}
+	if contester == nil && HasRecordIDForm(ref) {
+		// A mistyped record id was kept as external evidence without a
+		// word. One of the form of a generated id must name a record the
+		// request sees; the message is the one for an id that does not
+		// exist, so that it tells nothing of records the caller may not see.
+		return nil, Errorf(ENOTFOUND, "record %q not found", ref)
 	}
 	n := next(r, now)
 	n.Status = StatusContested
@@ -402,7 +427,7 @@ func Relate(src, tgt *Record, pred Predicate, weight *float64, meta RevisionMeta
 	if err := v.err(); err != nil {
 		return nil, err
 	}
-	if src.Status == StatusRetracted || tgt.Status == StatusRetracted {
+	if src.Status.Retired() || tgt.Status.Retired() {
 		return nil, Errorf(ECONFLICT, "cannot relate a retracted record")
 	}
 	rel := Relation{Predicate: pred, SourceID: src.ID, TargetID: tgt.ID, Weight: w, CreatedAt: now, Actor: meta.Actor}

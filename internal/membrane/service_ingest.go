@@ -119,6 +119,11 @@ func (s *IngestService) createRecords(ctx context.Context, inputs []*RecordInput
 			}
 			return nil, err
 		}
+		if rec.Provenance.CreatedBy == "" {
+			// As a revision's new record: created by the principal (the
+			// actor argument is free text, kept as the audit's detail).
+			rec.Provenance.CreatedBy = t.Principal.Actor
+		}
 		if err := t.CanCreate(rec); err != nil {
 			if field != "" {
 				return nil, Errorf(EFORBIDDEN, "%s[%d]: %s", field, i, ErrorMessage(err))

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"regexp"
 	"sync/atomic"
 	"time"
@@ -33,6 +34,11 @@ type Config struct {
 	// Observers watch every transaction (metrics, tracing); none costs
 	// nothing.
 	Observers []Observer
+	// Waiting, when set, is told that Neo4j does not answer yet: on the
+	// first failed attempt, then every WaitReport (5 s when zero) while
+	// Open keeps trying, with the time waited and the last error.
+	Waiting    func(waited time.Duration, err error)
+	WaitReport time.Duration
 }
 
 // Observer watches the store's transactions. Transaction is called as one
@@ -142,18 +148,38 @@ func Open(ctx context.Context, c Config) (*DB, error) {
 	if c.TxTimeout > 0 {
 		db.txConf = append(db.txConf, neo4j.WithTxTimeout(c.TxTimeout))
 	}
+	start, reported := time.Now(), time.Time{}
+	every := c.WaitReport
+	if every <= 0 {
+		every = 5 * time.Second
+	}
 	for {
 		err = drv.VerifyConnectivity(ctx)
 		if err == nil {
 			return db, nil
 		}
+		// A silent wait looked like a hang (issue 12): say so at once,
+		// then every few seconds.
+		if now := time.Now(); c.Waiting != nil && (reported.IsZero() || now.Sub(reported) >= every) {
+			reported = now
+			c.Waiting(now.Sub(start).Round(time.Second), err)
+		}
 		select {
 		case <-ctx.Done():
 			_ = drv.Close(context.Background())
-			return nil, fmt.Errorf("neo4j at %s not reachable: %w", c.URI, err)
+			return nil, fmt.Errorf("neo4j at %s not reachable after %s: %w", RedactedURI(c.URI), time.Since(start).Round(time.Second), err)
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
+}
+
+// RedactedURI is uri without a password, for logs and errors (a Bolt URI
+// may carry user info).
+func RedactedURI(uri string) string {
+	if u, err := url.Parse(uri); err == nil {
+		return u.Redacted()
+	}
+	return "(unparsable neo4j uri)"
 }
 
 // Close closes the driver.
@@ -191,6 +217,9 @@ func (db *DB) Migrate(ctx context.Context) error {
 	}
 	if err := db.repairSealing(ctx); err != nil {
 		return fmt.Errorf("repair sealing: %w", err)
+	}
+	if err := db.once(ctx, "superseded_status"); err != nil {
+		return fmt.Errorf("give superseded records their status: %w", err)
 	}
 	if err := db.once(ctx, "sealed_plan_steps"); err != nil {
 		return fmt.Errorf("drop the plan steps of sealed plans: %w", err)

@@ -51,9 +51,9 @@ func TestCheckInvariants(t *testing.T) {
 		{"supersede edge without audit entries", func(t *testing.T, scope string) {
 			a, b := create(t, db, t0, fact(scope, "a", 1, nil))[0], build(t, scope, "b")
 			revise(t, db, []string{a.ID}, func(map[string]*membrane.Record) (*membrane.Change, error) {
-				// a is retracted as a supersede does, but gets no audit entry.
+				// a is superseded as a supersede does, but gets no audit entry.
 				retired := *a
-				retired.Status, retired.Version = membrane.StatusRetracted, a.Version+1
+				retired.Status, retired.Version = membrane.StatusSuperseded, a.Version+1
 				return &membrane.Change{Creates: []*membrane.Record{b}, Updates: []*membrane.Record{&retired}, Result: b,
 					Audits: []*membrane.AuditEntry{membrane.NewAuditEntry(b.ID, membrane.AuditCreate, "test", "", at)},
 					Edges:  []membrane.Relation{edge(membrane.PredSupersedes, b.ID, a.ID)}}, nil

@@ -192,7 +192,7 @@ func plainAuditProps(a *membrane.AuditEntry) (map[string]any, error) {
 		p["refsOmitted"] = int64(a.RelatedOmitted)
 	}
 	if a.Previous != nil {
-		// Status and salience before the change are also plain properties:
+		// Status, version and salience before the change are also plain properties:
 		// time-travel reads (asOf) undo changes with them in Cypher.
 		if s, ok := a.Previous["status"]; ok {
 			p["prevStatus"] = s
@@ -202,6 +202,9 @@ func plainAuditProps(a *membrane.AuditEntry) (map[string]any, error) {
 		}
 		if s, ok := a.Previous["baseSalience"]; ok {
 			p["prevBaseSalience"] = s
+		}
+		if v, ok := a.Previous["version"].(int64); ok {
+			p["prevVersion"] = v
 		}
 		if s, ok := a.Previous["lastReinforcedAt"].(string); ok {
 			if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
