@@ -25,7 +25,7 @@ func TestContestReference(t *testing.T) {
 		target := c.create(scope, "SEMANTIC", fact("mistyped"), nil)
 		before := c.snapshot(scope)
 		ref := membrane.NewID()
-		errs := c.fail(membrane.ENOTFOUND, q, map[string]any{"id": target, "ref": ref})
+		errs := c.fail("NOT_FOUND", q, map[string]any{"id": target, "ref": ref})
 		if want := `record "` + ref + `" not found`; errs[0].Message != want {
 			t.Fatalf("message %q, want %q", errs[0].Message, want)
 		}

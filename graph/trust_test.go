@@ -338,9 +338,9 @@ func TestWritesAreGated(t *testing.T) {
 		// cannot see gets the answer of an id that names nothing.
 		q := `mutation($id: ID!, $ref: String!) { contest(id: $id, contestingRef: $ref) { contestEvidence } }`
 		before := c.snapshot(scope)
-		hidden := w.fail(membrane.ENOTFOUND, q, map[string]any{"id": visible, "ref": invisible})
+		hidden := w.fail("NOT_FOUND", q, map[string]any{"id": visible, "ref": invisible})
 		missingID := membrane.NewID()
-		missing := w.fail(membrane.ENOTFOUND, q, map[string]any{"id": visible, "ref": missingID})
+		missing := w.fail("NOT_FOUND", q, map[string]any{"id": visible, "ref": missingID})
 		if strings.ReplaceAll(hidden[0].Message, invisible, "ID") != strings.ReplaceAll(missing[0].Message, missingID, "ID") {
 			t.Fatalf("messages differ: %q and %q", hidden[0].Message, missing[0].Message)
 		}
