@@ -12,6 +12,7 @@ import (
 
 	"github.com/membrane/membrane/cypher"
 	"github.com/membrane/membrane/internal/membrane"
+	"github.com/membrane/membrane/internal/neo4j"
 	"github.com/membrane/membrane/internal/neo4jtest"
 )
 
@@ -54,11 +55,12 @@ func captions(t *testing.T, id string) (string, []map[string]any) {
 	}
 	c, _ := rec[0]["caption"].(string)
 	return c, rows(t, `MATCH (a:AuditEntry {recordId: $id})
-		RETURN a.caption AS caption, a.action AS action, a.actor AS actor, a.at AS at ORDER BY a.at, a.id`, map[string]any{"id": id})
+		RETURN a.caption AS caption, a.action AS action, a.actor AS actor, a.actorDetail AS detail, a.at AS at ORDER BY a.at, a.id`, map[string]any{"id": id})
 }
 
 // checkAuditCaptions fails unless every entry's caption is its action,
-// actor and time to the second, and none holds any of words.
+// actor (with its detail when stored in clear) and time to the second,
+// and none holds any of words.
 func checkAuditCaptions(t *testing.T, entries []map[string]any, words ...string) {
 	t.Helper()
 	if len(entries) == 0 {
@@ -66,7 +68,11 @@ func checkAuditCaptions(t *testing.T, entries []map[string]any, words ...string)
 	}
 	for _, e := range entries {
 		at, _ := e["at"].(time.Time)
-		want := fmt.Sprintf("%s by %s at %s", e["action"], e["actor"], at.UTC().Truncate(time.Second).Format(time.RFC3339))
+		by := fmt.Sprint(e["actor"])
+		if d, _ := e["detail"].(string); d != "" && !membrane.IsSealed(d) {
+			by += " (" + d + ")"
+		}
+		want := fmt.Sprintf("%s by %s at %s", e["action"], by, at.UTC().Truncate(time.Second).Format(time.RFC3339))
 		if e["caption"] != want {
 			t.Errorf("audit caption = %#v, want %q", e["caption"], want)
 		}
@@ -78,12 +84,31 @@ func checkAuditCaptions(t *testing.T, entries []map[string]any, words ...string)
 	}
 }
 
+// observed creates a fact at sensitivity sens as an ingest by principal
+// dev of source agent-7 does (the source is the entry's detail), and
+// returns its id.
+func observed(t *testing.T, db *neo4j.DB, scope string, sens membrane.Sensitivity, subject, predicate, object string) string {
+	t.Helper()
+	ing, err := membrane.DefaultPolicy().BuildObservation(membrane.IngestObservation{
+		IngestMeta: membrane.IngestMeta{Source: "agent-7", Scope: &scope, Sensitivity: &sens},
+		Subject:    subject, Predicate: predicate, Object: object}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ing.Audit.Actor, ing.Audit.ActorDetail = "dev", "agent-7"
+	if _, err := db.CreateRecords(sysCtx(), nil, []*membrane.Ingested{ing}); err != nil {
+		t.Fatal(err)
+	}
+	return ing.Record.ID
+}
+
 // TestCaptions: every record and audit entry node carries a caption
 // (what the Browser stylesheet shows), written with the node and rewritten
 // when a revision changes what it should say: a record in clear is
 // captioned by membrane.DisplayName, a sealed one by its type and id only,
-// nothing of its text; an entry by its action, actor and time, never its
-// rationale.
+// nothing of its text; an entry by its action, actor (and detail, unless
+// sealed, also when a revision raised the record and sealed it) and time,
+// never its rationale.
 func TestCaptions(t *testing.T) {
 	db := neo4jtest.DB(t)
 	words := []string{"lighthouse", "guards", "smuggler", "tunnels"}
@@ -101,7 +126,7 @@ func TestCaptions(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			scope := neo4jtest.Scope(t)
-			id := sealedFact(t, db, scope, tt.from, "lighthouse", "guards", "smuggler tunnels")
+			id := observed(t, db, scope, tt.from, "lighthouse", "guards", "smuggler tunnels")
 			if tt.to != "" {
 				reclassify(t, db, id, tt.to)
 			}
@@ -110,13 +135,17 @@ func TestCaptions(t *testing.T) {
 				if caption != "semantic "+id {
 					t.Errorf("caption = %q, want %q", caption, "semantic "+id)
 				}
-				checkAuditCaptions(t, entries, words...)
+				checkAuditCaptions(t, entries, append(words, "agent-7")...)
 				return
 			}
 			if caption != plain {
 				t.Errorf("caption = %q, want %q", caption, plain)
 			}
 			checkAuditCaptions(t, entries)
+			// Lowered, the entries written sealed stay sealed.
+			if tt.to == "" && !strings.HasPrefix(fmt.Sprint(entries[0]["caption"]), "create by dev (agent-7) at ") {
+				t.Errorf("create entry caption %q does not name the agent", entries[0]["caption"])
+			}
 		})
 	}
 }
@@ -130,6 +159,8 @@ func TestCaptionBackfill(t *testing.T) {
 	ids := []string{
 		sealedFact(t, db, scope, membrane.SensitivityLow, "harbour", "hosts", "ferries"),
 		sealedFact(t, db, scope, membrane.SensitivityHyper, "vault", "holds", "gold"),
+		observed(t, db, scope, membrane.SensitivityLow, "tram", "serves", "docks"),
+		observed(t, db, scope, membrane.SensitivityHigh, "bank", "keeps", "ledgers"),
 	}
 	type state struct {
 		caption string
@@ -224,7 +255,7 @@ func TestBookkeepingLabel(t *testing.T) {
 			}
 			// Its tombstone, written in Cypher, is captioned like any entry.
 			checkAuditCaptions(t, rows(t, `MATCH (a:AuditEntry {recordId: $id})
-				RETURN a.caption AS caption, a.action AS action, a.actor AS actor, a.at AS at`, map[string]any{"id": r.ID}))
+				RETURN a.caption AS caption, a.action AS action, a.actor AS actor, a.actorDetail AS detail, a.at AS at`, map[string]any{"id": r.ID}))
 			return "MATCH (n:DeletedRecordId {id: $id})", map[string]any{"id": r.ID}
 		}},
 		{"idempotency key", func(t *testing.T, scope string) (string, map[string]any) {

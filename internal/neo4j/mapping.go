@@ -156,6 +156,7 @@ func (db *DB) auditProps(a *membrane.AuditEntry, sens membrane.Sensitivity) (map
 		return nil, err
 	}
 	if db.sealer.Required(sens) {
+		p["caption"] = auditCaption(a, "") // the detail is sealed
 		for _, k := range []string{"rationale", "previous", "actorDetail"} {
 			if s, ok := p[k].(string); ok && s != "" {
 				if p[k], err = db.sealer.Seal([]byte(s), a.ID+"/"+k); err != nil {
@@ -176,7 +177,7 @@ func plainAuditProps(a *membrane.AuditEntry) (map[string]any, error) {
 		"actorDetail": a.ActorDetail,
 		"at":          a.Timestamp.UTC(),
 		"rationale":   a.Rationale,
-		"caption":     auditCaption(a),
+		"caption":     auditCaption(a, a.ActorDetail),
 	}
 	// Parallel lists, in clear: ids, roles and predicates are no more than
 	// the graph's edges show; the level and scope copies let gating hide
@@ -224,13 +225,18 @@ func plainAuditProps(a *membrane.AuditEntry) (map[string]any, error) {
 func sealedCaption(r *membrane.Record) string { return string(r.Type) + " " + r.ID }
 
 // auditCaption is the caption of an audit entry's node in Neo4j Browser:
-// what happened, who did it and when, to the second ("supersede by agent-1
-// at 2026-05-01T10:00:00Z"). Only properties every entry holds in clear:
-// never the rationale, the detail nor a referenced record's id, which may
-// belong to a record a Browser user should not learn of (caption_audits
-// writes the same for entries stored before captions).
-func auditCaption(a *membrane.AuditEntry) string {
-	return string(a.Action) + " by " + a.Actor + " at " + a.Timestamp.UTC().Truncate(time.Second).Format(time.RFC3339)
+// what happened, who did it (the principal, and the detail it gave, such as
+// the agent's name, when that is stored in clear) and when, to the second:
+// "supersede by dev (agent-1) at 2026-05-01T10:00:00Z". Never the
+// rationale nor a referenced record's id, which may name a record a Browser
+// user should not learn of (caption_audits writes the same for entries
+// stored before captions).
+func auditCaption(a *membrane.AuditEntry, detail string) string {
+	by := a.Actor
+	if detail != "" {
+		by += " (" + detail + ")"
+	}
+	return string(a.Action) + " by " + by + " at " + a.Timestamp.UTC().Truncate(time.Second).Format(time.RFC3339)
 }
 
 // readAudit is auditFromProps for read paths: an entry whose sealed values
