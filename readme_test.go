@@ -10,7 +10,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	driver "github.com/neo4j/neo4j-go-driver/v5/neo4j"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -21,10 +20,6 @@ import (
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4jtest"
 )
-
-// eventually bounds the wait for what the examples wrote to become
-// searchable (full-text indexes are updated just after a commit).
-const eventually = 30 * time.Second
 
 // emptyAllowed are the response lists that may be empty, with why: every
 // other empty list in an example's answer fails the test.
@@ -83,6 +78,20 @@ func TestREADMEExamples(t *testing.T) {
 	ex := &example{ids: map[string]string{}, renamed: map[string]string{
 		"project:alpha": scope, "agent-1": "agent-1-" + suffix, "auth-service": "auth-service-" + suffix}}
 
+	// Full-text indexes apply a commit just after it: queries wait for them
+	// (await_search) instead of finding nothing yet.
+	drv, err := driver.NewDriverWithContext(os.Getenv("NEO4J_URI"), driver.NoAuth())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer drv.Close(context.Background())
+	awaitSearch := func(t *testing.T) {
+		t.Helper()
+		if _, err := driver.ExecuteQuery(t.Context(), drv, cypher.Must("await_search"), nil, driver.EagerResultTransformer); err != nil {
+			t.Fatal(err)
+		}
+	}
+
 	readme, err := os.ReadFile("README.md")
 	if err != nil {
 		t.Fatal(err)
@@ -112,6 +121,9 @@ func TestREADMEExamples(t *testing.T) {
 				if m := placeholder.FindString(ex.fill(text)); m != "" {
 					t.Fatalf("%s names %s, which no earlier example returned", op.Name, m)
 				}
+				if op.Operation == ast.Query {
+					awaitSearch(t)
+				}
 				ex.run(t, srv.URL, block, op)
 			})
 		}
@@ -120,12 +132,7 @@ func TestREADMEExamples(t *testing.T) {
 		return
 	}
 
-	drv, err := driver.NewDriverWithContext(os.Getenv("NEO4J_URI"), driver.NoAuth())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer drv.Close(context.Background())
-
+	awaitSearch(t)
 	dataModel, err := os.ReadFile("docs/data-model.md")
 	if err != nil {
 		t.Fatal(err)
@@ -155,37 +162,26 @@ func TestREADMEExamples(t *testing.T) {
 
 // run sends op of the README block as POST /graphql, records the ids of
 // its aliased root fields, and fails on an error or an empty answer.
-// Queries that find nothing yet are asked again until eventually: search
-// indexes lag their commits by a moment.
 func (e *example) run(t *testing.T, url, block string, op *ast.OperationDefinition) {
 	t.Helper()
-	query := e.fill(block)
-	deadline := time.Now().Add(eventually)
-	for {
-		data := postGraphQL(t, url, query, op.Name)
-		empty := emptyIn(data, "")
-		if empty == "" {
-			for _, sel := range op.SelectionSet {
-				if f, ok := sel.(*ast.Field); ok && f.Alias != f.Name {
-					if m, ok := data[f.Alias].(map[string]any); ok {
-						if id, ok := m["id"].(string); ok {
-							e.ids[f.Alias+".id"] = id
-						}
-					}
+	data := postGraphQL(t, e.fill(block), url, op.Name)
+	if empty := emptyIn(data, ""); empty != "" {
+		t.Fatalf("%s: empty answer at %s: %v", op.Name, empty, data)
+	}
+	for _, sel := range op.SelectionSet {
+		if f, ok := sel.(*ast.Field); ok && f.Alias != f.Name {
+			if m, ok := data[f.Alias].(map[string]any); ok {
+				if id, ok := m["id"].(string); ok {
+					e.ids[f.Alias+".id"] = id
 				}
 			}
-			return
 		}
-		if op.Operation == ast.Mutation || time.Now().After(deadline) {
-			t.Fatalf("%s: empty answer at %s: %v", op.Name, empty, data)
-		}
-		time.Sleep(200 * time.Millisecond) // polling an eventually consistent index, not synchronising
 	}
 }
 
 // postGraphQL runs the named operation of query and returns its data,
 // failing on any error.
-func postGraphQL(t *testing.T, url, query, name string) map[string]any {
+func postGraphQL(t *testing.T, query, url, name string) map[string]any {
 	t.Helper()
 	body, _ := json.Marshal(map[string]any{"query": query, "operationName": name})
 	resp, err := http.Post(url+"/graphql", "application/json", bytes.NewReader(body))
@@ -239,8 +235,7 @@ func emptyIn(v any, path string) string {
 var paramLine = regexp.MustCompile(`^(?://\s*)?:param\s+(\w+)\s*=>\s*'([^']*)'\s*$`)
 
 // analystQuery runs a query for Neo4j Browser (its :param lines set
-// params first) read-only and fails unless it returns a row; asked again
-// until eventually while it returns none, for the full-text index.
+// params first) read-only and fails unless it returns a row.
 func (e *example) analystQuery(t *testing.T, drv driver.DriverWithContext, block string, params map[string]any) {
 	t.Helper()
 	var lines []string
@@ -255,19 +250,12 @@ func (e *example) analystQuery(t *testing.T, drv driver.DriverWithContext, block
 		lines = append(lines, l)
 	}
 	query := strings.TrimSpace(strings.Join(lines, "\n"))
-	deadline := time.Now().Add(eventually)
-	for {
-		res, err := driver.ExecuteQuery(t.Context(), drv, query, params, driver.EagerResultTransformer,
-			driver.ExecuteQueryWithReadersRouting())
-		if err != nil {
-			t.Fatalf("%v\n%s", err, query)
-		}
-		if len(res.Records) > 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no row (params %v):\n%s", params, query)
-		}
-		time.Sleep(200 * time.Millisecond) // polling an eventually consistent index, not synchronising
+	res, err := driver.ExecuteQuery(t.Context(), drv, query, params, driver.EagerResultTransformer,
+		driver.ExecuteQueryWithReadersRouting())
+	if err != nil {
+		t.Fatalf("%v\n%s", err, query)
+	}
+	if len(res.Records) == 0 {
+		t.Fatalf("no row (params %v):\n%s", params, query)
 	}
 }
