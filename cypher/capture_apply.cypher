@@ -19,7 +19,7 @@ CALL {
 CALL {
   UNWIND $vectors AS x
   MATCH (m:Memory {id: x.id})
-  CREATE (m)-[:HAS_EMBEDDING]->(:MemoryVector {vector: x.vector, model: x.model, createdAt: m.createdAt})
+  CREATE (m)-[:HAS_EMBEDDING]->(:MemoryVector:Bookkeeping {vector: x.vector, model: x.model, createdAt: m.createdAt})
 }
 CALL {
   // New entities' ids go to the lock buckets of their names (the 32 most

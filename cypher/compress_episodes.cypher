@@ -25,6 +25,7 @@ CALL (m) {
   SET m.salience = eff
   CREATE (m)-[:HAS_AUDIT]->(:AuditEntry:Unsequenced {
     id: randomUUID(), recordId: m.id, action: 'decay', actor: $actor, at: $now,
+    caption: 'decay by ' + $actor + ' at ' + toString(datetime({epochSeconds: $now.epochSeconds})),
     scope: m.scope, sensitivityLevel: m.sensitivityLevel, recordType: m.type,
     rationale: 'episodic compression: salience base x' + toString($factor) + ' for ' + toString(times) + ' window(s) of age',
     prevSalience: before, refRoles: [], refIds: [], refPredicates: [], refLevels: [], refScopes: [],

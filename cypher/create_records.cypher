@@ -9,7 +9,7 @@ CREATE (m:Memory {id: r.id})
 SET m += r.props
 SET m:$(r.label)
 FOREACH (v IN CASE WHEN r.vector IS NULL THEN [] ELSE [r.vector] END |
-  CREATE (m)-[:HAS_EMBEDDING]->(:MemoryVector {vector: v, model: r.model, createdAt: m.createdAt}))
+  CREATE (m)-[:HAS_EMBEDDING]->(:MemoryVector:Bookkeeping {vector: v, model: r.model, createdAt: m.createdAt}))
 CREATE (a:AuditEntry:Unsequenced)
 SET a = r.audit, a.scope = m.scope, a.sensitivityLevel = m.sensitivityLevel, a.recordType = m.type
 CREATE (m)-[:HAS_AUDIT]->(a)

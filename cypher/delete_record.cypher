@@ -19,6 +19,7 @@ CALL (m) {
 }
 CREATE (a:AuditEntry:Unsequenced)
 SET a = $audit, a.scope = m.scope, a.sensitivityLevel = m.sensitivityLevel, a.recordType = m.type
-MERGE (:DeletedRecordId {id: m.id})
+MERGE (t:DeletedRecordId {id: m.id})
+ON CREATE SET t:Bookkeeping
 DETACH DELETE m
 RETURN count(*) AS deleted

@@ -4,5 +4,6 @@
 MATCH (a:AuditEntry {action: 'delete'})
 WHERE NOT EXISTS { MATCH (:Memory {id: a.recordId}) }
 CALL (a) {
-  MERGE (:DeletedRecordId {id: a.recordId})
+  MERGE (t:DeletedRecordId {id: a.recordId})
+  ON CREATE SET t:Bookkeeping
 } IN TRANSACTIONS OF 10000 ROWS

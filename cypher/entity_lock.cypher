@@ -12,6 +12,7 @@
 CALL () {
   UNWIND $buckets AS b
   MERGE (l:EntityLock {bucket: b})
+  ON CREATE SET l:Bookkeeping
   SET l._lock = true
   REMOVE l._lock
   RETURN collect(l) AS locks

@@ -3,4 +3,4 @@
 // so that a replay answers from them without reading the edges again. A
 // concurrent request with the same key fails here on the idempotency_key
 // constraint and then replays this result.
-CREATE (:IdempotencyKey {key: $key, fingerprint: $fingerprint, operation: $operation, resultIds: $resultIds, edges: $edges, createdAt: $now})
+CREATE (:IdempotencyKey:Bookkeeping {key: $key, fingerprint: $fingerprint, operation: $operation, resultIds: $resultIds, edges: $edges, createdAt: $now})

@@ -1,3 +1,3 @@
 // Record a job run as it starts.
-CREATE (r:JobRun)
+CREATE (r:JobRun:Bookkeeping)
 SET r = $props

@@ -4,6 +4,7 @@
 // transaction, so of two processes acquiring at once the second reads what
 // the first wrote.
 MERGE (l:JobLease {key: $key})
+ON CREATE SET l:Bookkeeping
 SET l._lock = true
 REMOVE l._lock
 RETURN properties(l) AS lease

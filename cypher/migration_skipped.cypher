@@ -9,6 +9,7 @@
 // rescan; the first SET takes the node's write lock, so two replicas
 // finishing at once do not lose each other's keys.
 MERGE (m:Migration {name: $name})
+ON CREATE SET m:Bookkeeping
 SET m.at = $now
 WITH m
 SET m.skipped = $skipped,

@@ -6,5 +6,5 @@
 // here.
 UNWIND $keys AS key
 MERGE (k:SealKey {id: key.id})
-ON CREATE SET k.check = key.check, k.at = $now
+ON CREATE SET k.check = key.check, k.at = $now, k:Bookkeeping
 RETURN k.id AS id, k.check = key.check AS matches

@@ -3,4 +3,5 @@
 // ($checks), so that the next start with the same keys reads it instead of
 // scanning every record (countUnreadable).
 MERGE (c:SealedCount {name: 'sealed_records'})
+ON CREATE SET c:Bookkeeping
 SET c.keyIds = $keyIds, c.counts = $counts, c.checks = $checks, c.at = $now

@@ -16,6 +16,7 @@
 CALL () {
   UNWIND $buckets AS b
   MERGE (l:SessionLock {bucket: b})
+  ON CREATE SET l:Bookkeeping
   SET l._lock = true
   REMOVE l._lock
   RETURN count(l) AS locked

@@ -1,5 +1,5 @@
 // A record's supersede chain, oldest first, with who revised it and why.
-// Set :param id => '<record id>'.
+// :param id => '<newFact.id>'
 MATCH (r:Memory {id: $id})
 MATCH (r)-[:SUPERSEDES*0..200]-(x:Memory)
 WITH DISTINCT x

@@ -79,6 +79,7 @@ END AS eff
   }
   CREATE (a:AuditEntry:Unsequenced {
     id: randomUUID(), recordId: m.id, action: 'delete', actor: $actor, at: $now,
+    caption: 'delete by ' + $actor + ' at ' + toString(datetime({epochSeconds: $now.epochSeconds})),
     scope: m.scope, sensitivityLevel: m.sensitivityLevel, recordType: m.type,
     rationale: 'auto-pruned: effective salience ' + toString(eff) + ' is below the prune floor ' + toString($floor),
     prevStatus: m.status, prevSalience: m.salience,
@@ -91,7 +92,8 @@ END AS eff
   })
   FOREACH (s IN steps | DETACH DELETE s)
   FOREACH (v IN vectors | DETACH DELETE v)
-  MERGE (:DeletedRecordId {id: m.id})
+  MERGE (t:DeletedRecordId {id: m.id})
+  ON CREATE SET t:Bookkeeping
   DETACH DELETE m
   RETURN count(*) AS deleted
 } IN TRANSACTIONS OF $batch ROWS
@@ -175,6 +177,7 @@ END AS eff
   }
   CREATE (a:AuditEntry:Unsequenced {
     id: randomUUID(), recordId: m.id, action: 'delete', actor: $actor, at: $now,
+    caption: 'delete by ' + $actor + ' at ' + toString(datetime({epochSeconds: $now.epochSeconds})),
     scope: m.scope, sensitivityLevel: m.sensitivityLevel, recordType: m.type,
     rationale: 'auto-pruned: effective salience ' + toString(eff) + ' is below the prune floor ' + toString($floor),
     prevStatus: m.status, prevSalience: m.salience,
@@ -187,7 +190,8 @@ END AS eff
   })
   FOREACH (s IN steps | DETACH DELETE s)
   FOREACH (v IN vectors | DETACH DELETE v)
-  MERGE (:DeletedRecordId {id: m.id})
+  MERGE (t:DeletedRecordId {id: m.id})
+  ON CREATE SET t:Bookkeeping
   DETACH DELETE m
   RETURN count(*) AS deleted
 } IN TRANSACTIONS OF $batch ROWS

@@ -1,7 +1,8 @@
 // Package http is Membrane's HTTP transport: it serves the GraphQL schema of
 // package graph over HTTP, server-sent events and WebSockets. It owns the
 // routing (NewHandler: GraphiQL at /, GraphQL at /graphql, /healthz,
-// /readyz) and every middleware a request passes, outermost first:
+// /readyz, the Neo4j Browser kit under /browser/, browserkit.go) and every
+// middleware a request passes, outermost first:
 //
 //   - Observe (observe.go, requestid.go): request ids, access logs, HTTP
 //     metrics, trace propagation; OperationObserver counts and traces the

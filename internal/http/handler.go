@@ -34,8 +34,8 @@ type Pinger interface {
 // and styles at /assets/, embedded), the lineage explorer at /explorer/,
 // GraphQL at /graphql (authenticated by keys), the graph downloads
 // /graph.cyjs and /graph.graphml (authenticated alike), /healthz (the
-// process is up) and
-// /readyz (Neo4j answers). opts (at most one) configures it; without,
+// process is up), /readyz (Neo4j answers) and the Neo4j Browser kit under
+// /browser/. opts (at most one) configures it; without,
 // DefaultHandlerOptions.
 func NewHandler(r *graph.Resolver, db Pinger, keys *membrane.Keyring, log *slog.Logger, opts ...HandlerOptions) http.Handler {
 	o := DefaultHandlerOptions()
@@ -125,5 +125,10 @@ func NewHandler(r *graph.Resolver, db Pinger, keys *membrane.Keyring, log *slog.
 		}
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ready", "neo4j": "ok"})
 	})
-	return recoverPanics(bodyDeadline(o.ReadTimeout, cors(o.CORS, mux)))
+	// The Neo4j Browser kit (browserkit.go) is public and readable from any
+	// origin, whatever the API's CORS allows: it is routed past cors.
+	outer := http.NewServeMux()
+	outer.Handle("/browser/", browserKitHandler())
+	outer.Handle("/", cors(o.CORS, mux))
+	return recoverPanics(bodyDeadline(o.ReadTimeout, outer))
 }

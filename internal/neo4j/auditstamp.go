@@ -54,6 +54,11 @@ func (db *DB) sealRestamped(ctx context.Context, tx neo4j.ManagedTransaction, ro
 				props[k] = sealed
 			}
 		}
+		if _, ok := props["actorDetail"]; ok {
+			// The caption named the detail in clear: no longer.
+			props["caption"] = auditCaption(&membrane.AuditEntry{Action: membrane.AuditAction(str(p["action"])),
+				Actor: str(p["actor"]), Timestamp: tm(p["at"])}, "")
+		}
 		if len(props) > 0 {
 			out = append(out, map[string]any{"id": id, "props": props})
 		}

@@ -221,6 +221,12 @@ func (db *DB) Migrate(ctx context.Context) error {
 	if err := db.once(ctx, "superseded_status"); err != nil {
 		return fmt.Errorf("give superseded records their status: %w", err)
 	}
+	if err := db.once(ctx, "bookkeeping_labels"); err != nil {
+		return fmt.Errorf("label bookkeeping nodes: %w", err)
+	}
+	if err := db.backfillCaptions(ctx); err != nil {
+		return fmt.Errorf("backfill captions: %w", err)
+	}
 	if err := db.once(ctx, "sealed_plan_steps"); err != nil {
 		return fmt.Errorf("drop the plan steps of sealed plans: %w", err)
 	}
@@ -251,6 +257,34 @@ func (db *DB) once(ctx context.Context, name string) error {
 		return err
 	}
 	return db.recordMigration(ctx, name)
+}
+
+// backfillCaptions gives the records and audit entries written before
+// captions existed theirs, once (caption_records, caption_audits).
+func (db *DB) backfillCaptions(ctx context.Context) error {
+	for _, name := range []string{"caption_records", "caption_audits"} {
+		done, err := db.migrationDone(ctx, name)
+		if err != nil {
+			return err
+		}
+		if done {
+			continue
+		}
+		if err := db.captionsIn(ctx, name, nil); err != nil {
+			return err
+		}
+		if err := db.recordMigration(ctx, name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// captionsIn runs the caption backfill name over the nodes of scopes (nil:
+// all).
+func (db *DB) captionsIn(ctx context.Context, name string, scopes []string) error {
+	_, err := autocommit(ctx, db, cypher.Must(name), map[string]any{"scopes": scopes})
+	return err
 }
 
 // migrationDone reports whether a Migration node says the one-time data

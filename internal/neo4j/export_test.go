@@ -50,3 +50,14 @@ func (db *DB) RepairSealingIn(ctx context.Context, level int, scopes []string) (
 // MapError exposes mapError, so that a table test classifies real server
 // errors with it.
 var MapError = mapError
+
+// CaptionsIn runs the caption backfills (records, then audit entries) over
+// the nodes of scopes only (the test database is shared).
+func (db *DB) CaptionsIn(ctx context.Context, scopes []string) error {
+	for _, name := range []string{"caption_records", "caption_audits"} {
+		if err := db.captionsIn(ctx, name, scopes); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -70,6 +70,7 @@ func plainProps(r *membrane.Record) (map[string]any, error) {
 		"payload":             string(payload),
 		"contestEvidence":     nonNil(r.ContestEvidence),
 		"name":                membrane.DisplayName(r),
+		"caption":             membrane.DisplayName(r),
 		"searchTerms":         membrane.IndexDocument(r.Scope, membrane.SearchTerms(r.Payload)),
 		"searchTermsVersion":  int64(membrane.AnalysisVersion),
 	}
@@ -155,6 +156,7 @@ func (db *DB) auditProps(a *membrane.AuditEntry, sens membrane.Sensitivity) (map
 		return nil, err
 	}
 	if db.sealer.Required(sens) {
+		p["caption"] = auditCaption(a, "") // the detail is sealed
 		for _, k := range []string{"rationale", "previous", "actorDetail"} {
 			if s, ok := p[k].(string); ok && s != "" {
 				if p[k], err = db.sealer.Seal([]byte(s), a.ID+"/"+k); err != nil {
@@ -175,6 +177,7 @@ func plainAuditProps(a *membrane.AuditEntry) (map[string]any, error) {
 		"actorDetail": a.ActorDetail,
 		"at":          a.Timestamp.UTC(),
 		"rationale":   a.Rationale,
+		"caption":     auditCaption(a, a.ActorDetail),
 	}
 	// Parallel lists, in clear: ids, roles and predicates are no more than
 	// the graph's edges show; the level and scope copies let gating hide
@@ -218,6 +221,25 @@ func plainAuditProps(a *membrane.AuditEntry) (map[string]any, error) {
 		p["previous"] = string(b)
 	}
 	return p, nil
+}
+
+// sealedCaption is the caption of a sealed record's node: its type and id
+// only (caption_records writes the same for records stored before captions).
+func sealedCaption(r *membrane.Record) string { return string(r.Type) + " " + r.ID }
+
+// auditCaption is the caption of an audit entry's node in Neo4j Browser:
+// what happened, who did it (the principal, and the detail it gave, such as
+// the agent's name, when that is stored in clear) and when, to the second:
+// "supersede by dev (agent-1) at 2026-05-01T10:00:00Z". Never the
+// rationale nor a referenced record's id, which may name a record a Browser
+// user should not learn of (caption_audits writes the same for entries
+// stored before captions).
+func auditCaption(a *membrane.AuditEntry, detail string) string {
+	by := a.Actor
+	if detail != "" {
+		by += " (" + detail + ")"
+	}
+	return string(a.Action) + " by " + by + " at " + a.Timestamp.UTC().Truncate(time.Second).Format(time.RFC3339)
 }
 
 // readAudit is auditFromProps for read paths: an entry whose sealed values
@@ -422,6 +444,11 @@ func (db *DB) seal(r *membrane.Record, p map[string]any) error {
 	}
 	if _, ok := p["name"]; ok {
 		p["name"] = string(r.Type) + " (encrypted)"
+	}
+	if _, ok := p["caption"]; ok {
+		// Browser's caption (docs/data-model.md): the type and id, which
+		// the node shows in clear anyway, nothing of the sealed text.
+		p["caption"] = sealedCaption(r)
 	}
 	if _, ok := p["searchTerms"]; ok {
 		// No plaintext terms: a sealed record's terms would spell out its

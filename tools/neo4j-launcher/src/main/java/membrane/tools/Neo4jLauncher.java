@@ -23,6 +23,7 @@ import org.neo4j.internal.helpers.HostnamePort;
 import org.neo4j.kernel.internal.GraphDatabaseAPI;
 import org.neo4j.logging.Level;
 import org.neo4j.logging.log4j.Log4jLogProvider;
+import org.neo4j.server.configuration.ServerSettings;
 
 /**
  * Runs a persistent Neo4j 5.26 community DBMS in this JVM for local development and tests
@@ -80,6 +81,11 @@ public final class Neo4jLauncher {
                 .setConfig(HttpConnector.advertised_address, new SocketAddress(host, http ? httpPort : 0))
                 .setConfig(HttpsConnector.enabled, false)
                 .setConfig(GraphDatabaseSettings.auth_enabled, false)
+                // Browser's :style and :play fetch only from these hosts: Membrane's Browser kit
+                // (http://127.0.0.1:8080/browser/) is on 127.0.0.1, which the default lacks.
+                // Browser 5 calls the setting ..._allowlist; the 5.26 server reads this name.
+                .setConfig(ServerSettings.browser_remote_content_hostname_whitelist,
+                        "guides.neo4j.com,localhost,127.0.0.1")
                 // Single instance: no server-side routing connector (would bind :7688).
                 .setConfig(GraphDatabaseSettings.routing_enabled, false)
                 .setConfig(GraphDatabaseSettings.udc_enabled, false)
