@@ -47,7 +47,7 @@ func newBenchClient(b *testing.B) *benchClient {
 	return &benchClient{url: c.url, key: c.key}
 }
 
-// newProductionClient is newClient with the server set up as server.go
+// newProductionClient is newClient with the server set up as internal/app
 // does: it runs the change feed, and every commit wakes its sequencer, so
 // benchmarks pay for numbering audit entries.
 func newProductionClient(b *testing.B) *client {

@@ -183,7 +183,7 @@ func TestDeleteRecordAPI(t *testing.T) {
 		map[string]any{"id": manual}, &out)
 	d := out.DeleteRecord
 	if d.RecordID != manual || d.Action != "DELETE" || d.Actor != "user-admin" || d.Rationale != "deleted by an admin: retired service" ||
-		len(d.RemovedEdges) != 1 || d.RemovedEdges[0] != "MENTIONS<-"+never || d.Previous["type"] != "entity" {
+		len(d.RemovedEdges) != 1 || d.RemovedEdges[0] != "MENTIONS<-"+never || d.Previous["type"] != "ENTITY" {
 		t.Fatalf("tombstone = %+v", d)
 	}
 	cl.fail("NOT_FOUND", `query($id: ID!) { record(id: $id) { id } }`, map[string]any{"id": manual})

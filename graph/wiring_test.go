@@ -10,7 +10,7 @@ import (
 	"github.com/membrane/membrane/internal/neo4j"
 )
 
-// wiring is what a test server's resolver is built from, as server.go
+// wiring is what a test server's resolver is built from, as internal/app
 // builds it: the services' stores and options, and the change feed. Setups
 // change it before the server starts (to add optional stores such as
 // deletes or metrics, an embedder, or the feed).

@@ -39,6 +39,11 @@ func newAssetServer(fsys fs.FS) *assetServer {
 		if err != nil || d.IsDir() {
 			return err
 		}
+		if strings.HasSuffix(path, ".html") {
+			// A page is served only at its own route, with its own
+			// headers (the explorer's policy) and off switch.
+			return nil
+		}
 		content, err := fs.ReadFile(fsys, path)
 		if err != nil {
 			return err

@@ -154,7 +154,7 @@ func authenticateInit(keys *membrane.Keyring, limits *principalLimits) transport
 		// HTTP request is when it arrives.
 		if ok, wait := limits.allow(t.Principal); !ok {
 			return transport.WithWebsocketCloseCode(ctx, closeRateLimited), nil,
-				fmt.Errorf("%s: too many requests: retry after %d s", membrane.ERATELIMITED, wait)
+				fmt.Errorf("%s: too many requests: retry after %d s", graph.Code(membrane.ERATELIMITED), wait)
 		}
 		return membrane.NewContextWithTrust(ctx, t), nil, nil
 	}

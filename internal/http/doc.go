@@ -1,7 +1,10 @@
 // Package http is Membrane's HTTP transport: it serves the GraphQL schema of
 // package graph over HTTP, server-sent events and WebSockets. It owns the
-// routing (NewHandler: GraphiQL at /, GraphQL at /graphql, /healthz,
-// /readyz, the Neo4j Browser kit under /browser/, browserkit.go) and every
+// routing (NewHandler: GraphiQL at / with its embedded assets under
+// /assets/, the lineage explorer at /explorer/, GraphQL at /graphql, the
+// graph downloads /graph.cyjs and /graph.graphml (graphexport.go),
+// /healthz, /readyz, the Neo4j Browser kit under /browser/, browserkit.go)
+// and every
 // middleware a request passes, outermost first:
 //
 //   - Observe (observe.go, requestid.go): request ids, access logs, HTTP

@@ -46,6 +46,8 @@ func TestExplorerServed(t *testing.T) {
 		{http.MethodGet, "/explorer/explorer.js"},
 		{http.MethodPost, "/explorer/"},
 		{http.MethodGet, "/"},
+		// The page only at its own route, with its policy: never as an asset.
+		{http.MethodGet, "/assets/explorer/index.html"},
 	}
 	graphiQL := want{status: http.StatusOK}
 	tests := []struct {
@@ -53,10 +55,10 @@ func TestExplorerServed(t *testing.T) {
 		explorer, graphiql bool
 		want               []want // by request
 	}{
-		{"on", true, true, []want{page, script, style, cytoscape, redirect, notFound, notAllowed, graphiQL}},
-		{"off", false, true, []want{notFound, {status: http.StatusOK}, {status: http.StatusOK}, {status: http.StatusOK}, notFound, notFound, notFound, graphiQL}},
-		{"on without GraphiQL", true, false, []want{page, script, style, cytoscape, redirect, notFound, notAllowed, notFound}},
-		{"both off", false, false, []want{notFound, notFound, notFound, notFound, notFound, notFound, notFound, notFound}},
+		{"on", true, true, []want{page, script, style, cytoscape, redirect, notFound, notAllowed, graphiQL, notFound}},
+		{"off", false, true, []want{notFound, {status: http.StatusOK}, {status: http.StatusOK}, {status: http.StatusOK}, notFound, notFound, notFound, graphiQL, notFound}},
+		{"on without GraphiQL", true, false, []want{page, script, style, cytoscape, redirect, notFound, notAllowed, notFound, notFound}},
+		{"both off", false, false, []want{notFound, notFound, notFound, notFound, notFound, notFound, notFound, notFound, notFound}},
 	}
 	// No redirects followed: the redirect itself is checked.
 	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}

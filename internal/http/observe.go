@@ -106,6 +106,11 @@ func route(path string) string {
 		return path[1:]
 	case "/":
 		return "graphiql"
+	case PathGraphCytoscape, PathGraphML:
+		return "graph_download"
+	}
+	if strings.HasPrefix(path, "/browser/") {
+		return "browser_kit"
 	}
 	if path == "/explorer" || strings.HasPrefix(path, "/explorer/") {
 		return "explorer"

@@ -70,7 +70,7 @@ type observed struct {
 	spans   *tracetest.InMemoryExporter
 }
 
-// newObserved serves the API as server.go does, observed; setups configure
+// newObserved serves the API as internal/app does, observed; setups configure
 // the resolver (optional services such as the change feed).
 func newObserved(t *testing.T, traced bool, setups ...func(*wiring)) *observed {
 	t.Helper()
@@ -172,6 +172,18 @@ func TestMetricsMoveWithRequests(t *testing.T) {
 	if resp := anon.raw(`{ __typename }`, nil); resp.status != http.StatusUnauthorized {
 		t.Fatalf("without a key: %d", resp.status)
 	}
+	// The other routes count under their own handler, not "other".
+	for path, status := range map[string]int{"/graph.cyjs?roots=x": http.StatusUnauthorized, "/browser/style.grass": http.StatusOK} {
+		resp, err := http.Get(o.client.url + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != status {
+			t.Fatalf("GET %s: %d, want %d", path, resp.StatusCode, status)
+		}
+	}
 
 	got := o.scrape()
 	tests := []struct {
@@ -187,6 +199,8 @@ func TestMetricsMoveWithRequests(t *testing.T) {
 		{`membrane_graphql_errors_total{code="GRAPHQL_PARSE_FAILED"}`, 1},
 		{`membrane_http_responses_total{code="200",handler="graphql"}`, 4},
 		{`membrane_http_responses_total{code="401",handler="graphql"}`, 1},
+		{`membrane_http_responses_total{code="401",handler="graph_download"}`, 1},
+		{`membrane_http_responses_total{code="200",handler="browser_kit"}`, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.series, func(t *testing.T) {

@@ -28,7 +28,7 @@ func TestSlowBodyIsCut(t *testing.T) {
 	opts := membranehttp.DefaultHandlerOptions()
 	opts.ReadTimeout = readTimeout
 	c := newClientOpts(t, opts)
-	// The same handler served as server.go serves it: observed, through
+	// The same handler served as internal/app serves it: observed, through
 	// the recorder that wraps every response writer.
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	w := newWiring(c.db, log)

@@ -332,7 +332,7 @@ func TestWebSocketOrigins(t *testing.T) {
 }
 
 // TestSubscriptionMetrics: the real subscriptions, served through the
-// observed handler as server.go serves them, show in the active
+// observed handler as internal/app serves them, show in the active
 // subscriptions gauge while they stream and leave it when they end.
 func TestSubscriptionMetrics(t *testing.T) {
 	setup, hub := withFeed(t)

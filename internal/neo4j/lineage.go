@@ -198,6 +198,10 @@ func (db *DB) Lineage(ctx context.Context, id string, q membrane.LineageQuery) (
 // as the request may see them.
 func (db *DB) graphOf(ctx context.Context, nodes, edges any) (*membrane.Lineage, error) {
 	g := &membrane.Lineage{}
+	// Edges only among the nodes the request sees: the statements gate
+	// what they traverse, and this keeps an edge from naming a record the
+	// view below drops, should the two ever disagree.
+	shown := map[string]bool{}
 	ns, _ := nodes.([]any)
 	for _, n := range ns {
 		m, _ := n.(map[string]any)
@@ -210,10 +214,14 @@ func (db *DB) graphOf(ctx context.Context, nodes, edges any) (*membrane.Lineage,
 			continue
 		}
 		g.Nodes = append(g.Nodes, &membrane.LineageNode{Record: rec, Depth: int(integer(m["depth"]))})
+		shown[rec.ID] = true
 	}
 	es, _ := edges.([]any)
 	for _, e := range es {
 		m, _ := e.(map[string]any)
+		if !shown[str(m["from"])] || !shown[str(m["to"])] {
+			continue
+		}
 		g.Edges = append(g.Edges, &membrane.Relation{
 			Predicate: membrane.PredicateOfRelType(str(m["type"])), SourceID: str(m["from"]), TargetID: str(m["to"]),
 			Weight: float(m["weight"]), CreatedAt: tm(m["createdAt"]), Actor: str(m["actor"]),
