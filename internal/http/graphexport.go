@@ -12,6 +12,7 @@ import (
 
 	"github.com/membrane/membrane/graph"
 	"github.com/membrane/membrane/internal/membrane"
+	"github.com/vektah/gqlparser/v2/gqlerror"
 )
 
 // The graph downloads: the graph query's answer as a file a dashboard or a
@@ -143,23 +144,16 @@ var serviceStatus = map[string]int{
 	membrane.EUNAVAILABLE:  http.StatusServiceUnavailable,
 }
 
-// writeServiceError answers with a service error as /graphql presents it
-// (graph.PresentError): its code and message, the message of an error
-// that is not a membrane.Error being "Internal error.", which is logged.
+// writeServiceError answers with a service error exactly as /graphql
+// presents it (graph.PresentError: the public code and caller-safe
+// message, internal errors logged, a client that hung up not counted as a
+// failure), with the HTTP status of its code.
 func writeServiceError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
-	code := membrane.ErrorCode(err)
-	status, ok := serviceStatus[code]
+	status, ok := serviceStatus[membrane.ErrorCode(err)]
 	if !ok {
 		status = http.StatusInternalServerError
 	}
-	if code == membrane.EINTERNAL || code == membrane.EUNAVAILABLE || code == membrane.EUNKNOWN {
-		log.ErrorContext(r.Context(), "request failed", "code", code, "err", err, "path", r.URL.Path)
-	}
-	ext := map[string]any{"code": graph.Code(code)}
-	if fields := membrane.ErrorFields(err); len(fields) > 0 {
-		ext["fields"] = fields
-	}
-	writeJSON(w, status, map[string]any{"errors": []map[string]any{{"message": membrane.ErrorMessage(err), "extensions": ext}}})
+	writeJSON(w, status, map[string]any{"errors": []*gqlerror.Error{graph.PresentError(log)(r.Context(), err)}})
 }
 
 // enumValue is a domain value as the schema spells it (plan_graph:
