@@ -36,12 +36,13 @@ const MaxListedAuditPage = 20
 
 // NewCostedSchema returns the executable schema of r with Membrane's cost
 // model: the list fields costed by what they may return (setComplexity)
-// and root fields by their base cost (costRoots). The transport serves
-// this schema.
+// and root fields by their base cost (costRoots); its queries and
+// mutations resolve the batch fields of records that list elements hold
+// once per list (siblingSchema). The transport serves this schema.
 func NewCostedSchema(r *Resolver) graphql.ExecutableSchema {
 	cfg := Config{Resolvers: r}
 	setComplexity(&cfg.Complexity)
-	return costRoots(NewExecutableSchema(cfg))
+	return siblingSchema{costRoots(NewExecutableSchema(cfg))}
 }
 
 // rootCosted is the executable schema with the base cost of root fields

@@ -32,20 +32,23 @@ func ids(objs []*membrane.Record) []string {
 	return out
 }
 
-// neighbors loads the neighbours of a batch of records.
+// neighbors loads the neighbours of a batch of records (and of their
+// siblings, see siblingLoad).
 func (r *Resolver) neighbors(ctx context.Context, objs []*membrane.Record, q membrane.NeighborQuery) (map[string][]*membrane.Neighbor, error) {
-	out := map[string][]*membrane.Neighbor{}
-	for _, group := range asOfGroups(objs) {
-		q.AsOf = group[0].AsOf
-		got, err := r.Services.Read.Neighbors(ctx, ids(group), q)
-		if err != nil {
-			return nil, err
+	return siblingLoad(ctx, objs, func(objs []*membrane.Record) (map[string][]*membrane.Neighbor, error) {
+		out := map[string][]*membrane.Neighbor{}
+		for _, group := range asOfGroups(objs) {
+			q.AsOf = group[0].AsOf
+			got, err := r.Services.Read.Neighbors(ctx, ids(group), q)
+			if err != nil {
+				return nil, err
+			}
+			for id, ns := range got {
+				out[id] = ns
+			}
 		}
-		for id, ns := range got {
-			out[id] = ns
-		}
-	}
-	return out, nil
+		return out, nil
+	})
 }
 
 // related returns, per record, its neighbours over one lineage predicate.
@@ -72,15 +75,21 @@ func (r *Resolver) related(ctx context.Context, objs []*membrane.Record, p membr
 
 // chains returns each record's supersede chain, oldest first.
 func (r *Resolver) chains(ctx context.Context, objs []*membrane.Record) ([][]*membrane.Record, error) {
-	byID := map[string][]*membrane.Record{}
-	for _, group := range asOfGroups(objs) {
-		got, err := r.Services.Read.SupersedeChains(ctx, ids(group), group[0].AsOf)
-		if err != nil {
-			return nil, err
+	byID, err := siblingLoad(ctx, objs, func(objs []*membrane.Record) (map[string][]*membrane.Record, error) {
+		byID := map[string][]*membrane.Record{}
+		for _, group := range asOfGroups(objs) {
+			got, err := r.Services.Read.SupersedeChains(ctx, ids(group), group[0].AsOf)
+			if err != nil {
+				return nil, err
+			}
+			for id, chain := range got {
+				byID[id] = chain
+			}
 		}
-		for id, chain := range got {
-			byID[id] = chain
-		}
+		return byID, nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	out := make([][]*membrane.Record, len(objs))
 	for i, o := range objs {

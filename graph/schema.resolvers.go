@@ -99,7 +99,25 @@ func (r *queryResolver) AuditLog(ctx context.Context, filter *membrane.AuditFilt
 
 // Provenance is the batch resolver for the provenance field.
 func (r *recordResolver) Provenance(ctx context.Context, objs []*membrane.Record) ([]*membrane.Provenance, error) {
-	return r.Services.Read.Provenance(ctx, objs)
+	byID, err := siblingLoad(ctx, objs, func(objs []*membrane.Record) (map[string]*membrane.Provenance, error) {
+		ps, err := r.Services.Read.Provenance(ctx, objs)
+		if err != nil {
+			return nil, err
+		}
+		byID := make(map[string]*membrane.Provenance, len(objs))
+		for i, o := range objs {
+			byID[o.ID] = ps[i]
+		}
+		return byID, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*membrane.Provenance, len(objs))
+	for i, o := range objs {
+		out[i] = byID[o.ID]
+	}
+	return out, nil
 }
 
 // AuditLog is the batch resolver for the auditLog field.
@@ -115,7 +133,9 @@ func (r *recordResolver) AuditLog(ctx context.Context, objs []*membrane.Record, 
 	if len(objs) > 1 || listed(ctx) {
 		page.First = min(page.First, MaxListedAuditPage)
 	}
-	pages, err := r.Services.Read.AuditPages(ctx, ids(objs), o, page)
+	pages, err := siblingLoad(ctx, objs, func(objs []*membrane.Record) (map[string]*membrane.AuditPage, error) {
+		return r.Services.Read.AuditPages(ctx, ids(objs), o, page)
+	})
 	if err != nil {
 		return nil, err
 	}
