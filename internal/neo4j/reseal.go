@@ -13,7 +13,11 @@ import (
 // the blind terms computed under keyID with the active key's), in
 // batches of one transaction each, and returns how many records and audit
 // entries it rewrote. Run it after rotating keys; once it reports nothing
-// left, keyID can be removed from the configuration.
+// left, keyID can be removed from the configuration. It returns once the
+// eventually consistent search indexes hold what it rewrote: a server
+// started after it with the new key alone finds every sealed entity by its
+// blind names at once (before, a capture right after a reseal could miss
+// one and create it again).
 func (db *DB) Reseal(ctx context.Context, keyID string) (records, audits int, err error) {
 	if keyID == db.sealer.Active() {
 		return 0, 0, membrane.Errorf(membrane.EINVALID, "key %q is the active key; reseal retires an older key", keyID)
@@ -85,6 +89,11 @@ func (db *DB) Reseal(ctx context.Context, keyID string) (records, audits int, er
 		}
 		if audits += n; n < batch {
 			break
+		}
+	}
+	if records > 0 {
+		if err := db.AwaitSearchIndexes(ctx); err != nil {
+			return records, audits, err
 		}
 	}
 	return records, audits, nil
