@@ -227,6 +227,9 @@ func (db *DB) Migrate(ctx context.Context) error {
 	if err := db.backfillCaptions(ctx); err != nil {
 		return fmt.Errorf("backfill captions: %w", err)
 	}
+	if err := db.backfillObjectTypes(ctx); err != nil {
+		return fmt.Errorf("restore semantic object types: %w", err)
+	}
 	if err := db.once(ctx, "sealed_plan_steps"); err != nil {
 		return fmt.Errorf("drop the plan steps of sealed plans: %w", err)
 	}
