@@ -26,7 +26,8 @@ const chainLength = 100
 // record: the page asks for the key; draws a supersede chain 100 deep
 // with every edge; the asOf slider redraws the graph as it was; a
 // supersede made through the API while the page is open appears without a
-// reload; a record above the key's ceiling shows as redacted, with none
+// reload; the audit timeline lists the open record's entries (its creation
+// and its supersede, naming the successor), the live one included; a record above the key's ceiling shows as redacted, with none
 // of its payload on the page. Every script and style came from the
 // server, and no request left the machine (the harness fails the test
 // otherwise). Screenshots of each step are kept.
@@ -56,8 +57,12 @@ func TestExplorer(t *testing.T) {
 	}
 	first := create(semantic("size-0", "LOW"))
 	head := first
+	var second string // first's successor, named by its audit timeline
 	for i := 1; i <= chainLength; i++ {
 		head = supersede(head, fmt.Sprintf("size-%d", i))
+		if i == 1 {
+			second = head
+		}
 	}
 
 	b := browsertest.New(t)
@@ -86,6 +91,26 @@ func TestExplorer(t *testing.T) {
 	}
 	if got := browsertest.Eval[string](b, fmt.Sprintf(`membraneExplorer.cy().getElementById(%q).data("status")`, head)); got != "ACTIVE" {
 		t.Fatalf("head drawn with status %q", got)
+	}
+	// The audit timeline of the record opened: its entries, oldest first,
+	// read from auditLog: the creation, then the supersede naming its
+	// successor.
+	timeline := func(what string, id string, want ...string) {
+		t.Helper()
+		actions := make([]string, len(want))
+		for i, a := range want {
+			actions[i] = fmt.Sprintf("%q", a)
+		}
+		b.WaitFor(what, fmt.Sprintf(`membraneExplorer.state.selectedId === %q &&
+			JSON.stringify([...document.querySelectorAll("#timeline li")].map((li) => li.dataset.action)) === %q`,
+			id, "["+strings.Join(actions, ",")+"]"))
+	}
+	timeline("the first record's CREATE and SUPERSEDE", first, "CREATE", "SUPERSEDE")
+	if got := b.Text(`#timeline li[data-action="SUPERSEDE"]`); !strings.Contains(got, "SUPERSEDED_BY "+second) {
+		t.Fatalf("the supersede entry reads %q, want it to name the successor %s", got, second)
+	}
+	if got := b.Text(`#timeline li[data-action="CREATE"]`); !strings.Contains(got, "CREATE by ") {
+		t.Fatalf("the create entry reads %q", got)
 	}
 	b.Screenshot("lineage-100")
 
@@ -117,6 +142,9 @@ func TestExplorer(t *testing.T) {
 	if !browsertest.Eval[bool](b, `window.notReloaded === true`) {
 		t.Fatal("the page reloaded")
 	}
+	// The open record's timeline follows: its supersede, live too.
+	timeline("the head's live SUPERSEDE entry", head, "CREATE", "SUPERSEDE")
+	b.WaitText(`#timeline li[data-action="SUPERSEDE"]`, "SUPERSEDED_BY "+newHead)
 	b.Screenshot("live-supersede")
 
 	// Redacted: a HYPER record related to a LOW one, seen by a key whose
