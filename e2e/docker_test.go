@@ -14,8 +14,11 @@ import (
 // TestDockerRoute checks, by reading them, what the Docker route relies on:
 // there is no Docker engine in CI to build or run them. docker-compose.yml
 // runs Neo4j 5.26 community with a volume and a healthcheck, and starts
-// membrane only once Neo4j is healthy, wired to it; the Dockerfile is
-// multi-stage, builds a static binary and runs it as a non-root user.
+// membrane only once Neo4j is healthy, wired to it, with a healthcheck of
+// its own (the binary probing /readyz: the image has no shell or curl);
+// the Dockerfile is multi-stage, builds a static binary and runs it as a
+// non-root user; .dockerignore keeps local data and build output out of
+// the build context.
 func TestDockerRoute(t *testing.T) {
 	t.Run("compose", func(t *testing.T) {
 		b, err := os.ReadFile(filepath.Join(repoRoot, "docker-compose.yml"))
@@ -87,6 +90,14 @@ func TestDockerRoute(t *testing.T) {
 		if !slices.ContainsFunc(m.Ports, func(p string) bool { return strings.HasSuffix(p, ":8080") }) {
 			t.Errorf("membrane ports %v: want 8080 published", m.Ports)
 		}
+		// The image is distroless: the probe is the binary's own
+		// healthcheck subcommand (exec form, no shell), asking the port the
+		// server listens on for readiness.
+		_, port, _ := strings.Cut(m.Environment["MEMBRANE_LISTEN"], ":")
+		wantProbe := []string{"CMD", "/membrane", "healthcheck", "-url", "http://127.0.0.1:" + port + "/readyz"}
+		if h := m.Healthcheck; h == nil || !slices.Equal(h.Test, wantProbe) || h.Retries == 0 || h.Interval == "" {
+			t.Errorf("membrane healthcheck %+v: want test %q with an interval and retries", h, wantProbe)
+		}
 	})
 
 	t.Run("Dockerfile", func(t *testing.T) {
@@ -157,8 +168,10 @@ func TestDockerRoute(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Local Neo4j data (and the dev encryption key kept beside it) must
-		// not be sent to the Docker daemon as build context.
-		for _, want := range []string{".neo4j", ".git"} {
+		// not be sent to the Docker daemon as build context, nor local
+		// binaries (scripts/run.sh builds into bin/), which the image
+		// builds itself.
+		for _, want := range []string{".neo4j", ".git", "bin"} {
 			if !slices.ContainsFunc(strings.Fields(string(b)), func(l string) bool { return strings.Trim(l, "/") == want }) {
 				t.Errorf(".dockerignore does not exclude %s", want)
 			}
