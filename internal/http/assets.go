@@ -7,6 +7,8 @@ import (
 	"encoding/hex"
 	"io/fs"
 	"net/http"
+	"path"
+	"slices"
 	"strings"
 	"time"
 )
@@ -31,13 +33,19 @@ type assetServer struct {
 	files map[string]asset
 }
 
-// newAssetServer reads every file of fsys once: the tree is embedded in
-// the binary, small, and never changes while the process runs.
-func newAssetServer(fsys fs.FS) *assetServer {
+// newAssetServer reads the files of fsys below the folders dirs (each
+// ending in "/") once: the tree is embedded in the binary, small, and
+// never changes while the process runs. dirs are the folders of the pages
+// served (pageAssetDirs), so a page switched off leaves none of its
+// files, nor its libraries, reachable.
+func newAssetServer(fsys fs.FS, dirs []string) *assetServer {
 	s := &assetServer{files: map[string]asset{}}
 	err := fs.WalkDir(fsys, ".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
+		}
+		if !slices.ContainsFunc(dirs, func(dir string) bool { return strings.HasPrefix(path, dir) }) {
+			return nil
 		}
 		if strings.HasSuffix(path, ".html") {
 			// A page is served only at its own route, with its own
@@ -96,4 +104,17 @@ func (s *assetServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// ServeContent sets the type from the extension and answers
 	// If-None-Match (304) and ranges.
 	http.ServeContent(w, r, name, time.Time{}, bytes.NewReader(a.content))
+}
+
+// pageAssetDirs returns the folders below assetsPrefix of the files page
+// loads (e.g. "vendor/cytoscape-3.34.4/" for /assets/vendor/cytoscape-3.34.4/cytoscape.min.js),
+// sorted, each once: what the asset server serves for that page, the
+// licence beside a library included.
+func pageAssetDirs(files ...string) []string {
+	var dirs []string
+	for _, f := range files {
+		dirs = append(dirs, path.Dir(strings.TrimPrefix(f, assetsPrefix))+"/")
+	}
+	slices.Sort(dirs)
+	return slices.Compact(dirs)
 }

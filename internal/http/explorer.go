@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io/fs"
 	"net/http"
+	"regexp"
 	"time"
 )
 
@@ -11,6 +12,27 @@ import (
 // explorer/index.html); its script and stylesheet, and the vendored
 // Cytoscape.js, are assets below assetsPrefix.
 const explorerPage = "explorer/index.html"
+
+// explorerAssetRef is how the page names a file it loads: src or href
+// below assetsPrefix (package web's TestExplorerReferencesOnlyEmbeddedFiles
+// checks that it names no other).
+var explorerAssetRef = regexp.MustCompile(`(?:src|href)="(` + assetsPrefix + `[^"]+)"`)
+
+// explorerAssetDirs returns the asset folders of the files the explorer's
+// page in fsys loads: read from the page, so that a new Cytoscape.js
+// version is a change to the page alone.
+func explorerAssetDirs(fsys fs.FS) []string {
+	page, err := fs.ReadFile(fsys, explorerPage)
+	if err != nil {
+		// The page is embedded: failing to read it is a broken build.
+		panic("explorer: " + err.Error())
+	}
+	var files []string
+	for _, m := range explorerAssetRef.FindAllStringSubmatch(string(page), -1) {
+		files = append(files, m[1])
+	}
+	return pageAssetDirs(files...)
+}
 
 // ExplorerContentSecurityPolicy is sent with the explorer's page: scripts,
 // styles, images and connections from the server's own origin only, so

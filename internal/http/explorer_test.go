@@ -15,7 +15,9 @@ import (
 // script, stylesheet and Cytoscape.js below /assets/ with their content
 // types; /explorer redirects to the page; nothing else is served under it.
 // The explorer option decides, apart from GraphiQL's: off, none of it is
-// served; on with GraphiQL off, the page and its assets still are.
+// served, its script, stylesheet and Cytoscape.js included while
+// GraphiQL's assets are (they were all served then); on with GraphiQL
+// off, the page and its assets still are, GraphiQL's not.
 func TestExplorerServed(t *testing.T) {
 	embedded := func(name string) []byte {
 		b, err := fs.ReadFile(web.FS, name)
@@ -48,17 +50,21 @@ func TestExplorerServed(t *testing.T) {
 		{http.MethodGet, "/"},
 		// The page only at its own route, with its policy: never as an asset.
 		{http.MethodGet, "/assets/explorer/index.html"},
+		// A library's licence is served with it; GraphiQL's script with GraphiQL.
+		{http.MethodGet, "/assets/vendor/cytoscape-3.34.4/LICENSE"},
+		{http.MethodGet, "/assets/vendor/graphiql-4.1.2/graphiql.min.js"},
 	}
 	graphiQL := want{status: http.StatusOK}
+	licence := want{status: http.StatusOK}
 	tests := []struct {
 		name               string
 		explorer, graphiql bool
 		want               []want // by request
 	}{
-		{"on", true, true, []want{page, script, style, cytoscape, redirect, notFound, notAllowed, graphiQL, notFound}},
-		{"off", false, true, []want{notFound, {status: http.StatusOK}, {status: http.StatusOK}, {status: http.StatusOK}, notFound, notFound, notFound, graphiQL, notFound}},
-		{"on without GraphiQL", true, false, []want{page, script, style, cytoscape, redirect, notFound, notAllowed, notFound, notFound}},
-		{"both off", false, false, []want{notFound, notFound, notFound, notFound, notFound, notFound, notFound, notFound, notFound}},
+		{"on", true, true, []want{page, script, style, cytoscape, redirect, notFound, notAllowed, graphiQL, notFound, licence, graphiQL}},
+		{"off", false, true, []want{notFound, notFound, notFound, notFound, notFound, notFound, notFound, graphiQL, notFound, notFound, graphiQL}},
+		{"on without GraphiQL", true, false, []want{page, script, style, cytoscape, redirect, notFound, notAllowed, notFound, notFound, licence, notFound}},
+		{"both off", false, false, []want{notFound, notFound, notFound, notFound, notFound, notFound, notFound, notFound, notFound, notFound, notFound}},
 	}
 	// No redirects followed: the redirect itself is checked.
 	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}

@@ -15,6 +15,9 @@ const (
 	reactDOMJS  = "vendor/react-dom-18.2.0/react-dom.production.min.js"
 )
 
+// graphiqlAssetDirs are the asset folders the GraphiQL page loads from.
+var graphiqlAssetDirs = pageAssetDirs(graphiqlJS, graphiqlCSS, reactJS, reactDOMJS)
+
 // graphiqlPage is gqlgen's GraphiQL page loading everything from the
 // server's own /assets/ instead of a CDN, so that it works without
 // internet access. Its state stays out of the URL (gqlgen's option would

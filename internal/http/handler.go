@@ -90,9 +90,17 @@ func NewHandler(r *graph.Resolver, db Pinger, keys *membrane.Keyring, log *slog.
 
 	mux := http.NewServeMux()
 	if o.GraphiQL || o.Explorer {
-		// The pages' scripts and styles (package web), only while a page
-		// that loads them is served.
-		assets := newAssetServer(web.FS)
+		// The pages' scripts and styles (package web), only those of the
+		// pages served: with the explorer off, its script and Cytoscape.js
+		// are 404 even while GraphiQL's are served, and the other way round.
+		var dirs []string
+		if o.GraphiQL {
+			dirs = append(dirs, graphiqlAssetDirs...)
+		}
+		if o.Explorer {
+			dirs = append(dirs, explorerAssetDirs(web.FS)...)
+		}
+		assets := newAssetServer(web.FS, dirs)
 		mux.Handle(assetsPrefix, assets)
 		if o.GraphiQL {
 			// Exactly "/": other unknown paths (a /metrics served elsewhere) are 404.
