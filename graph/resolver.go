@@ -13,8 +13,7 @@ import (
 type Resolver struct {
 	// Services are the application services (membrane.NewServices).
 	Services *membrane.Services
-	// Events reads the change feed; Feed serves it to subscriptions (nil:
-	// live updates off).
-	Events membrane.EventService
-	Feed   *feed.Hub
+	// Feed serves the change feed to subscriptions (nil: live updates
+	// off).
+	Feed *feed.Hub
 }
