@@ -11593,7 +11593,7 @@ func (ec *executionContext) _RelationConnection_edges(ctx context.Context, field
 			return ec.fieldContext_RelationConnection_edges(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Edges, nil
+			return obj.Edges(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*RelationEdge) graphql.Marshaler {
@@ -11607,7 +11607,7 @@ func (ec *executionContext) fieldContext_RelationConnection_edges(_ context.Cont
 	fc = &graphql.FieldContext{
 		Object:     "RelationConnection",
 		Field:      field,
-		IsMethod:   false,
+		IsMethod:   true,
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_RelationEdge(ctx, field)
@@ -11625,7 +11625,7 @@ func (ec *executionContext) _RelationConnection_pageInfo(ctx context.Context, fi
 			return ec.fieldContext_RelationConnection_pageInfo(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.PageInfo, nil
+			return obj.PageInfo(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *membrane.PageInfo) graphql.Marshaler {
@@ -11639,7 +11639,7 @@ func (ec *executionContext) fieldContext_RelationConnection_pageInfo(_ context.C
 	fc = &graphql.FieldContext{
 		Object:     "RelationConnection",
 		Field:      field,
-		IsMethod:   false,
+		IsMethod:   true,
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_PageInfo(ctx, field)

@@ -35,23 +35,7 @@ func (r *recordResolver) Relations(ctx context.Context, objs []*membrane.Record,
 	}
 	out := make([]*RelationConnection, len(objs))
 	for i, o := range objs {
-		ns := byID[o.ID]
-		conn := &RelationConnection{PageInfo: &membrane.PageInfo{}}
-		if len(ns) > page.First {
-			ns = ns[:page.First]
-			conn.PageInfo.HasNextPage = true
-		}
-		for _, n := range ns {
-			d := membrane.DirIn
-			if n.Outgoing {
-				d = membrane.DirOut
-			}
-			conn.Edges = append(conn.Edges, &RelationEdge{Cursor: n.Cursor, Node: n.Record, Relation: n.Relation, Direction: d})
-		}
-		if k := len(conn.Edges); k > 0 {
-			conn.PageInfo.StartCursor, conn.PageInfo.EndCursor = &conn.Edges[0].Cursor, &conn.Edges[k-1].Cursor
-		}
-		out[i] = conn
+		out[i] = newRelationConnection(byID[o.ID])
 	}
 	return out, nil
 }

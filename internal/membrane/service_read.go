@@ -114,15 +114,15 @@ func (s *ReadService) Graph(ctx context.Context, q ExportQuery) (*Lineage, error
 	return g, nil
 }
 
-// Neighbors returns, for each id, up to q.Page.First+1 neighbours, as of
+// Neighbors returns, for each id, the page q.Page of its neighbours, as of
 // q.AsOf.
-func (s *ReadService) Neighbors(ctx context.Context, ids []string, q NeighborQuery) (map[string][]*Neighbor, error) {
+func (s *ReadService) Neighbors(ctx context.Context, ids []string, q NeighborQuery) (map[string]*NeighborPage, error) {
 	out, err := s.lineages.Neighbors(ctx, ids, q)
 	if err != nil {
 		return nil, err
 	}
-	for _, ns := range out {
-		for _, n := range ns {
+	for _, page := range out {
+		for _, n := range page.Items {
 			n.Record.AsOf = q.AsOf
 		}
 	}
