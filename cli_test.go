@@ -11,14 +11,33 @@ import (
 	"testing"
 	"time"
 
+	"github.com/membrane/membrane/internal/app"
 	"github.com/membrane/membrane/internal/apptest"
 	"github.com/membrane/membrane/internal/membrane"
 )
 
+// cli runs the membrane command in-process (app.CLI, all that main does)
+// with args and stdin, in the test's environment, and returns its exit
+// status and output. A command that does not end within a generous bound
+// (it started serving) fails the test.
+func cli(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	done := make(chan int, 1)
+	go func() { done <- app.CLI(args, strings.NewReader(stdin), &out, &errOut) }()
+	select {
+	case code = <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("membrane %v did not end", args)
+	}
+	return code, out.String(), errOut.String()
+}
+
 // runCLI runs the membrane binary with args, stdin and env added to the
-// test's environment, and returns its exit status and output. A command
-// that does not end within a generous bound (it started serving) fails the
-// test.
+// test's environment, and returns its exit status and output: for what
+// needs a process of its own (TestUnreachableNeo4j: the server's exit on
+// an outage). A command that does not end within a generous bound (it
+// started serving) fails the test.
 func runCLI(t *testing.T, stdin string, env []string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -42,12 +61,14 @@ func runCLI(t *testing.T, stdin string, env []string, args ...string) (code int,
 	return code, out.String(), errOut.String()
 }
 
-// TestCLI runs the binary's subcommands as a new user would: help never
-// starts the server, hash-key refuses what it cannot hash, -h lists every
-// subcommand. A server that would start is pointed at a closed port so
-// that starting one fails the test rather than serving.
+// TestCLI runs the command's subcommands as a new user would (in-process,
+// as main runs them): help never starts the server, hash-key refuses what
+// it cannot hash, -h lists every subcommand. A server that would start is
+// pointed at a closed port so that starting one fails the test rather than
+// serving.
 func TestCLI(t *testing.T) {
 	closed := fmt.Sprintf("NEO4J_URI=bolt://127.0.0.1:%d", apptest.FreePort(t))
+	t.Setenv("NEO4J_URI", strings.TrimPrefix(closed, "NEO4J_URI="))
 	subcommands := []string{"hash-key", "reseal", "healthcheck", "version", "help"}
 	tests := []struct {
 		name       string
@@ -75,7 +96,7 @@ func TestCLI(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, stdout, stderr := runCLI(t, tt.stdin, []string{closed}, tt.args...)
+			code, stdout, stderr := cli(t, tt.stdin, tt.args...)
 			if code != tt.code {
 				t.Errorf("exit status %d, want %d (stdout %q stderr %q)", code, tt.code, stdout, stderr)
 			}
@@ -100,14 +121,15 @@ func TestCLI(t *testing.T) {
 }
 
 // TestHealthcheckCommand probes a running server as the compose
-// healthcheck does: ready is exit 0, a path that is not 200 is exit 1.
+// healthcheck does (the command in-process): ready is exit 0, a path that
+// is not 200 is exit 1.
 func TestHealthcheckCommand(t *testing.T) {
 	p := start(t, jobsOff...)
 	for _, tt := range []struct {
 		path string
 		code int
 	}{{"/readyz", 0}, {"/healthz", 0}, {"/no-such-probe", 1}} {
-		code, _, stderr := runCLI(t, "", nil, "healthcheck", "-url", "http://"+p.Addr+tt.path)
+		code, _, stderr := cli(t, "", "healthcheck", "-url", "http://"+p.Addr+tt.path)
 		if code != tt.code {
 			t.Errorf("healthcheck %s: exit status %d, want %d (%s)", tt.path, code, tt.code, stderr)
 		}

@@ -55,9 +55,7 @@ type (
 )
 
 // RelationEdge is a neighbour of a record, with the edge that links them.
-// Unlike the edges above it carries more than a node, and the relations
-// resolver builds its page from neighbour rows whose cursors the store has
-// already encoded.
+// Unlike the edges above it carries more than a node.
 type RelationEdge struct {
 	Cursor    string
 	Node      *membrane.Record
@@ -65,8 +63,33 @@ type RelationEdge struct {
 	Direction membrane.Direction
 }
 
-// RelationConnection is a page of a record's relations.
+// RelationConnection is a page of a record's relations: a page of its
+// neighbours (membrane.NeighborPage), each with the edge that links them.
 type RelationConnection struct {
-	Edges    []*RelationEdge
-	PageInfo *membrane.PageInfo
+	page *membrane.NeighborPage
 }
+
+// newRelationConnection returns the connection of page; nil is an empty
+// page.
+func newRelationConnection(page *membrane.NeighborPage) *RelationConnection {
+	if page == nil {
+		page = &membrane.NeighborPage{}
+	}
+	return &RelationConnection{page: page}
+}
+
+// Edges returns the page's neighbours with their edges and cursors.
+func (c *RelationConnection) Edges() []*RelationEdge {
+	edges := make([]*RelationEdge, len(c.page.Items))
+	for i, n := range c.page.Items {
+		d := membrane.DirIn
+		if n.Outgoing {
+			d = membrane.DirOut
+		}
+		edges[i] = &RelationEdge{Cursor: c.page.Cursors[i], Node: n.Record, Relation: n.Relation, Direction: d}
+	}
+	return edges
+}
+
+// PageInfo returns the page's position.
+func (c *RelationConnection) PageInfo() *membrane.PageInfo { return &c.page.PageInfo }

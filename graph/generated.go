@@ -536,10 +536,11 @@ type MutationResolver interface {
 	IngestWorkingState(ctx context.Context, input membrane.IngestWorkingState, idempotencyKey *string) (*membrane.Record, error)
 	CreateRecord(ctx context.Context, input membrane.RecordInput, actor *string, idempotencyKey *string) (*membrane.Record, error)
 	IngestBatch(ctx context.Context, inputs []*membrane.RecordInput, actor *string, idempotencyKey *string) ([]*membrane.Record, error)
-	RunJob(ctx context.Context, job membrane.JobName) (*membrane.JobRun, error)
-	DeleteRecord(ctx context.Context, id string, rationale *string, expectedVersion *int64) (*membrane.AuditEntry, error)
-	RecordOutcome(ctx context.Context, recordID string, status membrane.OutcomeStatus, actor *string, rationale *string, idempotencyKey *string) (*membrane.Record, error)
 	CaptureMemory(ctx context.Context, input membrane.CaptureInput, idempotencyKey *string) (*membrane.Captured, error)
+	DeleteRecord(ctx context.Context, id string, rationale *string, expectedVersion *int64) (*membrane.AuditEntry, error)
+	RunJob(ctx context.Context, job membrane.JobName) (*membrane.JobRun, error)
+	RecordOutcome(ctx context.Context, recordID string, status membrane.OutcomeStatus, actor *string, rationale *string, idempotencyKey *string) (*membrane.Record, error)
+	AddRelation(ctx context.Context, sourceID string, predicate membrane.Predicate, targetID string, weight *float64, actor *string, rationale *string, idempotencyKey *string) (*membrane.Relation, error)
 	Supersede(ctx context.Context, oldID string, newRecord membrane.RecordInput, actor *string, rationale *string, expectedVersion *int64, idempotencyKey *string) (*membrane.Record, error)
 	Fork(ctx context.Context, sourceID string, newRecord membrane.RecordInput, actor *string, rationale *string, expectedVersion *int64, idempotencyKey *string) (*membrane.Record, error)
 	Retract(ctx context.Context, id string, actor *string, rationale *string, expectedVersion *int64, idempotencyKey *string) (*membrane.Record, error)
@@ -547,7 +548,6 @@ type MutationResolver interface {
 	Contest(ctx context.Context, id string, contestingRef string, actor *string, rationale *string, expectedVersion *int64, idempotencyKey *string) (*membrane.Record, error)
 	Reinforce(ctx context.Context, id string, actor *string, rationale *string, expectedVersion *int64, idempotencyKey *string) (*membrane.Record, error)
 	Penalize(ctx context.Context, id string, amount float64, actor *string, rationale *string, expectedVersion *int64, idempotencyKey *string) (*membrane.Record, error)
-	AddRelation(ctx context.Context, sourceID string, predicate membrane.Predicate, targetID string, weight *float64, actor *string, rationale *string, idempotencyKey *string) (*membrane.Relation, error)
 }
 type QueryResolver interface {
 	Record(ctx context.Context, id string, asOf *time.Time) (*membrane.Record, error)
@@ -555,10 +555,10 @@ type QueryResolver interface {
 	AuditLog(ctx context.Context, filter *membrane.AuditFilter, first *int64, after *string, order *membrane.AuditOrder) (*Connection[*membrane.AuditEntry], error)
 	Graph(ctx context.Context, roots []string, hops *int64, predicates []membrane.Predicate, direction *membrane.Direction, asOf *time.Time, limit *int64) (*membrane.Lineage, error)
 	JobRuns(ctx context.Context, job *membrane.JobName, first *int64, after *string) (*Connection[*membrane.JobRun], error)
+	Lineage(ctx context.Context, id string, direction *membrane.Direction, predicates []membrane.Predicate, maxDepth *int64, limit *int64, asOf *time.Time) (*membrane.Lineage, error)
 	Metrics(ctx context.Context, scopes []string) (*membrane.Metrics, error)
 	Retrieve(ctx context.Context, input RetrieveInput) (*membrane.Retrieval, error)
 	RetrieveGraph(ctx context.Context, input RetrieveGraphInput) (*membrane.GraphRetrieval, error)
-	Lineage(ctx context.Context, id string, direction *membrane.Direction, predicates []membrane.Predicate, maxDepth *int64, limit *int64, asOf *time.Time) (*membrane.Lineage, error)
 	ChangeCursor(ctx context.Context) (string, error)
 }
 type RecordResolver interface {
@@ -573,9 +573,9 @@ type RecordResolver interface {
 	ContestedBy(ctx context.Context, objs []*membrane.Record) ([][]*membrane.Record, error)
 	Contests(ctx context.Context, objs []*membrane.Record) ([][]*membrane.Record, error)
 
-	Relations(ctx context.Context, objs []*membrane.Record, direction *membrane.Direction, predicates []membrane.Predicate, first *int64, after *string) ([]*RelationConnection, error)
 	Current(ctx context.Context, objs []*membrane.Record) ([]*membrane.Record, error)
 	History(ctx context.Context, objs []*membrane.Record) ([][]*membrane.Record, error)
+	Relations(ctx context.Context, objs []*membrane.Record, direction *membrane.Direction, predicates []membrane.Predicate, first *int64, after *string) ([]*RelationConnection, error)
 }
 type RecordConnectionResolver interface {
 	TotalCount(ctx context.Context, obj *RecordConnection) (int64, error)
@@ -2787,7 +2787,7 @@ func newExecutionContext(
 	}
 }
 
-//go:embed "export.graphqls" "jobs.graphqls" "retrieval.graphqls" "revision.graphqls" "schema.graphqls" "subscription.graphqls"
+//go:embed "capture.graphqls" "delete.graphqls" "export.graphqls" "ingest.graphqls" "jobs.graphqls" "lineage.graphqls" "metrics.graphqls" "outcomes.graphqls" "records.graphqls" "relations.graphqls" "retrieval.graphqls" "revision.graphqls" "subscription.graphqls"
 var sourcesFS embed.FS
 
 func sourceData(filename string) string {
@@ -2799,11 +2799,18 @@ func sourceData(filename string) string {
 }
 
 var sources = []*ast.Source{
+	{Name: "capture.graphqls", Input: sourceData("capture.graphqls"), BuiltIn: false},
+	{Name: "delete.graphqls", Input: sourceData("delete.graphqls"), BuiltIn: false},
 	{Name: "export.graphqls", Input: sourceData("export.graphqls"), BuiltIn: false},
+	{Name: "ingest.graphqls", Input: sourceData("ingest.graphqls"), BuiltIn: false},
 	{Name: "jobs.graphqls", Input: sourceData("jobs.graphqls"), BuiltIn: false},
+	{Name: "lineage.graphqls", Input: sourceData("lineage.graphqls"), BuiltIn: false},
+	{Name: "metrics.graphqls", Input: sourceData("metrics.graphqls"), BuiltIn: false},
+	{Name: "outcomes.graphqls", Input: sourceData("outcomes.graphqls"), BuiltIn: false},
+	{Name: "records.graphqls", Input: sourceData("records.graphqls"), BuiltIn: false},
+	{Name: "relations.graphqls", Input: sourceData("relations.graphqls"), BuiltIn: false},
 	{Name: "retrieval.graphqls", Input: sourceData("retrieval.graphqls"), BuiltIn: false},
 	{Name: "revision.graphqls", Input: sourceData("revision.graphqls"), BuiltIn: false},
-	{Name: "schema.graphqls", Input: sourceData("schema.graphqls"), BuiltIn: false},
 	{Name: "subscription.graphqls", Input: sourceData("subscription.graphqls"), BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -3278,12 +3285,12 @@ func (ec *executionContext) childFields_Record(ctx context.Context, field graphq
 		return ec.fieldContext_Record_contests(ctx, field)
 	case "contestEvidence":
 		return ec.fieldContext_Record_contestEvidence(ctx, field)
-	case "relations":
-		return ec.fieldContext_Record_relations(ctx, field)
 	case "current":
 		return ec.fieldContext_Record_current(ctx, field)
 	case "history":
 		return ec.fieldContext_Record_history(ctx, field)
+	case "relations":
+		return ec.fieldContext_Record_relations(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Record", field.Name)
 }
@@ -8064,34 +8071,34 @@ func (ec *executionContext) fieldContext_Mutation_ingestBatch(ctx context.Contex
 	return fc, nil
 }
 
-func (ec *executionContext) _Mutation_runJob(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+func (ec *executionContext) _Mutation_captureMemory(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Mutation_runJob(ctx, field)
+			return ec.fieldContext_Mutation_captureMemory(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().RunJob(ctx, fc.Args["job"].(membrane.JobName))
+			return ec.Resolvers.Mutation().CaptureMemory(ctx, fc.Args["input"].(membrane.CaptureInput), fc.Args["idempotencyKey"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *membrane.JobRun) graphql.Marshaler {
-			return ec.marshalNJobRun2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐJobRun(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *membrane.Captured) graphql.Marshaler {
+			return ec.marshalNCaptureResult2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐCaptured(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_Mutation_runJob(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_Mutation_captureMemory(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "Mutation",
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_JobRun(ctx, field)
+			return ec.childFields_CaptureResult(ctx, field)
 		},
 	}
 	defer func() {
@@ -8101,7 +8108,7 @@ func (ec *executionContext) fieldContext_Mutation_runJob(ctx context.Context, fi
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Mutation_runJob_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = ec.field_Mutation_captureMemory_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -8152,6 +8159,50 @@ func (ec *executionContext) fieldContext_Mutation_deleteRecord(ctx context.Conte
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_runJob(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_runJob(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RunJob(ctx, fc.Args["job"].(membrane.JobName))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *membrane.JobRun) graphql.Marshaler {
+			return ec.marshalNJobRun2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐJobRun(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_runJob(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_JobRun(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_runJob_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_recordOutcome(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8196,34 +8247,34 @@ func (ec *executionContext) fieldContext_Mutation_recordOutcome(ctx context.Cont
 	return fc, nil
 }
 
-func (ec *executionContext) _Mutation_captureMemory(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+func (ec *executionContext) _Mutation_addRelation(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Mutation_captureMemory(ctx, field)
+			return ec.fieldContext_Mutation_addRelation(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().CaptureMemory(ctx, fc.Args["input"].(membrane.CaptureInput), fc.Args["idempotencyKey"].(*string))
+			return ec.Resolvers.Mutation().AddRelation(ctx, fc.Args["sourceId"].(string), fc.Args["predicate"].(membrane.Predicate), fc.Args["targetId"].(string), fc.Args["weight"].(*float64), fc.Args["actor"].(*string), fc.Args["rationale"].(*string), fc.Args["idempotencyKey"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *membrane.Captured) graphql.Marshaler {
-			return ec.marshalNCaptureResult2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐCaptured(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *membrane.Relation) graphql.Marshaler {
+			return ec.marshalNRelation2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐRelation(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_Mutation_captureMemory(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_Mutation_addRelation(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "Mutation",
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_CaptureResult(ctx, field)
+			return ec.childFields_Relation(ctx, field)
 		},
 	}
 	defer func() {
@@ -8233,7 +8284,7 @@ func (ec *executionContext) fieldContext_Mutation_captureMemory(ctx context.Cont
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Mutation_captureMemory_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = ec.field_Mutation_addRelation_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -8542,50 +8593,6 @@ func (ec *executionContext) fieldContext_Mutation_penalize(ctx context.Context, 
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_penalize_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
-		ec.Error(ctx, err)
-		return fc, err
-	}
-	return fc, nil
-}
-
-func (ec *executionContext) _Mutation_addRelation(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Mutation_addRelation(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().AddRelation(ctx, fc.Args["sourceId"].(string), fc.Args["predicate"].(membrane.Predicate), fc.Args["targetId"].(string), fc.Args["weight"].(*float64), fc.Args["actor"].(*string), fc.Args["rationale"].(*string), fc.Args["idempotencyKey"].(*string))
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *membrane.Relation) graphql.Marshaler {
-			return ec.marshalNRelation2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐRelation(ctx, selections, v)
-		},
-		true,
-		true,
-	)
-}
-func (ec *executionContext) fieldContext_Mutation_addRelation(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
-		Object:     "Mutation",
-		Field:      field,
-		IsMethod:   true,
-		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Relation(ctx, field)
-		},
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			err = ec.Recover(ctx, r)
-			ec.Error(ctx, err)
-		}
-	}()
-	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Mutation_addRelation_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -9653,6 +9660,50 @@ func (ec *executionContext) fieldContext_Query_jobRuns(ctx context.Context, fiel
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_lineage(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_lineage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Lineage(ctx, fc.Args["id"].(string), fc.Args["direction"].(*membrane.Direction), fc.Args["predicates"].([]membrane.Predicate), fc.Args["maxDepth"].(*int64), fc.Args["limit"].(*int64), fc.Args["asOf"].(*time.Time))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *membrane.Lineage) graphql.Marshaler {
+			return ec.marshalNLineage2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐLineage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_lineage(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Lineage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_lineage_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_metrics(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9779,50 +9830,6 @@ func (ec *executionContext) fieldContext_Query_retrieveGraph(ctx context.Context
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_retrieveGraph_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
-		ec.Error(ctx, err)
-		return fc, err
-	}
-	return fc, nil
-}
-
-func (ec *executionContext) _Query_lineage(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Query_lineage(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Lineage(ctx, fc.Args["id"].(string), fc.Args["direction"].(*membrane.Direction), fc.Args["predicates"].([]membrane.Predicate), fc.Args["maxDepth"].(*int64), fc.Args["limit"].(*int64), fc.Args["asOf"].(*time.Time))
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *membrane.Lineage) graphql.Marshaler {
-			return ec.marshalNLineage2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐLineage(ctx, selections, v)
-		},
-		true,
-		true,
-	)
-}
-func (ec *executionContext) fieldContext_Query_lineage(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
-		Object:     "Query",
-		Field:      field,
-		IsMethod:   true,
-		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Lineage(ctx, field)
-		},
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			err = ec.Recover(ctx, r)
-			ec.Error(ctx, err)
-		}
-	}()
-	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Query_lineage_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -10849,73 +10856,6 @@ func (ec *executionContext) fieldContext_Record_contestEvidence(_ context.Contex
 	return graphql.NewScalarFieldContext("Record", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Record_relations(ctx context.Context, field graphql.CollectedField, obj *membrane.Record) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Record_relations(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return ec.resolveBatch_Record_relations(ctx, field, obj)
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *RelationConnection) graphql.Marshaler {
-			return ec.marshalNRelationConnection2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋgraphᚐRelationConnection(ctx, selections, v)
-		},
-		true,
-		true,
-	)
-}
-func (ec *executionContext) fieldContext_Record_relations(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
-		Object:     "Record",
-		Field:      field,
-		IsMethod:   true,
-		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_RelationConnection(ctx, field)
-		},
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			err = ec.Recover(ctx, r)
-			ec.Error(ctx, err)
-		}
-	}()
-	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Record_relations_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
-		ec.Error(ctx, err)
-		return fc, err
-	}
-	return fc, nil
-}
-func (ec *executionContext) resolveBatch_Record_relations(ctx context.Context, field graphql.CollectedField, obj *membrane.Record) (any, error) {
-	resolver := ec.Resolvers.Record()
-	fc := graphql.GetFieldContext(ctx)
-	if batch, ok := graphql.BatchParentsFor[*membrane.Record](ctx, "Record"); ok {
-		result := batch.FieldResult(field, func() (any, error) {
-			return resolver.Relations(ctx, batch.Parents, fc.Args["direction"].(*membrane.Direction), fc.Args["predicates"].([]membrane.Predicate), fc.Args["first"].(*int64), fc.Args["after"].(*string))
-		})
-		return graphql.ResolveBatchGroupResult[*RelationConnection](
-			ctx,
-			batch.Index,
-			len(batch.Parents),
-			result,
-			"Record.relations",
-			batch.IndexMap,
-		)
-	}
-	results, err := resolver.Relations(ctx, []*membrane.Record{obj}, fc.Args["direction"].(*membrane.Direction), fc.Args["predicates"].([]membrane.Predicate), fc.Args["first"].(*int64), fc.Args["after"].(*string))
-	return graphql.ResolveBatchSingleResult[*RelationConnection](
-		ctx,
-		results,
-		err,
-		"Record.relations",
-	)
-}
-
 func (ec *executionContext) _Record_current(ctx context.Context, field graphql.CollectedField, obj *membrane.Record) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11023,6 +10963,73 @@ func (ec *executionContext) resolveBatch_Record_history(ctx context.Context, fie
 		results,
 		err,
 		"Record.history",
+	)
+}
+
+func (ec *executionContext) _Record_relations(ctx context.Context, field graphql.CollectedField, obj *membrane.Record) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Record_relations(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.resolveBatch_Record_relations(ctx, field, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *RelationConnection) graphql.Marshaler {
+			return ec.marshalNRelationConnection2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋgraphᚐRelationConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Record_relations(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Record",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RelationConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Record_relations_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+func (ec *executionContext) resolveBatch_Record_relations(ctx context.Context, field graphql.CollectedField, obj *membrane.Record) (any, error) {
+	resolver := ec.Resolvers.Record()
+	fc := graphql.GetFieldContext(ctx)
+	if batch, ok := graphql.BatchParentsFor[*membrane.Record](ctx, "Record"); ok {
+		result := batch.FieldResult(field, func() (any, error) {
+			return resolver.Relations(ctx, batch.Parents, fc.Args["direction"].(*membrane.Direction), fc.Args["predicates"].([]membrane.Predicate), fc.Args["first"].(*int64), fc.Args["after"].(*string))
+		})
+		return graphql.ResolveBatchGroupResult[*RelationConnection](
+			ctx,
+			batch.Index,
+			len(batch.Parents),
+			result,
+			"Record.relations",
+			batch.IndexMap,
+		)
+	}
+	results, err := resolver.Relations(ctx, []*membrane.Record{obj}, fc.Args["direction"].(*membrane.Direction), fc.Args["predicates"].([]membrane.Predicate), fc.Args["first"].(*int64), fc.Args["after"].(*string))
+	return graphql.ResolveBatchSingleResult[*RelationConnection](
+		ctx,
+		results,
+		err,
+		"Record.relations",
 	)
 }
 
@@ -11586,7 +11593,7 @@ func (ec *executionContext) _RelationConnection_edges(ctx context.Context, field
 			return ec.fieldContext_RelationConnection_edges(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Edges, nil
+			return obj.Edges(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*RelationEdge) graphql.Marshaler {
@@ -11600,7 +11607,7 @@ func (ec *executionContext) fieldContext_RelationConnection_edges(_ context.Cont
 	fc = &graphql.FieldContext{
 		Object:     "RelationConnection",
 		Field:      field,
-		IsMethod:   false,
+		IsMethod:   true,
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_RelationEdge(ctx, field)
@@ -11618,7 +11625,7 @@ func (ec *executionContext) _RelationConnection_pageInfo(ctx context.Context, fi
 			return ec.fieldContext_RelationConnection_pageInfo(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.PageInfo, nil
+			return obj.PageInfo(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *membrane.PageInfo) graphql.Marshaler {
@@ -11632,7 +11639,7 @@ func (ec *executionContext) fieldContext_RelationConnection_pageInfo(_ context.C
 	fc = &graphql.FieldContext{
 		Object:     "RelationConnection",
 		Field:      field,
-		IsMethod:   false,
+		IsMethod:   true,
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_PageInfo(ctx, field)
@@ -18403,9 +18410,9 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
-		case "runJob":
+		case "captureMemory":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
-				return ec._Mutation_runJob(ctx, field)
+				return ec._Mutation_captureMemory(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -18417,6 +18424,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "runJob":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_runJob(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "recordOutcome":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_recordOutcome(ctx, field)
@@ -18424,9 +18438,9 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
-		case "captureMemory":
+		case "addRelation":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
-				return ec._Mutation_captureMemory(ctx, field)
+				return ec._Mutation_addRelation(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -18476,13 +18490,6 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "penalize":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_penalize(ctx, field)
-			})
-			if out.Values[i] == graphql.Null {
-				out.Invalids++
-			}
-		case "addRelation":
-			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
-				return ec._Mutation_addRelation(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -19077,6 +19084,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "lineage":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_lineage(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "metrics":
 			field := field
 
@@ -19131,28 +19160,6 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_retrieveGraph(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
-		case "lineage":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_lineage(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -19671,44 +19678,6 @@ func (ec *executionContext) _Record(ctx context.Context, sel ast.SelectionSet, o
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
-		case "relations":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Record_relations(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "current":
 			field := field
 
@@ -19757,6 +19726,44 @@ func (ec *executionContext) _Record(ctx context.Context, sel ast.SelectionSet, o
 					}
 				}()
 				res = ec._Record_history(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "relations":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Record_relations(ctx, field, obj)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}

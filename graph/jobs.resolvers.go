@@ -32,16 +32,6 @@ func (r *mutationResolver) RunJob(ctx context.Context, job membrane.JobName) (*m
 	return r.Services.Jobs.RunJob(ctx, job)
 }
 
-// DeleteRecord is the resolver for the deleteRecord field.
-func (r *mutationResolver) DeleteRecord(ctx context.Context, id string, rationale *string, expectedVersion *int64) (*membrane.AuditEntry, error) {
-	return r.Services.Delete.DeleteRecord(ctx, id, rationale, expectedVersion)
-}
-
-// RecordOutcome is the resolver for the recordOutcome field.
-func (r *mutationResolver) RecordOutcome(ctx context.Context, recordID string, status membrane.OutcomeStatus, actor *string, rationale *string, idempotencyKey *string) (*membrane.Record, error) {
-	return r.Services.Outcomes.RecordOutcome(ctx, recordID, status, membrane.RevisionArgs{Actor: actor, Rationale: rationale, IdempotencyKey: idempotencyKey})
-}
-
 // JobRuns is the resolver for the jobRuns field.
 func (r *queryResolver) JobRuns(ctx context.Context, job *membrane.JobName, first *int64, after *string) (*Connection[*membrane.JobRun], error) {
 	p, err := r.Services.Jobs.JobRuns(ctx, job, first, after)
@@ -49,11 +39,6 @@ func (r *queryResolver) JobRuns(ctx context.Context, job *membrane.JobName, firs
 		return nil, err
 	}
 	return &JobRunConnection{page: p}, nil
-}
-
-// Metrics is the resolver for the metrics field.
-func (r *queryResolver) Metrics(ctx context.Context, scopes []string) (*membrane.Metrics, error) {
-	return r.Services.Read.Metrics(ctx, scopes)
 }
 
 // JobRun returns JobRunResolver implementation.

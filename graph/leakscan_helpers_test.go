@@ -415,7 +415,7 @@ func startScanServer(t *testing.T, db *neo4j.DB, ring []membrane.APIKey, scopes 
 	})
 	w := newWiring(db, log)
 	w.Stores.Deletes, w.Stores.Metrics, w.Stores.Jobs = db, db, runner
-	w.Events, w.Feed = db, hub
+	w.Stores.Feed, w.Feed = db, hub
 	r := w.resolver()
 	opts := membranehttp.DefaultHandlerOptions()
 	none := graph.QueryLimits{}

@@ -34,17 +34,17 @@ func ids(objs []*membrane.Record) []string {
 
 // neighbors loads the neighbours of a batch of records (and of their
 // siblings, see siblingLoad).
-func (r *Resolver) neighbors(ctx context.Context, objs []*membrane.Record, q membrane.NeighborQuery) (map[string][]*membrane.Neighbor, error) {
-	return siblingLoad(ctx, objs, func(objs []*membrane.Record) (map[string][]*membrane.Neighbor, error) {
-		out := map[string][]*membrane.Neighbor{}
+func (r *Resolver) neighbors(ctx context.Context, objs []*membrane.Record, q membrane.NeighborQuery) (map[string]*membrane.NeighborPage, error) {
+	return siblingLoad(ctx, objs, func(objs []*membrane.Record) (map[string]*membrane.NeighborPage, error) {
+		out := map[string]*membrane.NeighborPage{}
 		for _, group := range asOfGroups(objs) {
 			q.AsOf = group[0].AsOf
 			got, err := r.Services.Read.Neighbors(ctx, ids(group), q)
 			if err != nil {
 				return nil, err
 			}
-			for id, ns := range got {
-				out[id] = ns
+			for id, page := range got {
+				out[id] = page
 			}
 		}
 		return out, nil
@@ -62,11 +62,10 @@ func (r *Resolver) related(ctx context.Context, objs []*membrane.Record, p membr
 	out := make([][]*membrane.Record, len(objs))
 	for i, o := range objs {
 		list := []*membrane.Record{}
-		for j, n := range byID[o.ID] {
-			if j == membrane.MaxNeighbors {
-				break
+		if page := byID[o.ID]; page != nil {
+			for _, n := range page.Items {
+				list = append(list, n.Record)
 			}
-			list = append(list, n.Record)
 		}
 		out[i] = list
 	}

@@ -1,7 +1,9 @@
-// Package graph is Membrane's GraphQL transport: the schema, its resolvers
-// and the HTTP handler. Resolvers validate and translate GraphQL to calls
-// of the application services (internal/membrane) and their results back;
-// the rules live in the services and the storage in internal/neo4j.
+// Package graph is Membrane's GraphQL layer: the schema, its resolvers,
+// the batch loaders of nested fields, the cost model and query limits, and
+// error presentation. Resolvers validate and translate GraphQL to calls of
+// the application services (internal/membrane) and their results back; the
+// rules live in the services, the storage in internal/neo4j, and the HTTP
+// handler that serves the schema in internal/http.
 package graph
 
 import (
@@ -13,8 +15,7 @@ import (
 type Resolver struct {
 	// Services are the application services (membrane.NewServices).
 	Services *membrane.Services
-	// Events reads the change feed; Feed serves it to subscriptions (nil:
-	// live updates off).
-	Events membrane.EventService
-	Feed   *feed.Hub
+	// Feed serves the change feed to subscriptions (nil: live updates
+	// off).
+	Feed *feed.Hub
 }

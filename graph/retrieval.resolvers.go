@@ -11,11 +11,6 @@ import (
 	"github.com/membrane/membrane/internal/membrane"
 )
 
-// CaptureMemory is the resolver for the captureMemory field.
-func (r *mutationResolver) CaptureMemory(ctx context.Context, input membrane.CaptureInput, idempotencyKey *string) (*membrane.Captured, error) {
-	return r.Services.Capture.Capture(ctx, input, idempotencyKey)
-}
-
 // Retrieve is the resolver for the retrieve field.
 func (r *queryResolver) Retrieve(ctx context.Context, input RetrieveInput) (*membrane.Retrieval, error) {
 	q, err := membrane.NewRetrieveQuery(input.Query, input.MemoryTypes, input.Scopes, input.MinSalience, input.Limit, input.IncludeRetracted, input.AsOf)

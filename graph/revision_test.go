@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -731,5 +732,78 @@ func TestAsOfSalienceDecays(t *testing.T) {
 	}
 	if got, want := salienceAt(t1.Add(time.Hour)), pen.Penalize.Salience/2; math.Abs(got-want) > 1e-9 {
 		t.Fatalf("one half-life after the penalty: %v, want %v", got, want)
+	}
+}
+
+// TestRelationsPages: a record's relations page by first and after, oldest
+// edge first: hasNextPage while more follow, start and end cursors of the
+// page's first and last edges, and the next page starts after the end
+// cursor.
+func TestRelationsPages(t *testing.T) {
+	c := newClient(t)
+	scope := neo4jtest.Scope(t)
+	hub := c.create(scope, "SEMANTIC", fact("hub"), nil)
+	var want []string
+	for i := range 5 {
+		other := c.create(scope, "SEMANTIC", fact(fmt.Sprintf("leaf %d", i)), nil)
+		c.do(`mutation($a: ID!, $b: ID!) { addRelation(sourceId: $a, predicate: SUPPORTS, targetId: $b) { predicate } }`,
+			map[string]any{"a": hub, "b": other}, nil)
+		want = append(want, other)
+	}
+	type page struct {
+		Edges []struct {
+			Cursor    string
+			Direction string
+			Node      struct{ ID string }
+		}
+		PageInfo struct {
+			HasNextPage            bool
+			StartCursor, EndCursor *string
+		}
+	}
+	q := `query($id: ID!, $after: String) { record(id: $id) { relations(first: 2, after: $after) {
+	  edges { cursor direction node { id } } pageInfo { hasNextPage startCursor endCursor } } } }`
+	var got []string
+	var after any
+	for n := 0; ; n++ {
+		var out struct{ Record struct{ Relations page } }
+		c.do(q, map[string]any{"id": hub, "after": after}, &out)
+		p := out.Record.Relations
+		if n > 3 || len(p.Edges) == 0 || len(p.Edges) > 2 {
+			t.Fatalf("page %d: %+v", n, p)
+		}
+		if p.PageInfo.StartCursor == nil || *p.PageInfo.StartCursor != p.Edges[0].Cursor ||
+			p.PageInfo.EndCursor == nil || *p.PageInfo.EndCursor != p.Edges[len(p.Edges)-1].Cursor {
+			t.Fatalf("page %d: cursors %+v of edges %+v", n, p.PageInfo, p.Edges)
+		}
+		for _, e := range p.Edges {
+			if e.Direction != "OUT" {
+				t.Fatalf("page %d: edge %+v, want OUT", n, e)
+			}
+			got = append(got, e.Node.ID)
+		}
+		if p.PageInfo.HasNextPage != (len(got) < len(want)) {
+			t.Fatalf("page %d: hasNextPage %v with %d of %d edges read", n, p.PageInfo.HasNextPage, len(got), len(want))
+		}
+		if !p.PageInfo.HasNextPage {
+			break
+		}
+		after = *p.PageInfo.EndCursor
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("relations %v, want %v (oldest first)", got, want)
+	}
+	// A leaf sees the hub's edge, incoming; a record without relations
+	// gets an empty page.
+	var out struct{ Record struct{ Relations page } }
+	c.do(q, map[string]any{"id": want[0], "after": nil}, &out)
+	if p := out.Record.Relations; len(p.Edges) != 1 || p.Edges[0].Direction != "IN" || p.Edges[0].Node.ID != hub {
+		t.Fatalf("leaf relations %+v, want the hub's edge, IN", p)
+	}
+	lone := c.create(scope, "SEMANTIC", fact("lone"), nil)
+	out.Record.Relations = page{}
+	c.do(q, map[string]any{"id": lone, "after": nil}, &out)
+	if p := out.Record.Relations; len(p.Edges) != 0 || p.PageInfo.HasNextPage || p.PageInfo.StartCursor != nil || p.PageInfo.EndCursor != nil {
+		t.Fatalf("lone relations %+v, want an empty page", p)
 	}
 }

@@ -8,12 +8,10 @@ import (
 	"github.com/membrane/membrane/internal/safego"
 )
 
-var errNoFeed = membrane.Errorf(membrane.ENOTIMPLEMENTED, "live updates are not enabled on this server")
-
 // follow starts a change-feed subscription with the request's trust.
 func (r *subscriptionResolver) follow(ctx context.Context, f *ChangeFilter, after *string, withRecords bool) (<-chan *membrane.Event, error) {
 	if r.Feed == nil {
-		return nil, errNoFeed
+		return nil, membrane.ErrNoFeed
 	}
 	s := feed.Subscription{WithRecords: withRecords}
 	if after != nil {

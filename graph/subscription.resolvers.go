@@ -13,14 +13,7 @@ import (
 
 // ChangeCursor is the resolver for the changeCursor field.
 func (r *queryResolver) ChangeCursor(ctx context.Context) (string, error) {
-	if r.Feed == nil {
-		return "", errNoFeed
-	}
-	head, err := r.Events.FeedHead(ctx)
-	if err != nil {
-		return "", err
-	}
-	return membrane.EventCursor(head.Seq), nil
+	return r.Services.Read.ChangeCursor(ctx)
 }
 
 // RecordChanged is the resolver for the recordChanged field.

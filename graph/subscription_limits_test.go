@@ -18,7 +18,7 @@ func TestSubscriptionLimitOverSSE(t *testing.T) {
 	c := newClientWith(t, func(w *wiring) {
 		hub = feed.NewHub(w.DB, feed.Config{Interval: 20 * time.Millisecond, Holder: t.Name(),
 			PerPrincipal: func(membrane.Principal) int { return 2 }}, nil)
-		w.Events, w.Feed = w.DB, hub
+		w.Stores.Feed, w.Feed = w.DB, hub
 		stop := hub.Go()
 		t.Cleanup(func() {
 			hub.Close()

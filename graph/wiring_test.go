@@ -19,7 +19,6 @@ type wiring struct {
 	DB      *neo4j.DB
 	Stores  membrane.Stores
 	Options membrane.ServiceOptions
-	Events  membrane.EventService
 	Feed    *feed.Hub
 }
 
@@ -34,5 +33,5 @@ func newWiring(db *neo4j.DB, log *slog.Logger) *wiring {
 
 // resolver builds the resolver.
 func (w *wiring) resolver() *graph.Resolver {
-	return &graph.Resolver{Services: membrane.NewServices(w.Stores, w.Options), Events: w.Events, Feed: w.Feed}
+	return &graph.Resolver{Services: membrane.NewServices(w.Stores, w.Options), Feed: w.Feed}
 }

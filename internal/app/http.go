@@ -52,7 +52,7 @@ func (m *Main) listeningAttrs() []any {
 // the feed, with vector search when an embedding endpoint is configured.
 func (m *Main) newResolver(ctx context.Context) (*graph.Resolver, error) {
 	db := m.db
-	stores := membrane.Stores{Records: db, Revisions: db, Lineages: db, Deletes: db, Metrics: db, Jobs: m.runner, Retrieval: db, Captures: db}
+	stores := membrane.Stores{Records: db, Revisions: db, Lineages: db, Deletes: db, Metrics: db, Jobs: m.runner, Retrieval: db, Captures: db, Feed: db}
 	opts := membrane.ServiceOptions{Policy: m.policy, SelectionThreshold: m.cfg.SelectionConfidenceThreshold, Log: m.log, Now: time.Now}
 	if e := m.cfg.Embedding; e.Enabled() {
 		emb, err := embedding.New(embedding.Config{Endpoint: e.Endpoint, Model: e.Model, APIKey: e.APIKey,
@@ -66,7 +66,7 @@ func (m *Main) newResolver(ctx context.Context) (*graph.Resolver, error) {
 		opts.Embedder, opts.EmbedMaxSensitivity = emb, membrane.Sensitivity(e.MaxSensitivity)
 		m.log.Info("vector search on", "model", e.Model, "dimensions", e.Dimensions, "max_sensitivity", e.MaxSensitivity)
 	}
-	return &graph.Resolver{Services: membrane.NewServices(stores, opts), Events: db, Feed: m.hub}, nil
+	return &graph.Resolver{Services: membrane.NewServices(stores, opts), Feed: m.hub}, nil
 }
 
 // newHTTPServer returns the GraphQL server. Its shutdown hook runs once

@@ -11,6 +11,7 @@ package config
 import (
 	"time"
 
+	"github.com/membrane/membrane/internal/embedding"
 	"github.com/membrane/membrane/internal/feed"
 	membranehttp "github.com/membrane/membrane/internal/http"
 	"github.com/membrane/membrane/internal/membrane"
@@ -289,7 +290,7 @@ func Default() Config {
 
 		SelectionConfidenceThreshold: membrane.DefaultSelectionThreshold,
 		Feed:                         Feed{PollInterval: feed.DefaultConfig.Interval, Batch: feed.DefaultConfig.Batch},
-		Embedding: Embedding{Dimensions: 1536, Timeout: 10 * time.Second,
+		Embedding: Embedding{Dimensions: 1536, Timeout: embedding.DefaultTimeout,
 			MaxSensitivity: string(membrane.SensitivityMedium)},
 
 		Mode:             ModeDev,

@@ -28,7 +28,7 @@ func withFeed(t testing.TB) (func(*wiring), **feed.Hub) {
 	var hub *feed.Hub
 	return func(w *wiring) {
 		hub = feed.NewHub(w.DB, feed.Config{Interval: 20 * time.Millisecond, Holder: t.Name()}, nil)
-		w.Events, w.Feed = w.DB, hub
+		w.Stores.Feed, w.Feed = w.DB, hub
 		// Stopped and waited for, so that no tick reaches the database
 		// after the test (another test may count transactions).
 		stop := hub.Go()

@@ -538,7 +538,7 @@ func TestClientHangsUpMidSubscription(t *testing.T) {
 			o := newObserved(t, false, func(w *wiring) {
 				hub := feed.NewHub(heldHead{w.DB, entered},
 					feed.Config{Interval: 20 * time.Millisecond, Holder: t.Name()}, nil)
-				w.Events, w.Feed = w.DB, hub
+				w.Stores.Feed, w.Feed = w.DB, hub
 				stop := hub.Go()
 				t.Cleanup(func() {
 					hub.Close()

@@ -108,7 +108,7 @@ func derivedFrom(t *testing.T, db *neo4j.DB, id string) []string {
 		t.Fatal(err)
 	}
 	var out []string
-	for _, n := range got[id] {
+	for _, n := range got[id].Items {
 		out = append(out, n.Record.ID)
 	}
 	slices.Sort(out)

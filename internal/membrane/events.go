@@ -193,10 +193,21 @@ type FeedHead struct {
 	Pending bool
 }
 
-// EventService reads and numbers the change feed.
-type EventService interface {
+// FeedStore reads the change feed's head: all a transport reads of the
+// feed besides following it (ReadService.ChangeCursor).
+type FeedStore interface {
 	// FeedHead returns the feed's head.
 	FeedHead(ctx context.Context) (FeedHead, error)
+}
+
+// ErrNoFeed answers the change feed's operations on a server without live
+// updates.
+var ErrNoFeed = Errorf(ENOTIMPLEMENTED, "live updates are not enabled on this server")
+
+// EventService reads and numbers the change feed (the feed's hub,
+// internal/feed).
+type EventService interface {
+	FeedStore
 	// SequenceEvents numbers up to batch committed entries that have no
 	// number yet, and returns how many it numbered and the new head.
 	SequenceEvents(ctx context.Context, holder string, batch int) (int, int64, error)

@@ -80,8 +80,11 @@ type Neighbor struct {
 	Record   *Record
 	// Outgoing is true when the edge points from the record asked about.
 	Outgoing bool
-	Cursor   string
 }
+
+// NeighborPage is a keyset page of one record's neighbours, oldest edge
+// first.
+type NeighborPage = PageOf[*Neighbor]
 
 // NeighborQuery selects edges of a batch of records.
 type NeighborQuery struct {
@@ -96,8 +99,8 @@ type LineageStore interface {
 	// FindRecordAsOf returns a record with its status and salience as they
 	// were at asOf (ENOTFOUND when it did not exist yet).
 	FindRecordAsOf(ctx context.Context, id string, asOf time.Time) (*Record, error)
-	// Neighbors returns, for each id, up to q.Page.First+1 neighbours.
-	Neighbors(ctx context.Context, ids []string, q NeighborQuery) (map[string][]*Neighbor, error)
+	// Neighbors returns, for each id, the page q.Page of its neighbours.
+	Neighbors(ctx context.Context, ids []string, q NeighborQuery) (map[string]*NeighborPage, error)
 	// SupersedeChains returns, for each id, its supersede chain oldest first.
 	SupersedeChains(ctx context.Context, ids []string, asOf *time.Time) (map[string][]*Record, error)
 	// Lineage returns the bounded lineage graph of a record.

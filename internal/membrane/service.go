@@ -16,7 +16,7 @@ import (
 // Stores are the storage ports the services use. Implemented by the neo4j
 // package; a nil port turns the operations that need it off (they answer
 // NOT_IMPLEMENTED) where the server may run without it (Deletes, Metrics,
-// Jobs).
+// Jobs, Feed).
 type Stores struct {
 	Records   RecordStore
 	Revisions RevisionStore
@@ -27,6 +27,8 @@ type Stores struct {
 	Metrics   MetricsStore
 	// Jobs runs maintenance jobs on demand; nil when the server runs none.
 	Jobs JobRunner
+	// Feed reads the change feed's head; nil when live updates are off.
+	Feed FeedStore
 }
 
 // ServiceOptions configure the services.
@@ -82,7 +84,7 @@ func NewServices(s Stores, o ServiceOptions) *Services {
 		Outcomes: &OutcomeService{revisions: rev},
 		Delete:   &DeleteService{store: s.Deletes, now: o.Now},
 		Jobs:     &JobService{runner: s.Jobs},
-		Read: &ReadService{records: s.Records, lineages: s.Lineages, retrieval: s.Retrieval, metrics: s.Metrics,
+		Read: &ReadService{records: s.Records, lineages: s.Lineages, retrieval: s.Retrieval, metrics: s.Metrics, feed: s.Feed,
 			embed: e, threshold: o.SelectionThreshold, now: o.Now},
 	}
 }

@@ -15,6 +15,7 @@ type ReadService struct {
 	lineages  LineageStore
 	retrieval RetrievalStore
 	metrics   MetricsStore
+	feed      FeedStore
 	embed     embedding
 	threshold float64
 	now       func() time.Time
@@ -113,15 +114,15 @@ func (s *ReadService) Graph(ctx context.Context, q ExportQuery) (*Lineage, error
 	return g, nil
 }
 
-// Neighbors returns, for each id, up to q.Page.First+1 neighbours, as of
+// Neighbors returns, for each id, the page q.Page of its neighbours, as of
 // q.AsOf.
-func (s *ReadService) Neighbors(ctx context.Context, ids []string, q NeighborQuery) (map[string][]*Neighbor, error) {
+func (s *ReadService) Neighbors(ctx context.Context, ids []string, q NeighborQuery) (map[string]*NeighborPage, error) {
 	out, err := s.lineages.Neighbors(ctx, ids, q)
 	if err != nil {
 		return nil, err
 	}
-	for _, ns := range out {
-		for _, n := range ns {
+	for _, page := range out {
+		for _, n := range page.Items {
 			n.Record.AsOf = q.AsOf
 		}
 	}
@@ -165,4 +166,18 @@ func (s *ReadService) Metrics(ctx context.Context, scopes []string) (*Metrics, e
 		return nil, Errorf(ENOTIMPLEMENTED, "metrics are not configured on this server")
 	}
 	return s.metrics.Metrics(ctx, TrustFromContext(ctx), scopes, s.now())
+}
+
+// ChangeCursor returns the cursor of the change feed's head: a
+// subscription that starts after it gets every change made from now on.
+// NOT_IMPLEMENTED when live updates are off.
+func (s *ReadService) ChangeCursor(ctx context.Context) (string, error) {
+	if s.feed == nil {
+		return "", ErrNoFeed
+	}
+	head, err := s.feed.FeedHead(ctx)
+	if err != nil {
+		return "", err
+	}
+	return EventCursor(head.Seq), nil
 }

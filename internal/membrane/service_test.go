@@ -184,6 +184,7 @@ func TestServicesRefuseBeforeTheStore(t *testing.T) {
 		},
 		"deleteRecord": func(ctx context.Context) error { _, err := s.Delete.DeleteRecord(ctx, "id", nil, nil); return err },
 		"metrics":      func(ctx context.Context) error { _, err := s.Read.Metrics(ctx, nil); return err },
+		"changeCursor": func(ctx context.Context) error { _, err := s.Read.ChangeCursor(ctx); return err },
 		"createRecord": func(ctx context.Context) error {
 			_, err := s.Ingest.CreateRecord(ctx, membrane.RecordInput{}, nil, nil)
 			return err
@@ -217,6 +218,7 @@ func TestServicesRefuseBeforeTheStore(t *testing.T) {
 		{"deleteRecord", writer, membrane.EFORBIDDEN},
 		{"deleteRecord", admin, membrane.ENOTIMPLEMENTED},
 		{"metrics", reader, membrane.ENOTIMPLEMENTED},
+		{"changeCursor", reader, membrane.ENOTIMPLEMENTED},
 		{"createRecord", reader, membrane.EFORBIDDEN},
 		{"captureMemory", reader, membrane.EFORBIDDEN},
 		{"retract", reader, membrane.EFORBIDDEN},

@@ -91,8 +91,9 @@ func relationFrom(recordID string, m map[string]any, other string) (*membrane.Re
 	return rel, out
 }
 
-// Neighbors returns the related records of each id in one round trip.
-func (db *DB) Neighbors(ctx context.Context, ids []string, q membrane.NeighborQuery) (map[string][]*membrane.Neighbor, error) {
+// Neighbors returns a page of the related records of each id (an empty
+// page for an id without any) in one round trip.
+func (db *DB) Neighbors(ctx context.Context, ids []string, q membrane.NeighborQuery) (map[string]*membrane.NeighborPage, error) {
 	var afterAt, afterID any
 	if c := q.Page.After; c != nil {
 		s, _ := c.Key.(string)
@@ -107,12 +108,12 @@ func (db *DB) Neighbors(ctx context.Context, ids []string, q membrane.NeighborQu
 		"out": q.Direction != membrane.DirIn, "in": q.Direction != membrane.DirOut,
 		"asOf": timeParam(q.AsOf), "afterAt": afterAt, "afterId": afterID, "limit": int64(q.Page.First + 1),
 	})
-	out, err := read(ctx, db, func(tx neo4j.ManagedTransaction) (map[string][]*membrane.Neighbor, error) {
+	out, err := read(ctx, db, func(tx neo4j.ManagedTransaction) (map[string]*membrane.NeighborPage, error) {
 		rows, err := collect(ctx, tx, neighborsStmt, params)
 		if err != nil {
 			return nil, err
 		}
-		out := make(map[string][]*membrane.Neighbor, len(ids))
+		byID := make(map[string][]*membrane.Neighbor, len(ids))
 		for _, row := range rows {
 			rid, _ := row.Values[0].(string)
 			relProps, _ := row.Values[1].(map[string]any)
@@ -125,8 +126,11 @@ func (db *DB) Neighbors(ctx context.Context, ids []string, q membrane.NeighborQu
 				continue
 			}
 			rel, outgoing := relationFrom(rid, relProps, rec.ID)
-			cursor := membrane.Cursor{Key: rel.CreatedAt.Format(time.RFC3339Nano), ID: rec.ID, Field: "relation"}.Encode()
-			out[rid] = append(out[rid], &membrane.Neighbor{Relation: rel, Record: rec, Outgoing: outgoing, Cursor: cursor})
+			byID[rid] = append(byID[rid], &membrane.Neighbor{Relation: rel, Record: rec, Outgoing: outgoing})
+		}
+		out := make(map[string]*membrane.NeighborPage, len(ids))
+		for _, id := range ids {
+			out[id] = membrane.NewPageOf(byID[id], q.Page.First, neighborCursor)
 		}
 		return out, nil
 	})
@@ -134,6 +138,12 @@ func (db *DB) Neighbors(ctx context.Context, ids []string, q membrane.NeighborQu
 		return nil, fmt.Errorf("neighbors of %d records: %w", len(ids), err)
 	}
 	return out, nil
+}
+
+// neighborCursor is a neighbour's position in a listing of relations: its
+// edge's creation instant, then the neighbour's id.
+func neighborCursor(n *membrane.Neighbor) membrane.Cursor {
+	return membrane.Cursor{Key: n.Relation.CreatedAt.Format(time.RFC3339Nano), ID: n.Record.ID, Field: "relation"}
 }
 
 // SupersedeChains returns each record's supersede chain, oldest first.

@@ -30,7 +30,10 @@ func chainOrder(t *testing.T, db *neo4j.DB, recs []*membrane.Record, first int) 
 		if len(out) > len(recs) {
 			t.Fatalf("NEXT cycle: %v", out)
 		}
-		ns := next[id]
+		var ns []*membrane.Neighbor
+		if page := next[id]; page != nil {
+			ns = page.Items
+		}
 		if len(ns) > 1 {
 			t.Fatalf("record %d has %d next episodes", index[id], len(ns))
 		}

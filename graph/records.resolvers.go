@@ -12,41 +12,6 @@ import (
 	"github.com/membrane/membrane/internal/membrane"
 )
 
-// IngestEvent is the resolver for the ingestEvent field.
-func (r *mutationResolver) IngestEvent(ctx context.Context, input membrane.IngestEvent, idempotencyKey *string) (*membrane.Record, error) {
-	return r.Services.Ingest.IngestEvent(ctx, input, idempotencyKey)
-}
-
-// IngestToolOutput is the resolver for the ingestToolOutput field.
-func (r *mutationResolver) IngestToolOutput(ctx context.Context, input membrane.IngestToolOutput, idempotencyKey *string) (*membrane.Record, error) {
-	return r.Services.Ingest.IngestToolOutput(ctx, input, idempotencyKey)
-}
-
-// IngestObservation is the resolver for the ingestObservation field.
-func (r *mutationResolver) IngestObservation(ctx context.Context, input membrane.IngestObservation, idempotencyKey *string) (*membrane.Record, error) {
-	return r.Services.Ingest.IngestObservation(ctx, input, idempotencyKey)
-}
-
-// IngestOutcome is the resolver for the ingestOutcome field.
-func (r *mutationResolver) IngestOutcome(ctx context.Context, input membrane.IngestOutcome, idempotencyKey *string) (*membrane.Record, error) {
-	return r.Services.Outcomes.IngestOutcome(ctx, input, idempotencyKey)
-}
-
-// IngestWorkingState is the resolver for the ingestWorkingState field.
-func (r *mutationResolver) IngestWorkingState(ctx context.Context, input membrane.IngestWorkingState, idempotencyKey *string) (*membrane.Record, error) {
-	return r.Services.Ingest.IngestWorkingState(ctx, input, idempotencyKey)
-}
-
-// CreateRecord is the resolver for the createRecord field.
-func (r *mutationResolver) CreateRecord(ctx context.Context, input membrane.RecordInput, actor *string, idempotencyKey *string) (*membrane.Record, error) {
-	return r.Services.Ingest.CreateRecord(ctx, input, actor, idempotencyKey)
-}
-
-// IngestBatch is the resolver for the ingestBatch field.
-func (r *mutationResolver) IngestBatch(ctx context.Context, inputs []*membrane.RecordInput, actor *string, idempotencyKey *string) ([]*membrane.Record, error) {
-	return r.Services.Ingest.CreateRecords(ctx, inputs, actor, idempotencyKey, "inputs")
-}
-
 // Record is the resolver for the record field.
 func (r *queryResolver) Record(ctx context.Context, id string, asOf *time.Time) (*membrane.Record, error) {
 	return r.Services.Read.Record(ctx, id, asOf)
@@ -151,9 +116,6 @@ func (r *recordConnectionResolver) TotalCount(ctx context.Context, obj *RecordCo
 	return r.Services.Read.CountRecords(ctx, obj.filter)
 }
 
-// Mutation returns MutationResolver implementation.
-func (r *Resolver) Mutation() MutationResolver { return &mutationResolver{r} }
-
 // Query returns QueryResolver implementation.
 func (r *Resolver) Query() QueryResolver { return &queryResolver{r} }
 
@@ -164,7 +126,6 @@ func (r *Resolver) Record() RecordResolver { return &recordResolver{r} }
 func (r *Resolver) RecordConnection() RecordConnectionResolver { return &recordConnectionResolver{r} }
 
 type (
-	mutationResolver         struct{ *Resolver }
 	queryResolver            struct{ *Resolver }
 	recordResolver           struct{ *Resolver }
 	recordConnectionResolver struct{ *Resolver }
