@@ -1,0 +1,60 @@
+// Command bench measures a running Membrane server from outside: point
+// reads, revisions, lineage, captures, bulk ingest and retrieval over
+// GraphQL, each as p50, p99 and throughput, with the machine's load
+// average at the start and the end (docs/BENCHMARKS.md). It starts
+// nothing: run the server first (scripts/run.sh), then
+//
+//	go run ./cmd/bench -url http://127.0.0.1:8080/graphql -records 100000
+//
+// It writes into a scope of its own (bench-<time>), which it leaves behind.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"regexp"
+	"time"
+
+	"github.com/membrane/membrane/internal/bench"
+)
+
+func main() {
+	url := flag.String("url", "http://127.0.0.1:8080/graphql", "the server's GraphQL endpoint")
+	key := flag.String("key", os.Getenv("MEMBRANE_BENCH_KEY"), "an admin or writer API key (default $MEMBRANE_BENCH_KEY; none in dev mode)")
+	ops := flag.Int("ops", 500, "timed operations per workload")
+	records := flag.Int("records", 10000, "records the bulk ingest writes (in batches of 1,000) and retrieval searches")
+	only := flag.String("only", "", "run only the workloads whose names match this regular expression")
+	flag.Parse()
+	cfg := bench.Config{Ops: *ops, Records: *records, Scope: fmt.Sprintf("bench-%d", time.Now().UnixNano())}
+	if *only != "" {
+		re, err := regexp.Compile(*only)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench: -only:", err)
+			os.Exit(2)
+		}
+		cfg.Only = re
+	}
+	if *ops < 1 || *records < 1000 {
+		fmt.Fprintln(os.Stderr, "bench: -ops must be at least 1 and -records at least 1000")
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	fmt.Printf("bench against %s, scope %s, %d ops per workload, %d records\nload average at start: %s\n\n",
+		*url, cfg.Scope, cfg.Ops, cfg.Records, bench.LoadAverage())
+	sums, err := bench.Run(ctx, bench.NewClient(*url, *key, 8), cfg, func(s bench.Summary) {
+		fmt.Fprintf(os.Stderr, "  %s (c=%d): p50 %v, %d errors\n", s.Name, s.Clients, s.P50, s.Errors)
+		if s.Err != nil {
+			fmt.Fprintf(os.Stderr, "    first error: %v\n", s.Err)
+		}
+	})
+	bench.WriteTable(os.Stdout, sums)
+	fmt.Printf("\nload average at end: %s\n", bench.LoadAverage())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
