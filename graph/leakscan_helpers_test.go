@@ -372,6 +372,7 @@ func (c scanCaller) subscribe(t *testing.T, url, transport, query string, vars m
 type scanServer struct {
 	url string
 	db  *neo4j.DB
+	hub *feed.Hub
 }
 
 // openScanStore opens a store of its own with keys (the first active) and
@@ -423,5 +424,5 @@ func startScanServer(t *testing.T, db *neo4j.DB, ring []membrane.APIKey, scopes 
 	opts.ParserTokenLimit = 0
 	srv := httptest.NewServer(membranehttp.NewHandler(r, db, membrane.NewKeyring(ring), log, opts))
 	t.Cleanup(srv.Close)
-	return scanServer{url: srv.URL, db: db}
+	return scanServer{url: srv.URL, db: db, hub: hub}
 }
