@@ -202,7 +202,7 @@ func TestBlindReseal(t *testing.T) {
 	if got, _ := retrieveAs(t, rotated, hi, "invoice", now); !slices.Equal(got, []string{id}) {
 		t.Fatalf("during rotation: %v", got)
 	}
-	if _, _, err := rotated.Reseal(membrane.NewContextWithTrust(t.Context(), membrane.SystemTrust("test")), oldKey.ID); err != nil {
+	if _, err := rotated.Reseal(membrane.NewContextWithTrust(t.Context(), membrane.SystemTrust("test")), oldKey.ID); err != nil {
 		t.Fatal(err)
 	}
 	if k := nodeProps(t, id)["blindKeyId"]; k != newKey.ID {

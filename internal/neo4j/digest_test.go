@@ -144,7 +144,7 @@ func TestSealedDigestsKeyed(t *testing.T) {
 	t.Run("before rotation", func(t *testing.T) { consolidation(t, before) })
 
 	rotated := open(t, []membrane.SealKey{newKey, oldKey}, newKey.ID)
-	if _, _, err := rotated.Reseal(sys, oldKey.ID); err != nil {
+	if _, err := rotated.Reseal(sys, oldKey.ID); err != nil {
 		t.Fatal(err)
 	}
 	if p := nodeProps(t, first); p["factKey"] != membrane.Digest(membrane.DigestKey(newKey.Key), membrane.DigestFact, key.Fields()...) || p["digestKeyId"] != newKey.ID {

@@ -207,7 +207,7 @@ func TestSealedEntityNamesAtRest(t *testing.T) {
 	// entity.
 	newKey := membrane.SealKey{ID: "ent-new-" + suffix, Key: bytes.Repeat([]byte{22}, 32)}
 	sys := membrane.NewContextWithTrust(t.Context(), membrane.SystemTrust("test"))
-	if _, _, err := open(t, []membrane.SealKey{newKey, key}, newKey.ID).Reseal(sys, key.ID); err != nil {
+	if _, err := open(t, []membrane.SealKey{newKey, key}, newKey.ID).Reseal(sys, key.ID); err != nil {
 		t.Fatal(err)
 	}
 	if p := nodeProps(t, hidden); p["digestKeyId"] != newKey.ID || p["terms"] != nil {
