@@ -253,10 +253,19 @@ func (db *DB) once(ctx context.Context, name string) error {
 	if err != nil || done {
 		return err
 	}
-	if _, err := autocommit(ctx, db, cypher.Must(name), nil); err != nil {
+	if err := db.onceIn(ctx, name, nil); err != nil {
 		return err
 	}
 	return db.recordMigration(ctx, name)
+}
+
+// onceIn runs the statement of the data migration name over the nodes of
+// scopes (nil: all; a statement that cannot be narrowed ignores them),
+// without its bookkeeping.
+func (db *DB) onceIn(ctx context.Context, name string, scopes []string) error {
+	// listOrNil: a nil slice would be sent as an empty list, not null.
+	_, err := autocommit(ctx, db, cypher.Must(name), map[string]any{"scopes": listOrNil(scopes)})
+	return err
 }
 
 // backfillCaptions gives the records and audit entries written before

@@ -61,3 +61,17 @@ func (db *DB) CaptionsIn(ctx context.Context, scopes []string) error {
 	}
 	return nil
 }
+
+// KeySealedDigestsIn runs SealedDigestsMigration's pass over the sealed
+// records of scopes only, without its bookkeeping: a test that deleted the
+// shared Migration node instead would race every other process starting
+// meanwhile (it would see the migration due, or run it half-way).
+func (db *DB) KeySealedDigestsIn(ctx context.Context, scopes []string) (int, error) {
+	return db.keySealedDigestsIn(ctx, scopes)
+}
+
+// OnceIn runs the statement of the one-time data migration name over the
+// nodes of scopes only, without its bookkeeping (see KeySealedDigestsIn).
+func (db *DB) OnceIn(ctx context.Context, name string, scopes []string) error {
+	return db.onceIn(ctx, name, scopes)
+}
