@@ -282,6 +282,26 @@ func (c scanCaller) post(t *testing.T, url, query string, vars map[string]any) (
 	return out, b
 }
 
+// get downloads url as the caller and returns the status and the body.
+func (c scanCaller) get(t *testing.T, url string) (int, []byte) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+c.key)
+	for k, v := range c.header {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
+}
+
 // subscribe replays a subscription from after over SSE or WebSocket and
 // returns every event (whole JSON payloads) up to the first one whose
 // record id is until, failing after a generous protocol timeout.
