@@ -176,7 +176,7 @@ func (db *DB) keySealedDigestsIn(ctx context.Context, scopes []string) (int, err
 	err := inBatches(batch, func(after string) (int, string, error) {
 		res, err := write(ctx, db, func(tx neo4j.ManagedTransaction) (result, error) {
 			var res result
-			rows, err := collect(ctx, tx, cypher.Must("sealed_digests_missing"), map[string]any{"after": after, "limit": int64(batch), "scopes": listOrNil(scopes)})
+			rows, err := collect(ctx, tx, cypher.Must("sealed_digests_missing"), map[string]any{"after": after, "limit": int64(batch), "scopes": scopesOrNil(scopes)})
 			if err != nil {
 				return res, err
 			}
