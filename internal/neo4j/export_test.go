@@ -75,3 +75,9 @@ func (db *DB) KeySealedDigestsIn(ctx context.Context, scopes []string) (int, err
 func (db *DB) OnceIn(ctx context.Context, name string, scopes []string) error {
 	return db.onceIn(ctx, name, scopes)
 }
+
+// RestampAuditsIn runs AuditStampMigration's pass over the entries of the
+// records of scopes only, without its bookkeeping (see KeySealedDigestsIn).
+func (db *DB) RestampAuditsIn(ctx context.Context, scopes []string) error {
+	return db.restampAuditsIn(ctx, scopes)
+}
