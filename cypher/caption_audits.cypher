@@ -2,7 +2,7 @@
 // action, actor (with its detail unless sealed, mbx1:) and time to the second, as written with new entries
 // (internal/neo4j, auditCaption), never the text or ids an entry holds.
 // Migrate runs it once over every scope ($scopes null) and then records
-// the Migration caption_audits; idempotent.
+// the Migration caption_audits_v2; idempotent.
 MATCH (a:AuditEntry)
 WHERE a.caption IS NULL AND ($scopes IS NULL OR a.scope IN $scopes)
 CALL (a) {

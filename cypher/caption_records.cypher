@@ -4,7 +4,7 @@
 // records, whose name says only "<type> (encrypted)": theirs is the type
 // and id, like the one written with them (internal/neo4j, seal). Migrate
 // runs it once over every scope ($scopes null) and then records the
-// Migration caption_records; idempotent.
+// Migration caption_records_v2; idempotent.
 MATCH (m:Memory)
 WHERE m.caption IS NULL AND ($scopes IS NULL OR m.scope IN $scopes)
 CALL (m) {

@@ -282,6 +282,26 @@ func (c scanCaller) post(t *testing.T, url, query string, vars map[string]any) (
 	return out, b
 }
 
+// get downloads url as the caller and returns the status and the body.
+func (c scanCaller) get(t *testing.T, url string) (int, []byte) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+c.key)
+	for k, v := range c.header {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
+}
+
 // subscribe replays a subscription from after over SSE or WebSocket and
 // returns every event (whole JSON payloads) up to the first one whose
 // record id is until, failing after a generous protocol timeout.
@@ -372,6 +392,7 @@ func (c scanCaller) subscribe(t *testing.T, url, transport, query string, vars m
 type scanServer struct {
 	url string
 	db  *neo4j.DB
+	hub *feed.Hub
 }
 
 // openScanStore opens a store of its own with keys (the first active) and
@@ -423,5 +444,5 @@ func startScanServer(t *testing.T, db *neo4j.DB, ring []membrane.APIKey, scopes 
 	opts.ParserTokenLimit = 0
 	srv := httptest.NewServer(membranehttp.NewHandler(r, db, membrane.NewKeyring(ring), log, opts))
 	t.Cleanup(srv.Close)
-	return scanServer{url: srv.URL, db: db}
+	return scanServer{url: srv.URL, db: db, hub: hub}
 }

@@ -164,8 +164,14 @@ func reseal(args []string, stdout io.Writer) error {
 	}
 	defer db.Close(context.Background())
 	ctx := membrane.NewContextWithTrust(context.Background(), membrane.SystemTrust("reseal"))
-	recs, audits, err := db.Reseal(ctx, *keyID)
-	fmt.Fprintf(stdout, "resealed %d records and %d audit entries from key %q to key %q\n", recs, audits, *keyID, cfg.Encryption.ActiveKey)
+	res, err := db.Reseal(ctx, *keyID)
+	fmt.Fprintf(stdout, "resealed %d records and %d audit entries from key %q to key %q\n", res.Records, res.Audits, *keyID, cfg.Encryption.ActiveKey)
+	if res.SkippedRecords > 0 || res.SkippedAudits > 0 {
+		// The operator decides what to do with them: they did not open
+		// under the key, and stay sealed with it (unreadable as before).
+		fmt.Fprintf(stdout, "skipped %d records and %d audit entries that do not open under key %q: they stay sealed with it\n",
+			res.SkippedRecords, res.SkippedAudits, *keyID)
+	}
 	return err
 }
 

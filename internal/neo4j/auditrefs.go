@@ -248,6 +248,9 @@ func (db *DB) successorProvenanceBatch(ctx context.Context, scopes []string, aft
 	return r.n, r.last, nil
 }
 
+// scopesOrNil is the $scopes parameter of a pass over scopes, nil meaning
+// every scope: the driver sends a nil slice as an empty list, which
+// `$scopes IS NULL OR m.scope IN $scopes` reads as no scope at all.
 func scopesOrNil(scopes []string) any {
 	if scopes == nil {
 		return nil

@@ -78,10 +78,19 @@ func (db *DB) restampAllAudits(ctx context.Context) error {
 	if err != nil || !due {
 		return err
 	}
+	if err := db.restampAuditsIn(ctx, nil); err != nil {
+		return err
+	}
+	return db.recordMigration(ctx, AuditStampMigration)
+}
+
+// restampAuditsIn is the pass of AuditStampMigration over the entries of
+// the records of scopes (nil: all), without its bookkeeping.
+func (db *DB) restampAuditsIn(ctx context.Context, scopes []string) error {
 	const batch = 500
 	for {
 		n, err := write(ctx, db, func(tx neo4j.ManagedTransaction) (int, error) {
-			rows, err := collect(ctx, tx, cypher.Must("audit_restamp_batch"), map[string]any{"limit": int64(batch)})
+			rows, err := collect(ctx, tx, cypher.Must("audit_restamp_batch"), map[string]any{"limit": int64(batch), "scopes": scopesOrNil(scopes)})
 			if err != nil {
 				return 0, err
 			}
@@ -91,8 +100,7 @@ func (db *DB) restampAllAudits(ctx context.Context) error {
 			return fmt.Errorf("re-stamp audit entries: %w", err)
 		}
 		if n < batch {
-			break
+			return nil
 		}
 	}
-	return db.recordMigration(ctx, AuditStampMigration)
 }

@@ -34,11 +34,17 @@ func (db *DB) BlindBackfill() (migrated, skipped int) {
 // a previous start finished it. A record that does not open is skipped and
 // counted, not an error: the rest of the database stays searchable.
 func (db *DB) backfillBlindTerms(ctx context.Context) error {
+	return db.blindBackfill(ctx, BlindTermsMigration(), nil)
+}
+
+// blindBackfill runs the blind terms migration over the sealed records of
+// scopes (nil: all), recorded as the migration name.
+func (db *DB) blindBackfill(ctx context.Context, name string, scopes []string) error {
 	db.blindMigrated, db.blindSkipped = 0, 0
 	if !db.sealer.Searchable(membrane.SensitivityHyper.Level()) {
 		return nil // no key: nothing sealed can be opened
 	}
-	due, err := db.migrationDue(ctx, BlindTermsMigration())
+	due, err := db.migrationDue(ctx, name)
 	if err != nil || !due {
 		return err
 	}
@@ -51,7 +57,7 @@ func (db *DB) backfillBlindTerms(ctx context.Context) error {
 		res, err := write(ctx, db, func(tx neo4j.ManagedTransaction) (result, error) {
 			var res result
 			rows, err := collect(ctx, tx, cypher.Must("blind_missing"), map[string]any{
-				"after": after, "limit": int64(batch), "version": int64(membrane.AnalysisVersion)})
+				"after": after, "limit": int64(batch), "version": int64(membrane.AnalysisVersion), "scopes": scopesOrNil(scopes)})
 			if err != nil {
 				return res, err
 			}
@@ -92,5 +98,5 @@ func (db *DB) backfillBlindTerms(ctx context.Context) error {
 		return fmt.Errorf("blind terms: %w", err)
 	}
 	// With records skipped, it runs again at a start with another key.
-	return db.finishMigration(ctx, BlindTermsMigration(), db.blindSkipped)
+	return db.finishMigration(ctx, name, db.blindSkipped)
 }

@@ -256,17 +256,29 @@ func (db *DB) once(ctx context.Context, name string) error {
 	if err != nil || done {
 		return err
 	}
-	if _, err := autocommit(ctx, db, cypher.Must(name), nil); err != nil {
+	if err := db.onceIn(ctx, name, nil); err != nil {
 		return err
 	}
 	return db.recordMigration(ctx, name)
 }
 
+// onceIn runs the statement of the data migration name over the nodes of
+// scopes (nil: all; a statement that cannot be narrowed ignores them),
+// without its bookkeeping.
+func (db *DB) onceIn(ctx context.Context, name string, scopes []string) error {
+	_, err := autocommit(ctx, db, cypher.Must(name), map[string]any{"scopes": scopesOrNil(scopes)})
+	return err
+}
+
 // backfillCaptions gives the records and audit entries written before
-// captions existed theirs, once (caption_records, caption_audits).
+// captions existed theirs, once (caption_records, caption_audits;
+// recorded as caption_records_v2 and caption_audits_v2: the runs recorded
+// under the bare names sent their "every scope" as an empty list and
+// captioned nothing).
 func (db *DB) backfillCaptions(ctx context.Context) error {
 	for _, name := range []string{"caption_records", "caption_audits"} {
-		done, err := db.migrationDone(ctx, name)
+		migration := name + "_v2"
+		done, err := db.migrationDone(ctx, migration)
 		if err != nil {
 			return err
 		}
@@ -276,7 +288,7 @@ func (db *DB) backfillCaptions(ctx context.Context) error {
 		if err := db.captionsIn(ctx, name, nil); err != nil {
 			return err
 		}
-		if err := db.recordMigration(ctx, name); err != nil {
+		if err := db.recordMigration(ctx, migration); err != nil {
 			return err
 		}
 	}
@@ -286,7 +298,7 @@ func (db *DB) backfillCaptions(ctx context.Context) error {
 // captionsIn runs the caption backfill name over the nodes of scopes (nil:
 // all).
 func (db *DB) captionsIn(ctx context.Context, name string, scopes []string) error {
-	_, err := autocommit(ctx, db, cypher.Must(name), map[string]any{"scopes": scopes})
+	_, err := autocommit(ctx, db, cypher.Must(name), map[string]any{"scopes": scopesOrNil(scopes)})
 	return err
 }
 

@@ -61,3 +61,31 @@ func (db *DB) CaptionsIn(ctx context.Context, scopes []string) error {
 	}
 	return nil
 }
+
+// KeySealedDigestsIn runs SealedDigestsMigration's pass over the sealed
+// records of scopes only, without its bookkeeping: a test that deleted the
+// shared Migration node instead would race every other process starting
+// meanwhile (it would see the migration due, or run it half-way).
+func (db *DB) KeySealedDigestsIn(ctx context.Context, scopes []string) (int, error) {
+	return db.keySealedDigestsIn(ctx, scopes)
+}
+
+// OnceIn runs the statement of the one-time data migration name over the
+// nodes of scopes only, without its bookkeeping (see KeySealedDigestsIn).
+func (db *DB) OnceIn(ctx context.Context, name string, scopes []string) error {
+	return db.onceIn(ctx, name, scopes)
+}
+
+// RestampAuditsIn runs AuditStampMigration's pass over the entries of the
+// records of scopes only, without its bookkeeping (see KeySealedDigestsIn).
+func (db *DB) RestampAuditsIn(ctx context.Context, scopes []string) error {
+	return db.restampAuditsIn(ctx, scopes)
+}
+
+// BlindBackfillAs runs the blind terms migration, bookkeeping included,
+// over the sealed records of scopes only and recorded as the migration
+// name: a test of its own name, so that it never deletes the shared
+// Migration node that other processes' starts read.
+func (db *DB) BlindBackfillAs(ctx context.Context, name string, scopes []string) error {
+	return db.blindBackfill(ctx, name, scopes)
+}

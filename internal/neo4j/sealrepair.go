@@ -12,7 +12,9 @@ import (
 // sealRepairMigration names the one-time migration that seals records a
 // revision raised to a sealed level while leaving their payload in clear
 // (before changedProps rewrote a record crossing the threshold whole).
-const sealRepairMigration = "seal_repair_v1"
+// v1 sent its "every scope" as an empty list and repaired nothing, yet was
+// recorded done: v2 runs the repair again.
+const sealRepairMigration = "seal_repair_v2"
 
 // repairSealing seals the records at a sealed level stored in clear, in
 // batches of one transaction each, and detaches them (seal_detach) as a
@@ -54,7 +56,7 @@ func (db *DB) repairSealingIn(ctx context.Context, level int, scopes []string) (
 		res, err := write(ctx, db, func(tx neo4j.ManagedTransaction) (result, error) {
 			var res result
 			rows, err := collect(ctx, tx, cypher.Must("seal_repair_missing"), map[string]any{
-				"level": int64(level), "after": after, "limit": int64(batch), "scopes": scopes})
+				"level": int64(level), "after": after, "limit": int64(batch), "scopes": scopesOrNil(scopes)})
 			if err != nil {
 				return res, err
 			}

@@ -57,7 +57,7 @@ func TestUnknownKeyStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer drv.Close(context.Background())
-	names := []string{neo4j.SealedDigestsMigration, neo4j.BlindTermsMigration(), "seal_repair_v1"}
+	names := []string{neo4j.SealedDigestsMigration, neo4j.BlindTermsMigration(), "seal_repair_v2"}
 	if _, err := driver.ExecuteQuery(t.Context(), drv, `MATCH (e:Memory) WHERE e.id IN $ids REMOVE e.terms, e.blindNames, e.digestKeyId
 		WITH count(*) AS n OPTIONAL MATCH (g:Migration) WHERE g.name IN $names DETACH DELETE g`,
 		map[string]any{"ids": lostEntity, "names": names}, driver.EagerResultTransformer); err != nil {

@@ -156,16 +156,27 @@ func (db *DB) keySealedDigests(ctx context.Context) error {
 	if err != nil || !due {
 		return err
 	}
+	skipped, err := db.keySealedDigestsIn(ctx, nil)
+	if err != nil {
+		return err
+	}
+	return db.finishMigration(ctx, SealedDigestsMigration, skipped)
+}
+
+// keySealedDigestsIn is the pass of SealedDigestsMigration over the sealed
+// records of scopes (nil: all), without its bookkeeping; it returns how
+// many records it could not open.
+func (db *DB) keySealedDigestsIn(ctx context.Context, scopes []string) (int, error) {
 	const batch = 500
 	type result struct {
 		n, skipped int
 		last       string
 	}
 	skipped := 0
-	err = inBatches(batch, func(after string) (int, string, error) {
+	err := inBatches(batch, func(after string) (int, string, error) {
 		res, err := write(ctx, db, func(tx neo4j.ManagedTransaction) (result, error) {
 			var res result
-			rows, err := collect(ctx, tx, cypher.Must("sealed_digests_missing"), map[string]any{"after": after, "limit": int64(batch)})
+			rows, err := collect(ctx, tx, cypher.Must("sealed_digests_missing"), map[string]any{"after": after, "limit": int64(batch), "scopes": scopesOrNil(scopes)})
 			if err != nil {
 				return res, err
 			}
@@ -195,9 +206,9 @@ func (db *DB) keySealedDigests(ctx context.Context) error {
 		return res.n, res.last, err
 	})
 	if err != nil {
-		return fmt.Errorf("key the digests of sealed records: %w", err)
+		return skipped, fmt.Errorf("key the digests of sealed records: %w", err)
 	}
-	return db.finishMigration(ctx, SealedDigestsMigration, skipped)
+	return skipped, nil
 }
 
 // countUnreadable counts the sealed records this server cannot open: those
