@@ -89,3 +89,9 @@ func (db *DB) RestampAuditsIn(ctx context.Context, scopes []string) error {
 func (db *DB) BlindBackfillAs(ctx context.Context, name string, scopes []string) error {
 	return db.blindBackfill(ctx, name, scopes)
 }
+
+// ObjectTypesIn runs ObjectTypesMigration's pass over the semantic records
+// of scopes only, without its bookkeeping (see KeySealedDigestsIn).
+func (db *DB) ObjectTypesIn(ctx context.Context, scopes []string) error {
+	return db.objectTypesIn(ctx, scopes)
+}

@@ -31,24 +31,31 @@ func (db *DB) backfillObjectTypes(ctx context.Context) error {
 	if err != nil || done {
 		return err
 	}
-	if err := inBatches(objectTypesBatch, func(after string) (int, string, error) {
-		return db.objectTypesBatch(ctx, after)
-	}); err != nil {
+	if err := db.objectTypesIn(ctx, nil); err != nil {
 		return err
 	}
 	return db.recordMigration(ctx, ObjectTypesMigration)
 }
 
-// objectTypesBatch restores the candidates after id after in one write
+// objectTypesIn runs the migration's pass over the semantic records of
+// scopes, or of every scope when scopes is nil, without its bookkeeping.
+func (db *DB) objectTypesIn(ctx context.Context, scopes []string) error {
+	return inBatches(objectTypesBatch, func(after string) (int, string, error) {
+		return db.objectTypesBatch(ctx, after, scopes)
+	})
+}
+
+// objectTypesBatch restores the candidates of scopes (nil: every scope)
+// after id after in one write
 // transaction: it returns how many it read and the last id.
-func (db *DB) objectTypesBatch(ctx context.Context, after string) (int, string, error) {
+func (db *DB) objectTypesBatch(ctx context.Context, after string, scopes []string) (int, string, error) {
 	type result struct {
 		n    int
 		last string
 	}
 	r, err := write(ctx, db, func(tx neo4j.ManagedTransaction) (result, error) {
 		rows, err := collect(ctx, tx, cypher.Must("object_types_batch"), map[string]any{
-			"after": after, "limit": int64(objectTypesBatch),
+			"after": after, "limit": int64(objectTypesBatch), "scopes": scopesOrNil(scopes),
 		})
 		if err != nil || len(rows) == 0 {
 			return result{}, err
