@@ -16,8 +16,10 @@ import (
 	"net/http/httptest"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -309,11 +311,27 @@ func (c scanCaller) subscribe(t *testing.T, url, transport, query string, vars m
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
+	events, err := c.stream(ctx, url, transport, query, vars, func(ev map[string]any) bool { return eventOf(ev, until) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return events
+}
+
+// eventOf reports whether ev is an event of the record id.
+func eventOf(ev map[string]any, id string) bool {
+	b, _ := json.Marshal(ev)
+	return bytes.Contains(b, []byte(`"recordId":"`+id+`"`))
+}
+
+// stream runs a subscription over SSE or WebSocket and returns every
+// event (whole JSON payloads) up to the first for which last is true, or
+// an error (it may run on a goroutine of its own).
+func (c scanCaller) stream(ctx context.Context, url, transport, query string, vars map[string]any, last func(map[string]any) bool) ([]map[string]any, error) {
 	var events []map[string]any
 	done := func(ev map[string]any) bool {
 		events = append(events, ev)
-		b, _ := json.Marshal(ev)
-		return bytes.Contains(b, []byte(`"recordId":"`+until+`"`))
+		return last(ev)
 	}
 	switch transport {
 	case "sse":
@@ -327,7 +345,7 @@ func (c scanCaller) subscribe(t *testing.T, url, transport, query string, vars m
 		}
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
-			t.Fatalf("%s sse: %v", c.name, err)
+			return events, fmt.Errorf("%s sse: %w", c.name, err)
 		}
 		defer resp.Body.Close()
 		sc := bufio.NewScanner(resp.Body)
@@ -341,19 +359,19 @@ func (c scanCaller) subscribe(t *testing.T, url, transport, query string, vars m
 			case strings.HasPrefix(line, "data: ") && event == "next":
 				var ev map[string]any
 				if err := json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &ev); err != nil {
-					t.Fatalf("%s sse: %v", c.name, err)
+					return events, fmt.Errorf("%s sse: %w", c.name, err)
 				}
 				if done(ev) {
-					return events
+					return events, nil
 				}
 			}
 		}
-		t.Fatalf("%s sse: stream ended before the sentinel (%v); events %d", c.name, sc.Err(), len(events))
+		return events, fmt.Errorf("%s sse: stream ended before its last event (%v); events %d", c.name, sc.Err(), len(events))
 	case "ws":
 		conn, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(url, "http")+"/graphql",
 			&websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
 		if err != nil {
-			t.Fatalf("%s ws: %v", c.name, err)
+			return events, fmt.Errorf("%s ws: %w", c.name, err)
 		}
 		defer conn.CloseNow()
 		conn.SetReadLimit(64 << 20)
@@ -362,29 +380,29 @@ func (c scanCaller) subscribe(t *testing.T, url, transport, query string, vars m
 			init[k] = v
 		}
 		if err := wsjson.Write(ctx, conn, map[string]any{"type": "connection_init", "payload": init}); err != nil {
-			t.Fatal(err)
+			return events, err
 		}
 		if err := wsjson.Write(ctx, conn, map[string]any{"id": "1", "type": "subscribe",
 			"payload": map[string]any{"query": query, "variables": vars}}); err != nil {
-			t.Fatal(err)
+			return events, err
 		}
 		for {
 			var m map[string]any
 			if err := wsjson.Read(ctx, conn, &m); err != nil {
-				t.Fatalf("%s ws: %v after %d events", c.name, err, len(events))
+				return events, fmt.Errorf("%s ws: %w after %d events", c.name, err, len(events))
 			}
 			switch m["type"] {
 			case "next":
 				p, _ := m["payload"].(map[string]any)
 				if done(p) {
-					return events
+					return events, nil
 				}
 			case "error", "complete":
-				t.Fatalf("%s ws: %v", c.name, m)
+				return events, fmt.Errorf("%s ws: %v", c.name, m)
 			}
 		}
 	}
-	return events
+	return events, fmt.Errorf("unknown transport %q", transport)
 }
 
 // scanServer is one server process of the scan over its own store (its
@@ -445,4 +463,78 @@ func startScanServer(t *testing.T, db *neo4j.DB, ring []membrane.APIKey, scopes 
 	srv := httptest.NewServer(membranehttp.NewHandler(r, db, membrane.NewKeyring(ring), log, opts))
 	t.Cleanup(srv.Close)
 	return scanServer{url: srv.URL, db: db, hub: hub}
+}
+
+// follower is one live subscription of the leak scan, running on a
+// goroutine of its own until stopped.
+type follower struct {
+	caller scanCaller
+	op     string
+	cancel context.CancelFunc
+	done   chan struct{} // closed when the stream has ended
+	more   chan struct{} // poked after every event
+
+	mu     sync.Mutex
+	events []map[string]any
+	err    error
+}
+
+// follow starts query (with vars) as c over transport on a goroutine.
+func follow(ctx context.Context, c scanCaller, op, url, transport, query string, vars map[string]any) *follower {
+	ctx, cancel := context.WithCancel(ctx)
+	f := &follower{caller: c, op: op, cancel: cancel, done: make(chan struct{}), more: make(chan struct{}, 1)}
+	go func() {
+		defer close(f.done)
+		_, err := c.stream(ctx, url, transport, query, vars, func(ev map[string]any) bool {
+			f.mu.Lock()
+			f.events = append(f.events, ev)
+			f.mu.Unlock()
+			select {
+			case f.more <- struct{}{}:
+			default:
+			}
+			return false
+		})
+		f.mu.Lock()
+		f.err = err
+		f.mu.Unlock()
+	}()
+	return f
+}
+
+// await waits until the follower has received an event of record id, and
+// fails when its stream ends first or after a generous timeout.
+func (f *follower) await(t *testing.T, id string) {
+	t.Helper()
+	timeout := time.After(3 * time.Minute)
+	for {
+		f.mu.Lock()
+		seen := slices.ContainsFunc(f.events, func(ev map[string]any) bool { return eventOf(ev, id) })
+		err := f.err
+		f.mu.Unlock()
+		if seen {
+			return
+		}
+		select {
+		case <-f.more:
+		case <-f.done:
+			if err == nil {
+				f.mu.Lock()
+				err = f.err
+				f.mu.Unlock()
+			}
+			t.Fatalf("%s as %s: the stream ended before record %s: %v", f.op, f.caller.name, id, err)
+		case <-timeout:
+			t.Fatalf("%s as %s: no event of record %s", f.op, f.caller.name, id)
+		}
+	}
+}
+
+// stop ends the stream and returns every event it received.
+func (f *follower) stop() []map[string]any {
+	f.cancel()
+	<-f.done
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.events
 }

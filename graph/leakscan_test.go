@@ -54,14 +54,21 @@ func (k knownLeak) matches(l leak) bool {
 // admin, then, for each restricted caller, calls every read path selecting
 // every field of the schema and scans the whole JSON of every response for
 // the ids and text of what the caller may not see (and for the content of
-// what it sees only redacted), the graph downloads included. It scans
+// what it sees only redacted), the graph downloads included, and both
+// subscriptions twice: followed live while the fixture is written (each
+// event gated in memory as it is published) and replayed from a cursor
+// (gated by the store). It scans
 // again after a restart (a new store and server over the same database,
 // start-up migrations included) and after a key rotation (reseal, then a
 // server without the old key), and scans the database at rest (properties
 // and full-text indexes) for the plaintext of sealed records.
 func TestLeakScan(t *testing.T) {
 	s := newLeakScan(t)
+	// Subscribers following the feed while the fixture is written: its
+	// events reach them live.
+	endLive := s.followLive(t)
 	s.writeFixture(t)
+	live := endLive()
 
 	var mu sync.Mutex
 	var found []leak
@@ -84,6 +91,16 @@ func TestLeakScan(t *testing.T) {
 				report(leak{phase: ph.name, caller: "server", op: "start-up", path: err.Error(), kind: "error"})
 			}
 			s.probes(t, ph.name, i, report)
+			if i == 0 {
+				for _, f := range live {
+					for _, ev := range f.events {
+						s.scanDoc(ph.name, f.caller, f.op, ev, report)
+						if ev["errors"] != nil {
+							t.Errorf("%s as %s: an event with errors: %v", f.op, f.caller.name, ev)
+						}
+					}
+				}
+			}
 			sentinel := s.create(t, s.srv.url, s.scopeA, membrane.SensitivityPublic, "sentinel "+ph.name)
 			// The text probes find the sentinel (their positive control).
 			if err := s.srv.db.AwaitSearchIndexes(t.Context()); err != nil {
@@ -811,20 +828,64 @@ func (s *leakScan) scanAs(t *testing.T, phase string, c scanCaller, sentinel str
 
 	// Both subscriptions over both transports, replayed from before the
 	// fixture up to this phase's sentinel.
-	filter := map[string]any{"scopes": withU, "actors": []any{s.admin.actor, s.writer.actor, membrane.JobActor}}
-	subs := map[string]string{
-		"recordChanged": `subscription($f: ChangeFilter, $after: String) { recordChanged(filter: $f, after: $after) ` + s.gen.of("RecordChange", 1) + ` }`,
-		"auditAppended": `subscription($f: ChangeFilter, $after: String) { auditAppended(filter: $f, after: $after) ` + s.gen.of("AuditEvent", 1) + ` }`,
-	}
+	filter, subs := s.subscriptions()
 	for name, sub := range subs {
 		for _, tr := range []string{"ws", "sse"} {
-			for _, ev := range c.subscribe(t, url, tr, s.doc(sub), map[string]any{"f": filter, "after": s.cursor0}, sentinel) {
+			for _, ev := range c.subscribe(t, url, tr, sub, map[string]any{"f": filter, "after": s.cursor0}, sentinel) {
 				s.scanDoc(phase, c, name+"("+tr+")", ev, report)
 				if ev["errors"] != nil {
 					t.Errorf("%s(%s) as %s: an event with errors: %v", name, tr, c.name, ev)
 				}
 			}
 		}
+	}
+}
+
+// subscriptions are the filter of the scan's subscriptions (the scopes
+// and the fixture's writers) and both subscriptions, selecting every
+// field, by name.
+func (s *leakScan) subscriptions() (map[string]any, map[string]string) {
+	filter := map[string]any{"scopes": []any{s.scopeA, s.scopeB, ""}, "actors": []any{s.admin.actor, s.writer.actor, membrane.JobActor}}
+	return filter, map[string]string{
+		"recordChanged": s.doc(`subscription($f: ChangeFilter, $after: String) { recordChanged(filter: $f, after: $after) ` + s.gen.of("RecordChange", 1) + ` }`),
+		"auditAppended": s.doc(`subscription($f: ChangeFilter, $after: String) { auditAppended(filter: $f, after: $after) ` + s.gen.of("AuditEvent", 1) + ` }`),
+	}
+}
+
+// followLive subscribes every caller to both subscriptions (over
+// WebSocket and SSE in turn) from the feed's head, and waits until each
+// has received a first public record: from then on the fixture's events
+// reach them live, each gated in memory as it is published
+// (membrane.Trust.GateEvent), where scanAs's replays read the feed
+// through the store's gate. The func it returns writes a last public
+// record, waits for every subscriber to receive it and stops them.
+func (s *leakScan) followLive(t *testing.T) func() []*follower {
+	url := s.srv.url
+	head := s.as(t, s.admin, url, `{ changeCursor }`, nil)["changeCursor"].(string)
+	filter, subs := s.subscriptions()
+	var fs []*follower
+	for i, c := range s.callers {
+		tr := []string{"ws", "sse"}[i%2]
+		for _, name := range []string{"recordChanged", "auditAppended"} {
+			fs = append(fs, follow(t.Context(), c, name+"(live "+tr+")", url, tr, subs[name], map[string]any{"f": filter, "after": head}))
+		}
+	}
+	t.Cleanup(func() {
+		for _, f := range fs {
+			f.stop()
+		}
+	})
+	first := s.create(t, url, s.scopeA, membrane.SensitivityPublic, "live start")
+	for _, f := range fs {
+		f.await(t, first)
+	}
+	return func() []*follower {
+		last := s.create(t, url, s.scopeA, membrane.SensitivityPublic, "live end")
+		for _, f := range fs {
+			f.await(t, last)
+			f.stop()
+		}
+		return fs
 	}
 }
 
