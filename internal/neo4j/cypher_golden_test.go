@@ -234,7 +234,7 @@ var explainValues = map[string]any{
 	// Lists of texts.
 	"actions": []string{"create"}, "actors": []string{"actor"}, "blindNames": []string{"0"},
 	"checks": []string{"c"}, "frontier": []string{"id"}, "ids": []string{"id"}, "keyIds": []string{"test"},
-	"keys": []string{"key"}, "layers": []string{"Fact"}, "only": []string{"scope"}, "prefixes": []string{"p"},
+	"keys": []string{"key"}, "layers": []string{"Fact"}, "only": []string{"scope"}, "prefixes": []string{"p"}, "read": []string{"id"},
 	"resultIds": []string{"id"}, "scopes": []string{"scope"}, "seen": []string{"id"},
 	"statuses": []string{"active"}, "tags": []string{"tag"}, "terms": []string{"term"},
 	"trustScopes": []string{"scope"}, "types": []string{"Fact"},

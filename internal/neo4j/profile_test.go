@@ -57,7 +57,7 @@ func TestProfileSmallOperations(t *testing.T) {
 			_, err := svc.Read.Record(ctx, pool[0], nil)
 			return err
 		}},
-		{"contest", struct{ tx, statements int }{1, 3}, func(ctx context.Context, i int) error {
+		{"contest", struct{ tx, statements int }{1, 2}, func(ctx context.Context, i int) error {
 			_, err := svc.Revise.Contest(ctx, pool[i], fmt.Sprint("ticket-", i), membrane.RevisionArgs{Actor: ptr("bench")})
 			return err
 		}},

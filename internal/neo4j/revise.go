@@ -23,19 +23,13 @@ var _ membrane.RevisionStore = (*DB)(nil)
 // the change wrote are stored under the key (see idempotent).
 func (db *DB) Revise(ctx context.Context, idem *membrane.Idempotency, lock, readIDs []string, plan membrane.PlanFunc) (*membrane.Revised, error) {
 	res, err := db.idempotent(ctx, idem, func(tx neo4j.ManagedTransaction) (*written, error) {
-		locked, err := db.recordsByID(ctx, tx, cypher.Must("lock_records"), lock)
+		locked, read, err := db.lockRecords(ctx, tx, lock, readIDs)
 		if err != nil {
 			return nil, err
 		}
 		for _, id := range lock {
 			if locked[id] == nil {
 				return nil, membrane.Errorf(membrane.ENOTFOUND, "record %q not found", id)
-			}
-		}
-		read := map[string]*membrane.Record{}
-		if len(readIDs) > 0 {
-			if read, err = db.recordsByID(ctx, tx, cypher.Must("records_by_ids"), readIDs); err != nil {
-				return nil, err
 			}
 		}
 		change, err := plan(locked, read)
@@ -56,15 +50,38 @@ func (db *DB) Revise(ctx context.Context, idem *membrane.Idempotency, lock, read
 	return &membrane.Revised{Record: res.recs[0], Edges: res.edges}, nil
 }
 
+// lockRecords reads, in one statement (lock_records), the records lock
+// under a write lock and those of read without one, each keyed by id, as
+// recordsByID reads them.
+func (db *DB) lockRecords(ctx context.Context, tx neo4j.ManagedTransaction, lock, read []string) (map[string]*membrane.Record, map[string]*membrane.Record, error) {
+	if read == nil {
+		read = []string{}
+	}
+	rows, err := collect(ctx, tx, cypher.Must("lock_records"), map[string]any{"ids": lock, "read": read})
+	if err != nil {
+		return nil, nil, err
+	}
+	t := membrane.TrustFromContext(ctx)
+	locked, unlocked := make(map[string]*membrane.Record, len(lock)), make(map[string]*membrane.Record, len(read))
+	for _, row := range rows {
+		r, err := db.writeView(t, row.Values[0])
+		if err != nil {
+			return nil, nil, err
+		}
+		if r == nil {
+			continue
+		}
+		if l, _ := row.Values[1].(bool); l {
+			locked[r.ID] = r
+		} else {
+			unlocked[r.ID] = r
+		}
+	}
+	return locked, unlocked, nil
+}
+
 // recordsByID reads the records ids with stmt, keyed by id, for a write
-// under the request's trust. A record whose sealed values do not open (a
-// key this server lacks) answers no more than an unknown id would to a
-// request that may not see it: it is left out (as missing: NOT_FOUND, or
-// an optional record absent) when invisible to the request, and kept as
-// the read paths show it, redacted, when the request sees it redacted (the
-// plan refuses a redacted record; refuseUnopened catches one it accepted).
-// Only a request that would see it in full is told that it does not open
-// (FAILED_PRECONDITION): the existence of a record it may see is no secret.
+// under the request's trust (see writeView).
 func (db *DB) recordsByID(ctx context.Context, tx neo4j.ManagedTransaction, stmt string, ids []string) (map[string]*membrane.Record, error) {
 	rows, err := collect(ctx, tx, stmt, map[string]any{"ids": ids})
 	if err != nil {
@@ -73,24 +90,43 @@ func (db *DB) recordsByID(ctx context.Context, tx neo4j.ManagedTransaction, stmt
 	t := membrane.TrustFromContext(ctx)
 	out := make(map[string]*membrane.Record, len(rows))
 	for _, row := range rows {
-		props, _ := row.Values[0].(map[string]any)
-		r, err := db.recordFromProps(props)
-		if errors.Is(err, errUnopened) {
-			if r, err = db.readRecord(props); err != nil {
-				return nil, err
-			}
-			switch t.Visibility(r) {
-			case membrane.Invisible:
-				continue
-			case membrane.Visible:
-				return nil, unopenedError(r.ID, errUnopened)
-			}
-		} else if err != nil {
+		r, err := db.writeView(t, row.Values[0])
+		if err != nil {
 			return nil, err
 		}
-		out[r.ID] = r
+		if r != nil {
+			out[r.ID] = r
+		}
 	}
 	return out, nil
+}
+
+// writeView is the record of stored properties (a row's value) as a write
+// under trust t reads it. A record whose sealed values do not open (a key
+// this server lacks) answers no more than an unknown id would to a request
+// that may not see it: it is left out (nil: as missing, NOT_FOUND, or an
+// optional record absent) when invisible to the request, and kept as the
+// read paths show it, redacted, when the request sees it redacted (the
+// plan refuses a redacted record; refuseUnopened catches one it accepted).
+// Only a request that would see it in full is told that it does not open
+// (FAILED_PRECONDITION): the existence of a record it may see is no secret.
+func (db *DB) writeView(t membrane.Trust, value any) (*membrane.Record, error) {
+	props, _ := value.(map[string]any)
+	r, err := db.recordFromProps(props)
+	if errors.Is(err, errUnopened) {
+		if r, err = db.readRecord(props); err != nil {
+			return nil, err
+		}
+		switch t.Visibility(r) {
+		case membrane.Invisible:
+			return nil, nil
+		case membrane.Visible:
+			return nil, unopenedError(r.ID, errUnopened)
+		}
+	} else if err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 // refuseUnopened refuses a planned change that would revise or relate a
