@@ -20,6 +20,9 @@ type written struct {
 	edges []membrane.Relation
 	// replayed is true when an idempotency key answered.
 	replayed bool
+	// stored is true when the write stored its idempotency key itself
+	// (with keyParams), so idempotent does not.
+	stored bool
 }
 
 // storedEdge is an edge as an idempotency key stores it (JSON, in the
@@ -46,29 +49,14 @@ func (db *DB) idempotent(ctx context.Context, idem *membrane.Idempotency, fn fun
 			}
 		}
 		res, err := fn(tx)
-		if err != nil || idem == nil {
+		if err != nil || idem == nil || res.stored {
 			return res, err
 		}
-		ids := make([]string, len(res.recs))
-		for i, r := range res.recs {
-			ids[i] = r.ID
+		params, err := db.keyParams(idem, res)
+		if err != nil {
+			return nil, err
 		}
-		var edges any // null without edges: the key stores no property
-		if len(res.edges) > 0 {
-			stored := make([]storedEdge, len(res.edges))
-			for i, e := range res.edges {
-				stored[i] = storedEdge(e)
-			}
-			b, err := json.Marshal(stored)
-			if err != nil {
-				return nil, fmt.Errorf("idempotency edges: %w", err)
-			}
-			edges = string(b)
-		}
-		_, err = single(ctx, tx, cypher.Must("idempotency_store"), map[string]any{
-			"key": idem.Key, "fingerprint": idem.Fingerprint, "operation": idem.Operation, "resultIds": ids,
-			"edges": edges, "now": db.Now().UTC(),
-		})
+		_, err = single(ctx, tx, cypher.Must("idempotency_store"), params)
 		return res, err
 	}
 	res, err := write(ctx, db, run)
@@ -83,6 +71,32 @@ func (db *DB) idempotent(ctx context.Context, idem *membrane.Idempotency, fn fun
 		}
 	}
 	return res, err
+}
+
+// keyParams are the values that store res under idem's key: the
+// parameters of idempotency_store, and the row of apply_change's $idem (a
+// revision stores its key in the statement that writes it).
+func (db *DB) keyParams(idem *membrane.Idempotency, res *written) (map[string]any, error) {
+	ids := make([]string, len(res.recs))
+	for i, r := range res.recs {
+		ids[i] = r.ID
+	}
+	var edges any // null without edges: the key stores no property
+	if len(res.edges) > 0 {
+		stored := make([]storedEdge, len(res.edges))
+		for i, e := range res.edges {
+			stored[i] = storedEdge(e)
+		}
+		b, err := json.Marshal(stored)
+		if err != nil {
+			return nil, fmt.Errorf("idempotency edges: %w", err)
+		}
+		edges = string(b)
+	}
+	return map[string]any{
+		"key": idem.Key, "fingerprint": idem.Fingerprint, "operation": idem.Operation, "resultIds": ids,
+		"edges": edges, "now": db.Now().UTC(),
+	}, nil
 }
 
 func readReplay(ctx context.Context, db *DB, idem *membrane.Idempotency) (*written, bool, error) {

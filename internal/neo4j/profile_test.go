@@ -41,7 +41,7 @@ func TestProfileSmallOperations(t *testing.T) {
 				Evidence: []membrane.EvidenceRef{{SourceType: "bench", SourceID: "bench"}}}}}
 	}
 	var pool []string
-	for i := range 4 {
+	for i := range 6 {
 		r, err := svc.Ingest.CreateRecord(ctx, benchFact(fmt.Sprint("pool-", i)), ptr("bench"), nil)
 		if err != nil {
 			t.Fatal(err)
@@ -63,6 +63,11 @@ func TestProfileSmallOperations(t *testing.T) {
 		}},
 		{"supersede", struct{ tx, statements int }{1, 2}, func(ctx context.Context, i int) error {
 			_, err := svc.Revise.Supersede(ctx, pool[i+2], benchFact(fmt.Sprint("successor-", i)), membrane.RevisionArgs{Actor: ptr("bench")})
+			return err
+		}},
+		{"supersede with an idempotency key", struct{ tx, statements int }{1, 3}, func(ctx context.Context, i int) error {
+			key := fmt.Sprint(scope, "-key-", i)
+			_, err := svc.Revise.Supersede(ctx, pool[i+4], benchFact(fmt.Sprint("keyed-", i)), membrane.RevisionArgs{Actor: ptr("bench"), IdempotencyKey: &key})
 			return err
 		}},
 	}

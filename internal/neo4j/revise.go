@@ -39,10 +39,20 @@ func (db *DB) Revise(ctx context.Context, idem *membrane.Idempotency, lock, read
 		if err := refuseUnopened(locked, read); err != nil {
 			return nil, err
 		}
-		if err := db.applyChange(ctx, tx, locked, read, change); err != nil {
+		res := &written{recs: []*membrane.Record{change.Result}, edges: change.Edges}
+		// The key is stored by apply_change, not by a statement of its own.
+		key := []map[string]any{}
+		if idem != nil {
+			p, err := db.keyParams(idem, res)
+			if err != nil {
+				return nil, err
+			}
+			key, res.stored = append(key, p), true
+		}
+		if err := db.applyChange(ctx, tx, locked, read, change, key); err != nil {
 			return nil, err
 		}
-		return &written{recs: []*membrane.Record{change.Result}, edges: change.Edges}, nil
+		return res, nil
 	})
 	if err != nil {
 		return nil, err
@@ -144,11 +154,12 @@ func refuseUnopened(recs ...map[string]*membrane.Record) error {
 	return nil
 }
 
-// applyChange writes a planned change. Updated records get only the
+// applyChange writes a planned change, and the idempotency key of the
+// revision when key holds one (keyParams). Updated records get only the
 // properties that changed from what was read (before): rewriting the rest
 // would cost index maintenance, the full-text index above all.
-func (db *DB) applyChange(ctx context.Context, tx neo4j.ManagedTransaction, before, read map[string]*membrane.Record, c *membrane.Change) error {
-	return db.apply(ctx, tx, cypher.Must("apply_change"), before, read, c, nil)
+func (db *DB) applyChange(ctx context.Context, tx neo4j.ManagedTransaction, before, read map[string]*membrane.Record, c *membrane.Change, key []map[string]any) error {
+	return db.apply(ctx, tx, cypher.Must("apply_change"), before, read, c, map[string]any{"idem": key})
 }
 
 // apply writes c with stmt, a statement taking $creates, $updates, $edges,
