@@ -14,7 +14,9 @@ CREATE CONSTRAINT seal_key_id IF NOT EXISTS FOR (k:SealKey) REQUIRE k.id IS UNIQ
 CREATE CONSTRAINT sealed_count_name IF NOT EXISTS FOR (c:SealedCount) REQUIRE c.name IS UNIQUE;
 // Every index below is read by a statement (TestIndexUse lists them with
 // their plans); every write that sets an indexed property pays for it (a
-// supersede updated 13 indexes and the full-text one, issue 13). Indexes
+// supersede updated 23 index entries and the full-text index, issue 13;
+// docs/BENCHMARKS.md, "Where the time goes: one point read and one
+// revision"). Indexes
 // that no statement can read are dropped here, on existing databases too:
 // memory_type, audit_actor and audit_action (their properties are only
 // filtered as `$x IS NULL OR a.x = $x`, which no plan seeks; the type is
