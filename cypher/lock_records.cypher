@@ -5,7 +5,10 @@
 // leaves the node unchanged but holds its lock to the end of the
 // transaction, so what is read here cannot change before the write: of two
 // racing revisions of one record, the second sees the first's result.
-// locked says which of the two lists a row answers.
+// With $key (null: none), the revision's idempotency key comes along when
+// it is stored (idempotency_lookup's values), so that a keyed revision
+// looks it up without a statement of its own. kind says what a row is:
+// 'locked', 'read' or 'key'.
 CALL () {
   MATCH (m:Memory)
   WHERE m.id IN $ids
@@ -13,10 +16,13 @@ CALL () {
   ORDER BY m.id
   SET m._lock = true
   REMOVE m._lock
-  RETURN m, true AS locked
+  RETURN properties(m) AS m, 'locked' AS kind
   UNION ALL
   MATCH (m:Memory)
   WHERE m.id IN $read
-  RETURN m, false AS locked
+  RETURN properties(m) AS m, 'read' AS kind
+  UNION ALL
+  MATCH (k:IdempotencyKey {key: $key})
+  RETURN {fingerprint: k.fingerprint, resultIds: k.resultIds, edges: k.edges} AS m, 'key' AS kind
 }
-RETURN properties(m) AS m, locked
+RETURN m, kind

@@ -42,14 +42,21 @@ type storedEdge struct {
 // for a different request), and a fresh result (its record ids and its
 // edges) is stored under the key in the same transaction.
 func (db *DB) idempotent(ctx context.Context, idem *membrane.Idempotency, fn func(neo4j.ManagedTransaction) (*written, error)) (*written, error) {
+	return db.keyed(ctx, idem, true, fn)
+}
+
+// keyed is idempotent; with lookup false, fn looks idem's key up itself
+// (in a statement it runs anyway) and answers with replayKey's result when
+// the key is stored.
+func (db *DB) keyed(ctx context.Context, idem *membrane.Idempotency, lookup bool, fn func(neo4j.ManagedTransaction) (*written, error)) (*written, error) {
 	run := func(tx neo4j.ManagedTransaction) (*written, error) {
-		if idem != nil {
+		if idem != nil && lookup {
 			if res, found, err := db.replay(ctx, tx, idem); found || err != nil {
 				return res, err
 			}
 		}
 		res, err := fn(tx)
-		if err != nil || idem == nil || res.stored {
+		if err != nil || idem == nil || res.stored || res.replayed {
 			return res, err
 		}
 		params, err := db.keyParams(idem, res)
@@ -120,15 +127,21 @@ func (db *DB) replay(ctx context.Context, tx neo4j.ManagedTransaction, idem *mem
 	if err != nil || row == nil {
 		return nil, false, err
 	}
-	if fp, _ := row.Values[0].(string); fp != idem.Fingerprint {
+	return db.replayKey(ctx, tx, idem, row.Values[0], row.Values[1], row.Values[2])
+}
+
+// replayKey is replay of the key found stored with fingerprint, resultIds
+// and edges (idempotency_lookup's columns).
+func (db *DB) replayKey(ctx context.Context, tx neo4j.ManagedTransaction, idem *membrane.Idempotency, fingerprint, resultIds, storedEdges any) (*written, bool, error) {
+	if fp, _ := fingerprint.(string); fp != idem.Fingerprint {
 		if idem.Implied {
 			return nil, true, idTaken()
 		}
 		return nil, true, membrane.Errorf(membrane.ECONFLICT, "this idempotency key was already used for a different request")
 	}
-	ids := strs(row.Values[1])
+	ids := strs(resultIds)
 	var edges []membrane.Relation
-	if s, _ := row.Values[2].(string); s != "" {
+	if s, _ := storedEdges.(string); s != "" {
 		var stored []storedEdge
 		if err := json.Unmarshal([]byte(s), &stored); err != nil {
 			return nil, true, fmt.Errorf("idempotency edges of %q: %w", idem.Operation, err)

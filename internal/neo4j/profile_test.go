@@ -65,7 +65,7 @@ func TestProfileSmallOperations(t *testing.T) {
 			_, err := svc.Revise.Supersede(ctx, pool[i+2], benchFact(fmt.Sprint("successor-", i)), membrane.RevisionArgs{Actor: ptr("bench")})
 			return err
 		}},
-		{"supersede with an idempotency key", struct{ tx, statements int }{1, 3}, func(ctx context.Context, i int) error {
+		{"supersede with an idempotency key", struct{ tx, statements int }{1, 2}, func(ctx context.Context, i int) error {
 			key := fmt.Sprint(scope, "-key-", i)
 			_, err := svc.Revise.Supersede(ctx, pool[i+4], benchFact(fmt.Sprint("keyed-", i)), membrane.RevisionArgs{Actor: ptr("bench"), IdempotencyKey: &key})
 			return err

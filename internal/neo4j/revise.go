@@ -19,13 +19,21 @@ var _ membrane.RevisionStore = (*DB)(nil)
 // in lock under a write lock (all must exist) and those in read without
 // one (they may be missing), calls plan with them, and applies the planned
 // change. Of two revisions racing on a record, the second to take the lock
-// plans against the first's result. With idem, the result and the edges
-// the change wrote are stored under the key (see idempotent).
+// plans against the first's result. With idem, a key already stored
+// replays its result instead (see idempotent), and the result and the
+// edges the change wrote are stored under the key.
 func (db *DB) Revise(ctx context.Context, idem *membrane.Idempotency, lock, readIDs []string, plan membrane.PlanFunc) (*membrane.Revised, error) {
-	res, err := db.idempotent(ctx, idem, func(tx neo4j.ManagedTransaction) (*written, error) {
-		locked, read, err := db.lockRecords(ctx, tx, lock, readIDs)
+	// The key is looked up by the statement that locks the records, and
+	// stored by the one that writes the change: a keyed revision costs no
+	// statement more than one without a key.
+	res, err := db.keyed(ctx, idem, false, func(tx neo4j.ManagedTransaction) (*written, error) {
+		locked, read, key, err := db.lockRecords(ctx, tx, lock, readIDs, idem)
 		if err != nil {
 			return nil, err
+		}
+		if key != nil {
+			res, _, err := db.replayKey(ctx, tx, idem, key["fingerprint"], key["resultIds"], key["edges"])
+			return res, err
 		}
 		for _, id := range lock {
 			if locked[id] == nil {
@@ -40,16 +48,15 @@ func (db *DB) Revise(ctx context.Context, idem *membrane.Idempotency, lock, read
 			return nil, err
 		}
 		res := &written{recs: []*membrane.Record{change.Result}, edges: change.Edges}
-		// The key is stored by apply_change, not by a statement of its own.
-		key := []map[string]any{}
+		store := []map[string]any{}
 		if idem != nil {
 			p, err := db.keyParams(idem, res)
 			if err != nil {
 				return nil, err
 			}
-			key, res.stored = append(key, p), true
+			store, res.stored = append(store, p), true
 		}
-		if err := db.applyChange(ctx, tx, locked, read, change, key); err != nil {
+		if err := db.applyChange(ctx, tx, locked, read, change, store); err != nil {
 			return nil, err
 		}
 		return res, nil
@@ -62,32 +69,46 @@ func (db *DB) Revise(ctx context.Context, idem *membrane.Idempotency, lock, read
 
 // lockRecords reads, in one statement (lock_records), the records lock
 // under a write lock and those of read without one, each keyed by id, as
-// recordsByID reads them.
-func (db *DB) lockRecords(ctx context.Context, tx neo4j.ManagedTransaction, lock, read []string) (map[string]*membrane.Record, map[string]*membrane.Record, error) {
+// recordsByID reads them; or, when idem's key is stored, only the key (its
+// fingerprint, resultIds and edges).
+func (db *DB) lockRecords(ctx context.Context, tx neo4j.ManagedTransaction, lock, read []string, idem *membrane.Idempotency) (map[string]*membrane.Record, map[string]*membrane.Record, map[string]any, error) {
 	if read == nil {
 		read = []string{}
 	}
-	rows, err := collect(ctx, tx, cypher.Must("lock_records"), map[string]any{"ids": lock, "read": read})
+	var k any
+	if idem != nil {
+		k = idem.Key
+	}
+	rows, err := collect(ctx, tx, cypher.Must("lock_records"), map[string]any{"ids": lock, "read": read, "key": k})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
+	}
+	// A stored key answers alone: a replay revises nothing, so it is not
+	// refused for a record that does not open on this server.
+	for _, row := range rows {
+		if kind, _ := row.Values[1].(string); kind == "key" {
+			key, _ := row.Values[0].(map[string]any)
+			return nil, nil, key, nil
+		}
 	}
 	t := membrane.TrustFromContext(ctx)
-	locked, unlocked := make(map[string]*membrane.Record, len(lock)), make(map[string]*membrane.Record, len(read))
+	lockedRecs, readRecs := make(map[string]*membrane.Record, len(lock)), make(map[string]*membrane.Record, len(read))
 	for _, row := range rows {
+		kind, _ := row.Values[1].(string)
 		r, err := db.writeView(t, row.Values[0])
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		if r == nil {
 			continue
 		}
-		if l, _ := row.Values[1].(bool); l {
-			locked[r.ID] = r
+		if kind == "locked" {
+			lockedRecs[r.ID] = r
 		} else {
-			unlocked[r.ID] = r
+			readRecs[r.ID] = r
 		}
 	}
-	return locked, unlocked, nil
+	return lockedRecs, readRecs, nil, nil
 }
 
 // recordsByID reads the records ids with stmt, keyed by id, for a write
