@@ -25,6 +25,15 @@ CALL {
   SET x = a.props, x.scope = m.scope, x.sensitivityLevel = m.sensitivityLevel, x.recordType = m.type
   CREATE (m)-[:HAS_AUDIT]->(x)
 }
+// The revision's idempotency key, when it has one ($idem: no row or one,
+// with idempotency_store's values), stored with the change instead of by
+// a statement of its own. A concurrent request with the same key fails
+// here on the idempotency_key constraint and then replays this result.
+CALL {
+  UNWIND $idem AS k
+  CREATE (:IdempotencyKey:Bookkeeping {key: k.key, fingerprint: k.fingerprint, operation: k.operation,
+    resultIds: k.resultIds, edges: k.edges, createdAt: k.now})
+}
 // Ids that a deleted record had (their tombstones), checked after the
 // records are created (see create_records); the caller rolls back when
 // there are any.

@@ -3,9 +3,11 @@
 // so properties are built only for the rows returned.
 // Trust gate: audit entries carry their record's scope and sensitivity
 // (copied when written, so tombstones of deleted records stay gated) and
-// are shown only for records seen in full.
+// are shown only for records seen in full. a.at IS NOT NULL (every entry
+// has it) lets the planner walk the audit_at index in order and stop after
+// $limit matches; without it, it scans and sorts every entry.
 MATCH (a:AuditEntry)
-WHERE a.sensitivityLevel <= $ceiling AND ($allScopes OR a.scope = '' OR a.scope IN $trustScopes)
+WHERE a.at IS NOT NULL AND a.sensitivityLevel <= $ceiling AND ($allScopes OR a.scope = '' OR a.scope IN $trustScopes)
   AND ($recordId IS NULL OR a.recordId = $recordId)
   AND ($actor IS NULL OR a.actor = $actor)
   AND ($action IS NULL OR a.action = $action)

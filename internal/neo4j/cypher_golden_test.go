@@ -154,7 +154,28 @@ func TestCypherTemplatesCovered(t *testing.T) {
 // request first takes its variant.
 func TestCypherExplain(t *testing.T) {
 	db := neo4jtest.DB(t)
-	type statement struct{ file, name, text string }
+	for _, s := range explainable() {
+		t.Run(s.name, func(t *testing.T) {
+			params, err := explainParams(s.file, s.text)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := db.Explain(t.Context(), s.text, params); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// explainStatement is a statement the store runs: its cypher/ file, a
+// name for it and its text.
+type explainStatement struct{ file, name, text string }
+
+// explainable returns every statement the store runs: each variant filled
+// from a template, and each plain statement in cypher/ (the statements of
+// a schema file one by one).
+func explainable() []explainStatement {
+	type statement = explainStatement
 	var all []statement
 	for _, s := range neo4j.Expanded() {
 		all = append(all, statement{s.Template, s.Template + " " + s.Variant, s.Text})
@@ -172,17 +193,7 @@ func TestCypherExplain(t *testing.T) {
 			all = append(all, statement{name, n, p})
 		}
 	}
-	for _, s := range all {
-		t.Run(s.name, func(t *testing.T) {
-			params, err := explainParams(s.file, s.text)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := db.Explain(t.Context(), s.text, params); err != nil {
-				t.Fatal(err)
-			}
-		})
-	}
+	return all
 }
 
 var (
@@ -223,7 +234,7 @@ var explainValues = map[string]any{
 	// Lists of texts.
 	"actions": []string{"create"}, "actors": []string{"actor"}, "blindNames": []string{"0"},
 	"checks": []string{"c"}, "frontier": []string{"id"}, "ids": []string{"id"}, "keyIds": []string{"test"},
-	"keys": []string{"key"}, "layers": []string{"Fact"}, "only": []string{"scope"}, "prefixes": []string{"p"},
+	"keys": []string{"key"}, "layers": []string{"Fact"}, "only": []string{"scope"}, "prefixes": []string{"p"}, "read": []string{"id"},
 	"resultIds": []string{"id"}, "scopes": []string{"scope"}, "seen": []string{"id"},
 	"statuses": []string{"active"}, "tags": []string{"tag"}, "terms": []string{"term"},
 	"trustScopes": []string{"scope"}, "types": []string{"Fact"},
@@ -231,7 +242,7 @@ var explainValues = map[string]any{
 	"audit": map[string]any{"id": "id"}, "props": map[string]any{"id": "id"},
 	"layerRank": map[string]any{"Fact": int64(0)},
 	"audits":    []map[string]any{{"id": "id"}}, "creates": []map[string]any{{"id": "id"}},
-	"edges": []map[string]any{{"id": "id"}}, "plans": []map[string]any{{"id": "id"}},
+	"edges": []map[string]any{{"id": "id"}}, "idem": []map[string]any{{"key": "key"}}, "plans": []map[string]any{{"id": "id"}},
 	"recent": []map[string]any{{"id": "id"}}, "records": []map[string]any{{"id": "id"}},
 	"rows": []map[string]any{{"id": "id"}}, "updates": []map[string]any{{"id": "id"}},
 	"vectors": []map[string]any{{"id": "id"}},

@@ -541,24 +541,20 @@ func autocommit(ctx context.Context, db *DB, stmt string, params map[string]any)
 // single runs a statement expected to return at most one row; it returns
 // nil and no error when there is none.
 func single(ctx context.Context, tx neo4j.ManagedTransaction, stmt string, params map[string]any) (*neo4j.Record, error) {
-	res, err := tx.Run(ctx, stmt, params)
-	if err != nil {
-		return nil, err
-	}
-	if res.Next(ctx) {
-		rec := res.Record()
-		return rec, res.Err()
-	}
-	return nil, res.Err()
+	return profiled(ctx, tx, stmt, params, func(res neo4j.ResultWithContext) (*neo4j.Record, error) {
+		if res.Next(ctx) {
+			rec := res.Record()
+			return rec, res.Err()
+		}
+		return nil, res.Err()
+	})
 }
 
 // collect runs a statement and returns all its rows.
 func collect(ctx context.Context, tx neo4j.ManagedTransaction, stmt string, params map[string]any) ([]*neo4j.Record, error) {
-	res, err := tx.Run(ctx, stmt, params)
-	if err != nil {
-		return nil, err
-	}
-	return res.Collect(ctx)
+	return profiled(ctx, tx, stmt, params, func(res neo4j.ResultWithContext) ([]*neo4j.Record, error) {
+		return res.Collect(ctx)
+	})
 }
 
 // mapError turns driver and server errors into membrane errors. It is the

@@ -12,18 +12,24 @@ import (
 // may run in (CALL {} IN TRANSACTIONS needs one). It returns the server's
 // own error, unmapped, so that a failing statement says what is wrong.
 func (db *DB) Explain(ctx context.Context, stmt string, params map[string]any) error {
+	_, err := db.ExplainPlan(ctx, stmt, params)
+	return err
+}
+
+// ExplainPlan is Explain that returns the plan.
+func (db *DB) ExplainPlan(ctx context.Context, stmt string, params map[string]any) (neo4j.Plan, error) {
 	s := db.session(ctx, neo4j.AccessModeWrite)
 	defer s.Close(ctx)
 	res, err := s.Run(ctx, "EXPLAIN "+stmt, params)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	sum, err := res.Consume(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if sum.Plan() == nil {
-		return errors.New("no plan")
+		return nil, errors.New("no plan")
 	}
-	return nil
+	return sum.Plan(), nil
 }

@@ -20,6 +20,9 @@ type written struct {
 	edges []membrane.Relation
 	// replayed is true when an idempotency key answered.
 	replayed bool
+	// stored is true when the write stored its idempotency key itself
+	// (with keyParams), so idempotent does not.
+	stored bool
 }
 
 // storedEdge is an edge as an idempotency key stores it (JSON, in the
@@ -39,36 +42,28 @@ type storedEdge struct {
 // for a different request), and a fresh result (its record ids and its
 // edges) is stored under the key in the same transaction.
 func (db *DB) idempotent(ctx context.Context, idem *membrane.Idempotency, fn func(neo4j.ManagedTransaction) (*written, error)) (*written, error) {
+	return db.keyed(ctx, idem, true, fn)
+}
+
+// keyed is idempotent; with lookup false, fn looks idem's key up itself
+// (in a statement it runs anyway) and answers with replayKey's result when
+// the key is stored.
+func (db *DB) keyed(ctx context.Context, idem *membrane.Idempotency, lookup bool, fn func(neo4j.ManagedTransaction) (*written, error)) (*written, error) {
 	run := func(tx neo4j.ManagedTransaction) (*written, error) {
-		if idem != nil {
+		if idem != nil && lookup {
 			if res, found, err := db.replay(ctx, tx, idem); found || err != nil {
 				return res, err
 			}
 		}
 		res, err := fn(tx)
-		if err != nil || idem == nil {
+		if err != nil || idem == nil || res.stored || res.replayed {
 			return res, err
 		}
-		ids := make([]string, len(res.recs))
-		for i, r := range res.recs {
-			ids[i] = r.ID
+		params, err := db.keyParams(idem, res)
+		if err != nil {
+			return nil, err
 		}
-		var edges any // null without edges: the key stores no property
-		if len(res.edges) > 0 {
-			stored := make([]storedEdge, len(res.edges))
-			for i, e := range res.edges {
-				stored[i] = storedEdge(e)
-			}
-			b, err := json.Marshal(stored)
-			if err != nil {
-				return nil, fmt.Errorf("idempotency edges: %w", err)
-			}
-			edges = string(b)
-		}
-		_, err = single(ctx, tx, cypher.Must("idempotency_store"), map[string]any{
-			"key": idem.Key, "fingerprint": idem.Fingerprint, "operation": idem.Operation, "resultIds": ids,
-			"edges": edges, "now": db.Now().UTC(),
-		})
+		_, err = single(ctx, tx, cypher.Must("idempotency_store"), params)
 		return res, err
 	}
 	res, err := write(ctx, db, run)
@@ -83,6 +78,32 @@ func (db *DB) idempotent(ctx context.Context, idem *membrane.Idempotency, fn fun
 		}
 	}
 	return res, err
+}
+
+// keyParams are the values that store res under idem's key: the
+// parameters of idempotency_store, and the row of apply_change's $idem (a
+// revision stores its key in the statement that writes it).
+func (db *DB) keyParams(idem *membrane.Idempotency, res *written) (map[string]any, error) {
+	ids := make([]string, len(res.recs))
+	for i, r := range res.recs {
+		ids[i] = r.ID
+	}
+	var edges any // null without edges: the key stores no property
+	if len(res.edges) > 0 {
+		stored := make([]storedEdge, len(res.edges))
+		for i, e := range res.edges {
+			stored[i] = storedEdge(e)
+		}
+		b, err := json.Marshal(stored)
+		if err != nil {
+			return nil, fmt.Errorf("idempotency edges: %w", err)
+		}
+		edges = string(b)
+	}
+	return map[string]any{
+		"key": idem.Key, "fingerprint": idem.Fingerprint, "operation": idem.Operation, "resultIds": ids,
+		"edges": edges, "now": db.Now().UTC(),
+	}, nil
 }
 
 func readReplay(ctx context.Context, db *DB, idem *membrane.Idempotency) (*written, bool, error) {
@@ -106,15 +127,21 @@ func (db *DB) replay(ctx context.Context, tx neo4j.ManagedTransaction, idem *mem
 	if err != nil || row == nil {
 		return nil, false, err
 	}
-	if fp, _ := row.Values[0].(string); fp != idem.Fingerprint {
+	return db.replayKey(ctx, tx, idem, row.Values[0], row.Values[1], row.Values[2])
+}
+
+// replayKey is replay of the key found stored with fingerprint, resultIds
+// and edges (idempotency_lookup's columns).
+func (db *DB) replayKey(ctx context.Context, tx neo4j.ManagedTransaction, idem *membrane.Idempotency, fingerprint, resultIds, storedEdges any) (*written, bool, error) {
+	if fp, _ := fingerprint.(string); fp != idem.Fingerprint {
 		if idem.Implied {
 			return nil, true, idTaken()
 		}
 		return nil, true, membrane.Errorf(membrane.ECONFLICT, "this idempotency key was already used for a different request")
 	}
-	ids := strs(row.Values[1])
+	ids := strs(resultIds)
 	var edges []membrane.Relation
-	if s, _ := row.Values[2].(string); s != "" {
+	if s, _ := storedEdges.(string); s != "" {
 		var stored []storedEdge
 		if err := json.Unmarshal([]byte(s), &stored); err != nil {
 			return nil, true, fmt.Errorf("idempotency edges of %q: %w", idem.Operation, err)

@@ -19,23 +19,25 @@ var _ membrane.RevisionStore = (*DB)(nil)
 // in lock under a write lock (all must exist) and those in read without
 // one (they may be missing), calls plan with them, and applies the planned
 // change. Of two revisions racing on a record, the second to take the lock
-// plans against the first's result. With idem, the result and the edges
-// the change wrote are stored under the key (see idempotent).
+// plans against the first's result. With idem, a key already stored
+// replays its result instead (see idempotent), and the result and the
+// edges the change wrote are stored under the key.
 func (db *DB) Revise(ctx context.Context, idem *membrane.Idempotency, lock, readIDs []string, plan membrane.PlanFunc) (*membrane.Revised, error) {
-	res, err := db.idempotent(ctx, idem, func(tx neo4j.ManagedTransaction) (*written, error) {
-		locked, err := db.recordsByID(ctx, tx, cypher.Must("lock_records"), lock)
+	// The key is looked up by the statement that locks the records, and
+	// stored by the one that writes the change: a keyed revision costs no
+	// statement more than one without a key.
+	res, err := db.keyed(ctx, idem, false, func(tx neo4j.ManagedTransaction) (*written, error) {
+		locked, read, key, err := db.lockRecords(ctx, tx, lock, readIDs, idem)
 		if err != nil {
 			return nil, err
+		}
+		if key != nil {
+			res, _, err := db.replayKey(ctx, tx, idem, key["fingerprint"], key["resultIds"], key["edges"])
+			return res, err
 		}
 		for _, id := range lock {
 			if locked[id] == nil {
 				return nil, membrane.Errorf(membrane.ENOTFOUND, "record %q not found", id)
-			}
-		}
-		read := map[string]*membrane.Record{}
-		if len(readIDs) > 0 {
-			if read, err = db.recordsByID(ctx, tx, cypher.Must("records_by_ids"), readIDs); err != nil {
-				return nil, err
 			}
 		}
 		change, err := plan(locked, read)
@@ -45,10 +47,19 @@ func (db *DB) Revise(ctx context.Context, idem *membrane.Idempotency, lock, read
 		if err := refuseUnopened(locked, read); err != nil {
 			return nil, err
 		}
-		if err := db.applyChange(ctx, tx, locked, read, change); err != nil {
+		res := &written{recs: []*membrane.Record{change.Result}, edges: change.Edges}
+		store := []map[string]any{}
+		if idem != nil {
+			p, err := db.keyParams(idem, res)
+			if err != nil {
+				return nil, err
+			}
+			store, res.stored = append(store, p), true
+		}
+		if err := db.applyChange(ctx, tx, locked, read, change, store); err != nil {
 			return nil, err
 		}
-		return &written{recs: []*membrane.Record{change.Result}, edges: change.Edges}, nil
+		return res, nil
 	})
 	if err != nil {
 		return nil, err
@@ -56,15 +67,52 @@ func (db *DB) Revise(ctx context.Context, idem *membrane.Idempotency, lock, read
 	return &membrane.Revised{Record: res.recs[0], Edges: res.edges}, nil
 }
 
+// lockRecords reads, in one statement (lock_records), the records lock
+// under a write lock and those of read without one, each keyed by id, as
+// recordsByID reads them; or, when idem's key is stored, only the key (its
+// fingerprint, resultIds and edges).
+func (db *DB) lockRecords(ctx context.Context, tx neo4j.ManagedTransaction, lock, read []string, idem *membrane.Idempotency) (map[string]*membrane.Record, map[string]*membrane.Record, map[string]any, error) {
+	if read == nil {
+		read = []string{}
+	}
+	var k any
+	if idem != nil {
+		k = idem.Key
+	}
+	rows, err := collect(ctx, tx, cypher.Must("lock_records"), map[string]any{"ids": lock, "read": read, "key": k})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	// A stored key answers alone: a replay revises nothing, so it is not
+	// refused for a record that does not open on this server.
+	for _, row := range rows {
+		if kind, _ := row.Values[1].(string); kind == "key" {
+			key, _ := row.Values[0].(map[string]any)
+			return nil, nil, key, nil
+		}
+	}
+	t := membrane.TrustFromContext(ctx)
+	lockedRecs, readRecs := make(map[string]*membrane.Record, len(lock)), make(map[string]*membrane.Record, len(read))
+	for _, row := range rows {
+		kind, _ := row.Values[1].(string)
+		r, err := db.writeView(t, row.Values[0])
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if r == nil {
+			continue
+		}
+		if kind == "locked" {
+			lockedRecs[r.ID] = r
+		} else {
+			readRecs[r.ID] = r
+		}
+	}
+	return lockedRecs, readRecs, nil, nil
+}
+
 // recordsByID reads the records ids with stmt, keyed by id, for a write
-// under the request's trust. A record whose sealed values do not open (a
-// key this server lacks) answers no more than an unknown id would to a
-// request that may not see it: it is left out (as missing: NOT_FOUND, or
-// an optional record absent) when invisible to the request, and kept as
-// the read paths show it, redacted, when the request sees it redacted (the
-// plan refuses a redacted record; refuseUnopened catches one it accepted).
-// Only a request that would see it in full is told that it does not open
-// (FAILED_PRECONDITION): the existence of a record it may see is no secret.
+// under the request's trust (see writeView).
 func (db *DB) recordsByID(ctx context.Context, tx neo4j.ManagedTransaction, stmt string, ids []string) (map[string]*membrane.Record, error) {
 	rows, err := collect(ctx, tx, stmt, map[string]any{"ids": ids})
 	if err != nil {
@@ -73,24 +121,43 @@ func (db *DB) recordsByID(ctx context.Context, tx neo4j.ManagedTransaction, stmt
 	t := membrane.TrustFromContext(ctx)
 	out := make(map[string]*membrane.Record, len(rows))
 	for _, row := range rows {
-		props, _ := row.Values[0].(map[string]any)
-		r, err := db.recordFromProps(props)
-		if errors.Is(err, errUnopened) {
-			if r, err = db.readRecord(props); err != nil {
-				return nil, err
-			}
-			switch t.Visibility(r) {
-			case membrane.Invisible:
-				continue
-			case membrane.Visible:
-				return nil, unopenedError(r.ID, errUnopened)
-			}
-		} else if err != nil {
+		r, err := db.writeView(t, row.Values[0])
+		if err != nil {
 			return nil, err
 		}
-		out[r.ID] = r
+		if r != nil {
+			out[r.ID] = r
+		}
 	}
 	return out, nil
+}
+
+// writeView is the record of stored properties (a row's value) as a write
+// under trust t reads it. A record whose sealed values do not open (a key
+// this server lacks) answers no more than an unknown id would to a request
+// that may not see it: it is left out (nil: as missing, NOT_FOUND, or an
+// optional record absent) when invisible to the request, and kept as the
+// read paths show it, redacted, when the request sees it redacted (the
+// plan refuses a redacted record; refuseUnopened catches one it accepted).
+// Only a request that would see it in full is told that it does not open
+// (FAILED_PRECONDITION): the existence of a record it may see is no secret.
+func (db *DB) writeView(t membrane.Trust, value any) (*membrane.Record, error) {
+	props, _ := value.(map[string]any)
+	r, err := db.recordFromProps(props)
+	if errors.Is(err, errUnopened) {
+		if r, err = db.readRecord(props); err != nil {
+			return nil, err
+		}
+		switch t.Visibility(r) {
+		case membrane.Invisible:
+			return nil, nil
+		case membrane.Visible:
+			return nil, unopenedError(r.ID, errUnopened)
+		}
+	} else if err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 // refuseUnopened refuses a planned change that would revise or relate a
@@ -108,11 +175,12 @@ func refuseUnopened(recs ...map[string]*membrane.Record) error {
 	return nil
 }
 
-// applyChange writes a planned change. Updated records get only the
+// applyChange writes a planned change, and the idempotency key of the
+// revision when key holds one (keyParams). Updated records get only the
 // properties that changed from what was read (before): rewriting the rest
 // would cost index maintenance, the full-text index above all.
-func (db *DB) applyChange(ctx context.Context, tx neo4j.ManagedTransaction, before, read map[string]*membrane.Record, c *membrane.Change) error {
-	return db.apply(ctx, tx, cypher.Must("apply_change"), before, read, c, nil)
+func (db *DB) applyChange(ctx context.Context, tx neo4j.ManagedTransaction, before, read map[string]*membrane.Record, c *membrane.Change, key []map[string]any) error {
+	return db.apply(ctx, tx, cypher.Must("apply_change"), before, read, c, map[string]any{"idem": key})
 }
 
 // apply writes c with stmt, a statement taking $creates, $updates, $edges,
