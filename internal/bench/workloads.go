@@ -38,7 +38,8 @@ type Workload struct {
 	// ingest writes.
 	Searches bool
 	// Prepare runs untimed before the workload and returns its operation
-	// for the i-th of n operations (i counts across clients).
+	// for the i-th of n operations (i counts across clients; the first
+	// ones are Run's untimed warm-up).
 	Prepare func(ctx context.Context, c *Client, cfg Config, n int) (func(ctx context.Context, i int) error, error)
 }
 
@@ -58,11 +59,14 @@ func Run(ctx context.Context, c *Client, cfg Config, progress func(Summary)) ([]
 		if cfg.Only != nil && !cfg.Only.MatchString(w.Name) && !(w.Items > 0 && corpus) {
 			continue
 		}
-		n := cfg.Ops
+		// A warm-up of untimed operations first (plans cached,
+		// connections open, the JIT warm), except for the bulk ingest,
+		// whose every operation writes part of the corpus.
+		n, warm := cfg.Ops, min(max(cfg.Ops/10, 1), 20)
 		if w.Items > 0 {
-			n = max(cfg.Records/w.Items, 1)
+			n, warm = max(cfg.Records/w.Items, 1), 0
 		}
-		op, err := w.Prepare(ctx, c, cfg, n)
+		op, err := w.Prepare(ctx, c, cfg, warm+n)
 		if err != nil {
 			if firstErr == nil {
 				firstErr = fmt.Errorf("%s: %w", w.Name, err)
@@ -73,7 +77,12 @@ func Run(ctx context.Context, c *Client, cfg Config, progress func(Summary)) ([]
 			progress(s)
 			continue
 		}
-		s := measure(ctx, w, n, op)
+		for i := range warm {
+			if err := op(ctx, i); err != nil && firstErr == nil {
+				firstErr = fmt.Errorf("%s: warm-up: %w", w.Name, err)
+			}
+		}
+		s := measure(ctx, w, n, func(ctx context.Context, i int) error { return op(ctx, warm+i) })
 		sums = append(sums, s)
 		progress(s)
 	}
