@@ -426,7 +426,7 @@ func openScanStore(t *testing.T, keys ...membrane.SealKey) (*neo4j.DB, error) {
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	db, err := neo4j.Open(ctx, neo4j.Config{URI: os.Getenv("NEO4J_URI"), User: os.Getenv("NEO4J_USER"),
-		Password: os.Getenv("NEO4J_PASSWORD"), Database: "neo4j", MaxPoolSize: 50, TxTimeout: time.Minute, Sealer: s})
+		Password: os.Getenv("NEO4J_PASSWORD"), Database: "neo4j", MaxPoolSize: 100 /* the server's default */, TxTimeout: time.Minute, Sealer: s})
 	if err != nil {
 		t.Fatal(err)
 	}

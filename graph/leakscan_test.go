@@ -852,7 +852,7 @@ func (s *leakScan) subscriptions() (map[string]any, map[string]string) {
 	}
 }
 
-// followLive subscribes every caller to both subscriptions (over
+// followLive subscribes callers to both subscriptions (over
 // WebSocket and SSE in turn) from the feed's head, and waits until each
 // has received a first public record: from then on the fixture's events
 // reach them live, each gated in memory as it is published
@@ -864,7 +864,12 @@ func (s *leakScan) followLive(t *testing.T) func() []*follower {
 	head := s.as(t, s.admin, url, `{ changeCursor }`, nil)["changeCursor"].(string)
 	filter, subs := s.subscriptions()
 	var fs []*follower
-	for i, c := range s.callers {
+	// Four callers that cover every kind of visibility (redacted, hidden,
+	// out of scope, narrowed by headers), not all seven: every subscriber
+	// resolves each event's record fields in transactions of its own, and
+	// fourteen streams at once ran more than the pool holds on a loaded
+	// machine.
+	for i, c := range []scanCaller{s.callers[1], s.callers[3], s.callers[5], s.callers[6]} {
 		tr := []string{"ws", "sse"}[i%2]
 		for _, name := range []string{"recordChanged", "auditAppended"} {
 			fs = append(fs, follow(t.Context(), c, name+"(live "+tr+")", url, tr, subs[name], map[string]any{"f": filter, "after": head}))
