@@ -267,10 +267,7 @@ func (c scanCaller) post(t *testing.T, url, query string, vars map[string]any) (
 		t.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+c.key)
-	for k, v := range c.header {
-		req.Header.Set(k, v)
-	}
+	c.authorize(req)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -284,6 +281,14 @@ func (c scanCaller) post(t *testing.T, url, query string, vars map[string]any) (
 	return out, b
 }
 
+// authorize sets the caller's key and headers on req.
+func (c scanCaller) authorize(req *http.Request) {
+	req.Header.Set("Authorization", "Bearer "+c.key)
+	for k, v := range c.header {
+		req.Header.Set(k, v)
+	}
+}
+
 // get downloads url as the caller and returns the status and the body.
 func (c scanCaller) get(t *testing.T, url string) (int, []byte) {
 	t.Helper()
@@ -291,10 +296,7 @@ func (c scanCaller) get(t *testing.T, url string) (int, []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Authorization", "Bearer "+c.key)
-	for k, v := range c.header {
-		req.Header.Set(k, v)
-	}
+	c.authorize(req)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -339,10 +341,7 @@ func (c scanCaller) stream(ctx context.Context, url, transport, query string, va
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url+"/graphql", bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "text/event-stream")
-		req.Header.Set("Authorization", "Bearer "+c.key)
-		for k, v := range c.header {
-			req.Header.Set(k, v)
-		}
+		c.authorize(req)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			return events, fmt.Errorf("%s sse: %w", c.name, err)
