@@ -299,7 +299,7 @@ func TestIndexUse(t *testing.T) {
 			t.Fatalf("%s: %v", s.name, err)
 		}
 		var details []string
-		planDetails(plan, &details)
+		planTree(plan).allDetails(&details)
 		all := strings.Join(details, "\n")
 		for _, ix := range indexes {
 			ref := fmt.Sprintf(":%s(%s)", ix.label, strings.Join(ix.props, ", "))
@@ -341,14 +341,5 @@ func TestIndexUse(t *testing.T) {
 		if !named[name] {
 			t.Errorf("indexNeeds names %s, which the schema does not have", name)
 		}
-	}
-}
-
-func planDetails(p driver.Plan, out *[]string) {
-	if d, ok := p.Arguments()["Details"].(string); ok {
-		*out = append(*out, d)
-	}
-	for _, c := range p.Children() {
-		planDetails(c, out)
 	}
 }
