@@ -275,10 +275,16 @@ func TestSubscriptionOutlivesRequestTimeout(t *testing.T) {
 	opts := membranehttp.DefaultHandlerOptions()
 	opts.RequestTimeout = timeout
 	c := newClientFull(t, setup, opts)
+	// The cursor and the writes go through a second server, of the default
+	// timeout: under load they may take longer than 200 ms themselves, and
+	// this test is about the subscription, which sees them through the
+	// database as it sees any replica's writes.
+	writerSetup, _ := withFeed(t)
+	w := newClientWith(t, writerSetup)
 	scope := neo4jtest.Scope(t)
-	s := c.subscribeSSE(t, c.url, recordChangedQ, map[string]any{"after": changeCursor(t, c), "f": map[string]any{"scopes": []any{scope}}})
+	s := c.subscribeSSE(t, c.url, recordChangedQ, map[string]any{"after": changeCursor(t, w), "f": map[string]any{"scopes": []any{scope}}})
 	for i := range 2 {
-		id := c.create(scope, "SEMANTIC", fact(fmt.Sprint("f", i)), nil)
+		id := w.create(scope, "SEMANTIC", fact(fmt.Sprint("f", i)), nil)
 		if e := decodeChange(t, s.next()); e.RecordID != id {
 			t.Fatalf("event for %s, want %s", e.RecordID, id)
 		}

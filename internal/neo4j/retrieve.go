@@ -333,7 +333,30 @@ func (db *DB) EnsureVectorIndex(ctx context.Context, dims int) error {
 			return fmt.Errorf("vector index: %w", err)
 		}
 	}
-	return nil
+	rows, err := autocommit(ctx, db, cypher.Must("vector_indexes"), nil)
+	if err != nil {
+		return fmt.Errorf("vector index: %w", err)
+	}
+	want := VectorIndexName(dims)
+	var names, others []string
+	for _, r := range rows {
+		name, _ := r.Get("name")
+		d, _ := r.Get("dims")
+		if name == want {
+			return nil
+		}
+		names = append(names, fmt.Sprint(name))
+		others = append(others, fmt.Sprintf("%v (%v dimensions)", name, d))
+	}
+	if len(names) == 0 {
+		return fmt.Errorf("vector index: %s was not created", want)
+	}
+	// Neo4j indexes one vector property of a label once: the index of
+	// another model's embeddings (other dimensions) takes its place, and
+	// every retrieval with a query vector would fail on the missing index.
+	return fmt.Errorf("vector index: the embedder has %d dimensions, but the database indexes the embeddings of another model: %s; "+
+		"to switch models, drop it (DROP INDEX %s) and restart (docs/operations.md, \"Vector search\")",
+		dims, strings.Join(others, ", "), strings.Join(names, ", "))
 }
 
 // vectorIndexStatement creates the vector index of dims dimensions
