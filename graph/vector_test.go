@@ -15,7 +15,11 @@ import (
 	"github.com/membrane/membrane/internal/neo4jtest"
 )
 
-const fakeDims = 8
+// fakeDims are the dimensions of the fake model: those of the offline
+// embedder (scripts/embedder.sh), because a database holds one vector
+// index and the eval embeds with that one in the same test database. The
+// fake uses the first 8 axes only.
+const fakeDims = 384
 
 // concepts put synonyms on one axis of the fake embedding model, so that
 // vector search finds what full-text search cannot.

@@ -258,7 +258,7 @@ var indexNeeds = map[string]string{
 	"memory_blind":             "retrieve_candidates", // its HITS fragment retrieve_hits_blind
 	"memory_confidence":        "records_page",        // orderBy CONFIDENCE
 	"memory_created_at":        "records_page",        // orderBy CREATED_AT, the default
-	"memory_embedding_8":       "retrieve_candidates", // retrieve_hits_vector
+	"memory_embedding_384":     "retrieve_candidates", // retrieve_hits_vector
 	"memory_salience":          "records_page",        // orderBy SALIENCE
 	"memory_scope":             "records_page",        // a scoped page
 	"memory_sensitivity_level": "records_page",        // an unscoped page, gated by level
@@ -279,6 +279,11 @@ var indexNeeds = map[string]string{
 // statement queries it by).
 func TestIndexUse(t *testing.T) {
 	db := neo4jtest.DB(t)
+	// The vector index exists once a test or the server has embeddings to
+	// search: made here so that the check does not depend on test order.
+	if err := db.EnsureVectorIndex(t.Context(), testDims); err != nil {
+		t.Fatal(err)
+	}
 	indexes := schemaIndexes(t)
 	owned := map[string]bool{}
 	for _, r := range raw(t, `SHOW CONSTRAINTS YIELD ownedIndex WHERE ownedIndex IS NOT NULL RETURN ownedIndex`, nil) {

@@ -9,9 +9,9 @@ import (
 )
 
 // testDims are the dimensions of the embeddings every test that searches
-// by vector uses (graph's fake embedder): the one vector index the shared
-// test database can hold.
-const testDims = 8
+// by vector uses (graph's fake embedder, the eval's offline one): the one
+// vector index the shared test database can hold.
+const testDims = 384
 
 // TestEnsureVectorIndexOtherDimensions: Neo4j keeps one vector index on
 // (:MemoryVector).vector, and CREATE ... IF NOT EXISTS for other dimensions
@@ -27,7 +27,7 @@ func TestEnsureVectorIndexOtherDimensions(t *testing.T) {
 	if err == nil {
 		t.Fatalf("EnsureVectorIndex(%d) with %s in place: no error", testDims+1, neo4j.VectorIndexName(testDims))
 	}
-	for _, want := range []string{"9 dimensions", neo4j.VectorIndexName(testDims) + " (8 dimensions)", "DROP INDEX " + neo4j.VectorIndexName(testDims)} {
+	for _, want := range []string{"385 dimensions", neo4j.VectorIndexName(testDims) + " (384 dimensions)", "DROP INDEX " + neo4j.VectorIndexName(testDims)} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not say %q", err, want)
 		}
