@@ -355,7 +355,7 @@ func (db *DB) EnsureVectorIndex(ctx context.Context, dims int) error {
 	// another model's embeddings (other dimensions) takes its place, and
 	// every retrieval with a query vector would fail on the missing index.
 	return fmt.Errorf("vector index: the embedder has %d dimensions, but the database indexes the embeddings of another model: %s; "+
-		"to switch models, drop it (DROP INDEX %s) and restart (docs/operations.md, \"Vector search\")",
+		"to switch models, drop it (DROP INDEX %s) and restart (docs/retrieval.md, \"Vector search\")",
 		dims, strings.Join(others, ", "), strings.Join(names, ", "))
 }
 
