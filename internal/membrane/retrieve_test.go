@@ -215,11 +215,12 @@ func TestRank(t *testing.T) {
 				{ID: "n", Type: membrane.TypeSemantic, Text: 2.5, Salience: 1, Confidence: 1, CreatedAt: now},
 			},
 			want: []want{
-				// fused t = 1/Σw is the best, so relevance = fused·Σw
-				{"t", 0.6 + 0.4, 1, 1, 1, 1, 1, vec(0)},
-				{"v", 0.6*0.9 + 0.4, 0.9, 0, 1, 1, 1, vec(0.9)},
+				// The vector weighs 2, the text 1: fused v = 2·0.9/Σw is the
+				// best, so relevance = fused / (1.8/Σw).
+				{"v", 0.6 + 0.4, 1, 0, 1, 1, 1, vec(0.9)},
+				{"t", 0.6*(1/1.8) + 0.4, 1 / 1.8, 1, 1, 1, 1, vec(0)},
 				// no vector: the text part alone
-				{"n", 0.6*0.5 + 0.4, 0.5, 0.5, 1, 1, 1, nil},
+				{"n", 0.6*(0.5/1.8) + 0.4, 0.5 / 1.8, 0.5, 1, 1, 1, nil},
 			},
 		},
 		{
