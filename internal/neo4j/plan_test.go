@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/membrane/membrane/internal/neo4j"
 	"github.com/membrane/membrane/internal/neo4jtest"
 	driver "github.com/neo4j/neo4j-go-driver/v5/neo4j"
 )
@@ -61,6 +62,21 @@ func (n planNode) String() string {
 	}
 	draw(n, 0)
 	return b.String()
+}
+
+// explainTree is the EXPLAIN plan of s with TestCypherExplain's
+// parameters.
+func explainTree(t *testing.T, db *neo4j.DB, s explainStatement) planNode {
+	t.Helper()
+	params, err := explainParams(s.file, s.text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := db.ExplainPlan(t.Context(), s.text, params)
+	if err != nil {
+		t.Fatalf("%s: %v", s.name, err)
+	}
+	return planTree(plan)
 }
 
 // allDetails appends the details of every operator of n.
@@ -139,15 +155,7 @@ func TestNoScanPerRow(t *testing.T) {
 		if s.file == "schema" {
 			continue
 		}
-		params, err := explainParams(s.file, s.text)
-		if err != nil {
-			t.Fatal(err)
-		}
-		plan, err := db.ExplainPlan(t.Context(), s.text, params)
-		if err != nil {
-			t.Fatalf("%s: %v", s.name, err)
-		}
-		tree := planTree(plan)
+		tree := explainTree(t, db, s)
 		scans := slices.DeleteFunc(scansPerRow(tree, false), func(scan string) bool {
 			label, ok := smallLabels[s.file]
 			return ok && strings.HasPrefix(scan, "NodeByLabelScan ") && strings.HasSuffix(scan, ":"+label)

@@ -295,16 +295,8 @@ func TestIndexUse(t *testing.T) {
 		if s.file == "schema" {
 			continue
 		}
-		params, err := explainParams(s.file, s.text)
-		if err != nil {
-			t.Fatal(err)
-		}
-		plan, err := db.ExplainPlan(t.Context(), s.text, params)
-		if err != nil {
-			t.Fatalf("%s: %v", s.name, err)
-		}
 		var details []string
-		planTree(plan).allDetails(&details)
+		explainTree(t, db, s).allDetails(&details)
 		all := strings.Join(details, "\n")
 		for _, ix := range indexes {
 			ref := fmt.Sprintf(":%s(%s)", ix.label, strings.Join(ix.props, ", "))
