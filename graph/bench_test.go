@@ -561,3 +561,30 @@ func BenchmarkRecordsQuery(b *testing.B) {
 		})
 	})
 }
+
+// BenchmarkPointRead reads one record by id per query, as cmd/bench's
+// point read does (id, type, version, confidence, salience), from one
+// client. With -cpuprofile it shows where the Go side of a point read
+// spends its time (docs/BENCHMARKS.md, "Where the time goes").
+func BenchmarkPointRead(b *testing.B) {
+	c := newBenchClient(b)
+	var created struct{ CreateRecord struct{ ID string } }
+	c.must(b, body(b, createRecordMutation, map[string]any{"in": semanticInput(benchScope(b), 1)}), &created)
+	req := body(b, `query($id: ID!) { record(id: $id) { id type version confidence salience } }`, map[string]any{"id": created.CreateRecord.ID})
+	var got struct{ Record struct{ ID string } }
+	c.must(b, req, &got) // warm-up: plan cache, connections
+	var lat latencies
+	n := 0
+	for b.Loop() {
+		start := time.Now()
+		got.Record.ID = ""
+		c.must(b, req, &got)
+		lat = append(lat, time.Since(start))
+		if got.Record.ID != created.CreateRecord.ID {
+			b.Fatalf("record(id) = %q, want %q", got.Record.ID, created.CreateRecord.ID)
+		}
+		n++
+	}
+	reportRate(b, n)
+	lat.report(b)
+}
