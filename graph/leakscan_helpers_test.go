@@ -267,13 +267,7 @@ func (c scanCaller) post(t *testing.T, url, query string, vars map[string]any) (
 		t.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "application/json")
-	c.authorize(req)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
+	_, b := c.do(t, req)
 	var out map[string]any
 	if err := json.Unmarshal(b, &out); err != nil {
 		t.Fatalf("%s: decode %q: %v", c.name, b, err)
@@ -296,6 +290,12 @@ func (c scanCaller) get(t *testing.T, url string) (int, []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return c.do(t, req)
+}
+
+// do sends req as the caller and returns the status and the body.
+func (c scanCaller) do(t *testing.T, req *http.Request) (int, []byte) {
+	t.Helper()
 	c.authorize(req)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -28,22 +28,30 @@ func open(t *testing.T, keys []membrane.SealKey, active string) *neo4j.DB {
 	return db
 }
 
-func TestResealRetiresAKey(t *testing.T) {
+// resealSetup returns a key to retire and its successor (their bytes
+// repeated, under ids no other test uses), a system context, a scope of
+// the test's own and a store sealing with the old key. The scope's records
+// end sealed with keys no other test has, so they are deleted when the test
+// ends: unscoped reads by other tests never meet them.
+func resealSetup(t *testing.T, oldByte, newByte byte) (oldKey, newKey membrane.SealKey, ctx context.Context, scope string, before *neo4j.DB) {
+	t.Helper()
 	neo4jtest.DB(t) // the schema, and a clear failure when NEO4J_URI is unset
 	suffix := membrane.NewID()
-	oldKey := membrane.SealKey{ID: "old-" + suffix, Key: bytes.Repeat([]byte{7}, 32)}
-	newKey := membrane.SealKey{ID: "new-" + suffix, Key: bytes.Repeat([]byte{9}, 32)}
-	ctx := membrane.NewContextWithTrust(t.Context(), membrane.SystemTrust("test"))
-	scope := neo4jtest.Scope(t)
-
-	before := open(t, []membrane.SealKey{oldKey}, oldKey.ID)
-	// The records end sealed with a key no other test has: remove them, so
-	// that unscoped reads by other tests never meet them.
+	oldKey = membrane.SealKey{ID: "old-" + suffix, Key: bytes.Repeat([]byte{oldByte}, 32)}
+	newKey = membrane.SealKey{ID: "new-" + suffix, Key: bytes.Repeat([]byte{newByte}, 32)}
+	ctx = membrane.NewContextWithTrust(t.Context(), membrane.SystemTrust("test"))
+	scope = neo4jtest.Scope(t)
+	before = open(t, []membrane.SealKey{oldKey}, oldKey.ID)
 	t.Cleanup(func() {
 		if err := before.DeleteScope(context.Background(), scope); err != nil {
 			t.Error(err)
 		}
 	})
+	return oldKey, newKey, ctx, scope, before
+}
+
+func TestResealRetiresAKey(t *testing.T) {
+	oldKey, newKey, ctx, scope, before := resealSetup(t, 7, 9)
 	hi := membrane.SensitivityHigh
 	ing, err := membrane.DefaultPolicy().BuildObservation(membrane.IngestObservation{
 		IngestMeta: membrane.IngestMeta{Source: "agent", Scope: &scope, Sensitivity: &hi}, Subject: "vault", Predicate: "holds", Object: "the secret"}, time.Now())
@@ -88,20 +96,7 @@ func TestResealRetiresAKey(t *testing.T) {
 // every other one is resealed. Before, the first such value stopped the
 // reseal, and everything after it stayed under the key being retired.
 func TestResealSkipsWhatDoesNotOpen(t *testing.T) {
-	neo4jtest.DB(t)
-	suffix := membrane.NewID()
-	oldKey := membrane.SealKey{ID: "old-" + suffix, Key: bytes.Repeat([]byte{3}, 32)}
-	newKey := membrane.SealKey{ID: "new-" + suffix, Key: bytes.Repeat([]byte{4}, 32)}
-	ctx := membrane.NewContextWithTrust(t.Context(), membrane.SystemTrust("test"))
-	scope := neo4jtest.Scope(t)
-	before := open(t, []membrane.SealKey{oldKey}, oldKey.ID)
-	// Sealed with a key no other test has: removed, so that unscoped
-	// reads by other tests never meet them.
-	t.Cleanup(func() {
-		if err := before.DeleteScope(context.Background(), scope); err != nil {
-			t.Error(err)
-		}
-	})
+	oldKey, newKey, ctx, scope, before := resealSetup(t, 3, 4)
 	hi := membrane.SensitivityHigh
 	var ids []string
 	for _, obj := range []string{"the first secret", "the second secret", "the third secret"} {
