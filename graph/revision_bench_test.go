@@ -197,7 +197,7 @@ func BenchmarkLineageDepth100(b *testing.B) {
 			b.Fatalf("lineage has %d nodes and %d edges, want %d and %d", len(l.Nodes), len(l.Edges), revChainLen, revChainLen-1)
 		}
 		for _, n := range l.Nodes {
-			wantStatus := "RETRACTED"
+			wantStatus := "SUPERSEDED"
 			if n.Depth == 0 {
 				wantStatus = "ACTIVE"
 			}

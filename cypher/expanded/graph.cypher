@@ -2,7 +2,7 @@
 // Every statement the store fills from the template, as it runs. Regenerate:
 // go test ./internal/neo4j/ -run TestCypherGolden -update
 
-// ---- variant: direction=both hops=10
+// ---- variant: direction=both hops=10 state=asOf
 // Graph around a set of roots ($ids): every record reachable from one of
 // them over edges of $types in the direction -[r:$any($types)]- within 10
 // hops, each with its depth (shortest distance from the nearest root), and
@@ -109,7 +109,62 @@ WITH v, depth, edges
 ORDER BY depth, v.id
 RETURN collect({node: v, depth: depth}) AS nodes, edges;
 
-// ---- variant: direction=in hops=10
+// ---- variant: direction=both hops=10 state=now
+// Graph around a set of roots ($ids): every record reachable from one of
+// them over edges of $types in the direction -[r:$any($types)]- within 10
+// hops, each with its depth (shortest distance from the nearest root), and
+// the edges among them. -[r:$any($types)]- and 10 come from a fixed set of
+// arrows and a validated integer. The roots found are the nodes at depth 0
+// (no row when none is), so the caller answers NOT_FOUND for a root that
+// is missing or invisible.
+// Trust gate, as in lineage.cypher: the traversal only expands from records
+// seen in full (a), may reach records seen redacted (x), and never reaches
+// invisible ones, so it cannot reveal their ids, edges or predicates.
+OPTIONAL MATCH (root:Memory)
+WHERE root.id IN $ids
+  AND ($asOf IS NULL OR root.createdAt <= $asOf)
+  AND root.sensitivityLevel <= $ceiling + 1 AND ($allScopes OR root.scope = '' OR root.scope IN $trustScopes)
+WITH collect(root) AS roots
+CALL (roots) {
+  UNWIND roots AS root
+  MATCH p = ANY SHORTEST (root)((a)-[r:$any($types)]-(x:Memory)
+      WHERE ($asOf IS NULL OR (r.createdAt <= $asOf AND x.createdAt <= $asOf))
+        AND a.sensitivityLevel <= $ceiling AND ($allScopes OR a.scope = '' OR a.scope IN $trustScopes)
+        AND x.sensitivityLevel <= $ceiling + 1 AND ($allScopes OR x.scope = '' OR x.scope IN $trustScopes)){1,10}(n:Memory)
+  WHERE NOT n IN roots
+  WITH n, min(length(p)) AS depth
+  ORDER BY depth, n.id
+  LIMIT $limit
+  RETURN collect({m: n, depth: depth}) AS found
+}
+WITH [r IN roots | {m: r, depth: 0}] + found AS found
+WITH found, [f IN found | f.m] AS ms
+CALL (ms) {
+  UNWIND ms AS a
+  MATCH (a)-[r:$any($types)]->(b:Memory)
+  WHERE b IN ms AND ($asOf IS NULL OR r.createdAt <= $asOf)
+    // A redacted record has no relations of its own: an edge is shown only
+    // when one of its ends is seen in full.
+    AND (a.sensitivityLevel <= $ceiling OR b.sensitivityLevel <= $ceiling)
+  WITH a, b, r
+  ORDER BY a.id, type(r), b.id
+  LIMIT $edgeLimit
+  RETURN collect({from: a.id, to: b.id, type: type(r), weight: r.weight, createdAt: r.createdAt, actor: r.actor}) AS edges
+}
+UNWIND found AS f
+WITH f.m AS m, f.depth AS depth, edges
+CALL (m) {
+  // A record as it is now: what as_of.cypher gives when $asOf is null, without
+// reading its audit entries nor building its properties twice (about 75 db
+// hits per record of a lineage). Used inside CALL (m) {} in place of
+// as_of.cypher when no instant is asked for.
+RETURN properties(m) AS v
+}
+WITH v, depth, edges
+ORDER BY depth, v.id
+RETURN collect({node: v, depth: depth}) AS nodes, edges;
+
+// ---- variant: direction=in hops=10 state=asOf
 // Graph around a set of roots ($ids): every record reachable from one of
 // them over edges of $types in the direction <-[r:$any($types)]- within 10
 // hops, each with its depth (shortest distance from the nearest root), and
@@ -216,7 +271,62 @@ WITH v, depth, edges
 ORDER BY depth, v.id
 RETURN collect({node: v, depth: depth}) AS nodes, edges;
 
-// ---- variant: direction=out hops=10
+// ---- variant: direction=in hops=10 state=now
+// Graph around a set of roots ($ids): every record reachable from one of
+// them over edges of $types in the direction <-[r:$any($types)]- within 10
+// hops, each with its depth (shortest distance from the nearest root), and
+// the edges among them. <-[r:$any($types)]- and 10 come from a fixed set of
+// arrows and a validated integer. The roots found are the nodes at depth 0
+// (no row when none is), so the caller answers NOT_FOUND for a root that
+// is missing or invisible.
+// Trust gate, as in lineage.cypher: the traversal only expands from records
+// seen in full (a), may reach records seen redacted (x), and never reaches
+// invisible ones, so it cannot reveal their ids, edges or predicates.
+OPTIONAL MATCH (root:Memory)
+WHERE root.id IN $ids
+  AND ($asOf IS NULL OR root.createdAt <= $asOf)
+  AND root.sensitivityLevel <= $ceiling + 1 AND ($allScopes OR root.scope = '' OR root.scope IN $trustScopes)
+WITH collect(root) AS roots
+CALL (roots) {
+  UNWIND roots AS root
+  MATCH p = ANY SHORTEST (root)((a)<-[r:$any($types)]-(x:Memory)
+      WHERE ($asOf IS NULL OR (r.createdAt <= $asOf AND x.createdAt <= $asOf))
+        AND a.sensitivityLevel <= $ceiling AND ($allScopes OR a.scope = '' OR a.scope IN $trustScopes)
+        AND x.sensitivityLevel <= $ceiling + 1 AND ($allScopes OR x.scope = '' OR x.scope IN $trustScopes)){1,10}(n:Memory)
+  WHERE NOT n IN roots
+  WITH n, min(length(p)) AS depth
+  ORDER BY depth, n.id
+  LIMIT $limit
+  RETURN collect({m: n, depth: depth}) AS found
+}
+WITH [r IN roots | {m: r, depth: 0}] + found AS found
+WITH found, [f IN found | f.m] AS ms
+CALL (ms) {
+  UNWIND ms AS a
+  MATCH (a)-[r:$any($types)]->(b:Memory)
+  WHERE b IN ms AND ($asOf IS NULL OR r.createdAt <= $asOf)
+    // A redacted record has no relations of its own: an edge is shown only
+    // when one of its ends is seen in full.
+    AND (a.sensitivityLevel <= $ceiling OR b.sensitivityLevel <= $ceiling)
+  WITH a, b, r
+  ORDER BY a.id, type(r), b.id
+  LIMIT $edgeLimit
+  RETURN collect({from: a.id, to: b.id, type: type(r), weight: r.weight, createdAt: r.createdAt, actor: r.actor}) AS edges
+}
+UNWIND found AS f
+WITH f.m AS m, f.depth AS depth, edges
+CALL (m) {
+  // A record as it is now: what as_of.cypher gives when $asOf is null, without
+// reading its audit entries nor building its properties twice (about 75 db
+// hits per record of a lineage). Used inside CALL (m) {} in place of
+// as_of.cypher when no instant is asked for.
+RETURN properties(m) AS v
+}
+WITH v, depth, edges
+ORDER BY depth, v.id
+RETURN collect({node: v, depth: depth}) AS nodes, edges;
+
+// ---- variant: direction=out hops=10 state=asOf
 // Graph around a set of roots ($ids): every record reachable from one of
 // them over edges of $types in the direction -[r:$any($types)]-> within 10
 // hops, each with its depth (shortest distance from the nearest root), and
@@ -318,6 +428,61 @@ END AS eff
 }
 RETURN m {.*, status: coalesce(st, m.status), version: coalesce(pv, m.version),
           salience: CASE WHEN $asOf IS NULL THEN m.salience ELSE eff END} AS v
+}
+WITH v, depth, edges
+ORDER BY depth, v.id
+RETURN collect({node: v, depth: depth}) AS nodes, edges;
+
+// ---- variant: direction=out hops=10 state=now
+// Graph around a set of roots ($ids): every record reachable from one of
+// them over edges of $types in the direction -[r:$any($types)]-> within 10
+// hops, each with its depth (shortest distance from the nearest root), and
+// the edges among them. -[r:$any($types)]-> and 10 come from a fixed set of
+// arrows and a validated integer. The roots found are the nodes at depth 0
+// (no row when none is), so the caller answers NOT_FOUND for a root that
+// is missing or invisible.
+// Trust gate, as in lineage.cypher: the traversal only expands from records
+// seen in full (a), may reach records seen redacted (x), and never reaches
+// invisible ones, so it cannot reveal their ids, edges or predicates.
+OPTIONAL MATCH (root:Memory)
+WHERE root.id IN $ids
+  AND ($asOf IS NULL OR root.createdAt <= $asOf)
+  AND root.sensitivityLevel <= $ceiling + 1 AND ($allScopes OR root.scope = '' OR root.scope IN $trustScopes)
+WITH collect(root) AS roots
+CALL (roots) {
+  UNWIND roots AS root
+  MATCH p = ANY SHORTEST (root)((a)-[r:$any($types)]->(x:Memory)
+      WHERE ($asOf IS NULL OR (r.createdAt <= $asOf AND x.createdAt <= $asOf))
+        AND a.sensitivityLevel <= $ceiling AND ($allScopes OR a.scope = '' OR a.scope IN $trustScopes)
+        AND x.sensitivityLevel <= $ceiling + 1 AND ($allScopes OR x.scope = '' OR x.scope IN $trustScopes)){1,10}(n:Memory)
+  WHERE NOT n IN roots
+  WITH n, min(length(p)) AS depth
+  ORDER BY depth, n.id
+  LIMIT $limit
+  RETURN collect({m: n, depth: depth}) AS found
+}
+WITH [r IN roots | {m: r, depth: 0}] + found AS found
+WITH found, [f IN found | f.m] AS ms
+CALL (ms) {
+  UNWIND ms AS a
+  MATCH (a)-[r:$any($types)]->(b:Memory)
+  WHERE b IN ms AND ($asOf IS NULL OR r.createdAt <= $asOf)
+    // A redacted record has no relations of its own: an edge is shown only
+    // when one of its ends is seen in full.
+    AND (a.sensitivityLevel <= $ceiling OR b.sensitivityLevel <= $ceiling)
+  WITH a, b, r
+  ORDER BY a.id, type(r), b.id
+  LIMIT $edgeLimit
+  RETURN collect({from: a.id, to: b.id, type: type(r), weight: r.weight, createdAt: r.createdAt, actor: r.actor}) AS edges
+}
+UNWIND found AS f
+WITH f.m AS m, f.depth AS depth, edges
+CALL (m) {
+  // A record as it is now: what as_of.cypher gives when $asOf is null, without
+// reading its audit entries nor building its properties twice (about 75 db
+// hits per record of a lineage). Used inside CALL (m) {} in place of
+// as_of.cypher when no instant is asked for.
+RETURN properties(m) AS v
 }
 WITH v, depth, edges
 ORDER BY depth, v.id

@@ -24,7 +24,7 @@ const expandedDir = "../../cypher/expanded"
 // fragments are the cypher/ files that are not statements of their own:
 // templates include them (TestCypherTemplatesCovered checks that they do).
 var fragments = []string{
-	"as_of", "effective_salience", "record_filter", "record_state_filter",
+	"as_now", "as_of", "effective_salience", "record_filter", "record_state_filter",
 	"records_all", "records_in_scopes", "records_match_all", "records_match_text",
 	"retrieve_hits_blind", "retrieve_hits_browse", "retrieve_hits_text", "retrieve_hits_vector",
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/membrane/membrane/internal/membrane"
 )
@@ -39,16 +40,19 @@ func Expanded() []Statement {
 		out = append(out, Statement{Template: template, Variant: variant, Text: text})
 	}
 	add("record_as_of", "", recordAsOf)
-	add("neighbors", "", neighborsStmt)
-	add("supersede_chain", "", supersedeChain)
+	for _, asOf := range []*time.Time{nil, {}} {
+		state := "state=" + stateName(asOf != nil)
+		add("neighbors", state, neighborsStmt.at(asOf))
+		add("supersede_chain", state, supersedeChain.at(asOf))
+		for dir, arrow := range lineageArrows {
+			add("lineage", fmt.Sprintf("direction=%s maxDepth=%d %s", dir, membrane.MaxLineageDepth, state),
+				lineageStatement(arrow, membrane.MaxLineageDepth, asOf))
+		}
+		for dir, arrow := range lineageArrows {
+			add("graph", fmt.Sprintf("direction=%s hops=%d %s", dir, membrane.MaxGraphHops, state), graphStatement(arrow, membrane.MaxGraphHops, asOf))
+		}
+	}
 	add("retrieve_records_as_of", "", retrieveRecordsAsOf)
-	for dir, arrow := range lineageArrows {
-		add("lineage", fmt.Sprintf("direction=%s maxDepth=%d", dir, membrane.MaxLineageDepth),
-			lineageStatement(arrow, membrane.MaxLineageDepth))
-	}
-	for dir, arrow := range lineageArrows {
-		add("graph", fmt.Sprintf("direction=%s hops=%d", dir, membrane.MaxGraphHops), graphStatement(arrow, membrane.MaxGraphHops))
-	}
 	for name, byOrder := range auditStatements {
 		for o, text := range byOrder {
 			add(name, "order="+string(o), text)

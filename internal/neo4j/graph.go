@@ -5,15 +5,16 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 )
 
 // graphStatement is the graph statement over arrow (one of lineageArrows)
-// within hops (validated by the caller).
-func graphStatement(arrow string, hops int) string {
-	return strings.NewReplacer("__ARROW__", arrow, "__HOPS__", strconv.Itoa(hops)).Replace(graphTmpl)
+// within hops (validated by the caller), at asOf (nil: now).
+func graphStatement(arrow string, hops int, asOf *time.Time) string {
+	return strings.NewReplacer("__ARROW__", arrow, "__HOPS__", strconv.Itoa(hops)).Replace(graphTmpl.at(asOf))
 }
 
 // Graph returns the records within q.Hops of q.Roots and the edges among
@@ -29,7 +30,7 @@ func (db *DB) Graph(ctx context.Context, q membrane.ExportQuery) (*membrane.Line
 	params := gated(ctx, map[string]any{"ids": q.Roots, "types": relTypes(q.Predicates), "asOf": timeParam(q.AsOf),
 		"limit": int64(q.Limit - len(q.Roots) + 1), "edgeLimit": int64(q.EdgeLimit() + 1)})
 	g, err := read(ctx, db, func(tx neo4j.ManagedTransaction) (*membrane.Lineage, error) {
-		row, err := single(ctx, tx, graphStatement(arrow, q.Hops), params)
+		row, err := single(ctx, tx, graphStatement(arrow, q.Hops, q.AsOf), params)
 		if err != nil {
 			return nil, err
 		}

@@ -20,11 +20,40 @@ var (
 		// its base and anchor as of $asOf) at $asOf. Fixed text only.
 		strings.NewReplacer("WITH m,", "WITH h,", "m.", "h.", "$now", "$asOf").Replace(cypher.Must("effective_salience")))
 	recordAsOf     = strings.ReplaceAll(cypher.Must("record_as_of"), "__AS_OF__", asOfFragment)
-	neighborsStmt  = strings.ReplaceAll(cypher.Must("neighbors"), "__AS_OF__", asOfFragment)
-	supersedeChain = strings.ReplaceAll(cypher.Must("supersede_chain"), "__AS_OF__", asOfFragment)
-	lineageTmpl    = strings.ReplaceAll(cypher.Must("lineage"), "__AS_OF__", asOfFragment)
-	graphTmpl      = strings.ReplaceAll(cypher.Must("graph"), "__AS_OF__", asOfFragment)
+	neighborsStmt  = statesOf(cypher.Must("neighbors"))
+	supersedeChain = statesOf(cypher.Must("supersede_chain"))
+	lineageTmpl    = statesOf(cypher.Must("lineage"))
+	graphTmpl      = statesOf(cypher.Must("graph"))
 )
+
+// states is a statement whose __AS_OF__ placeholder is filled both ways:
+// with as_now.cypher for a read of the present and with the as-of fragment
+// for a read at an instant. The present is most reads, and the as-of
+// fragment costs it a look at every record's audit entries.
+type states struct{ now, asOf string }
+
+func statesOf(tmpl string) states {
+	return states{
+		now:  strings.ReplaceAll(tmpl, "__AS_OF__", cypher.Must("as_now")),
+		asOf: strings.ReplaceAll(tmpl, "__AS_OF__", asOfFragment),
+	}
+}
+
+// at is the statement for a read at asOf (nil: now).
+func (s states) at(asOf *time.Time) string {
+	if asOf == nil {
+		return s.now
+	}
+	return s.asOf
+}
+
+// stateName names the state a read at asOf takes, for expanded variants.
+func stateName(asOf bool) string {
+	if asOf {
+		return "asOf"
+	}
+	return "now"
+}
 
 // lineageArrows are the only texts __ARROW__ takes.
 var lineageArrows = map[membrane.Direction]string{
@@ -35,8 +64,8 @@ var lineageArrows = map[membrane.Direction]string{
 
 // lineageStatement is the lineage statement over arrow (one of
 // lineageArrows) within maxDepth hops (validated by the caller).
-func lineageStatement(arrow string, maxDepth int) string {
-	return strings.NewReplacer("__ARROW__", arrow, "__MAXDEPTH__", strconv.Itoa(maxDepth)).Replace(lineageTmpl)
+func lineageStatement(arrow string, maxDepth int, asOf *time.Time) string {
+	return strings.NewReplacer("__ARROW__", arrow, "__MAXDEPTH__", strconv.Itoa(maxDepth)).Replace(lineageTmpl.at(asOf))
 }
 
 func timeParam(t *time.Time) any {
@@ -109,7 +138,7 @@ func (db *DB) Neighbors(ctx context.Context, ids []string, q membrane.NeighborQu
 		"asOf": timeParam(q.AsOf), "afterAt": afterAt, "afterId": afterID, "limit": int64(q.Page.First + 1),
 	})
 	out, err := read(ctx, db, func(tx neo4j.ManagedTransaction) (map[string]*membrane.NeighborPage, error) {
-		rows, err := collect(ctx, tx, neighborsStmt, params)
+		rows, err := collect(ctx, tx, neighborsStmt.at(q.AsOf), params)
 		if err != nil {
 			return nil, err
 		}
@@ -150,7 +179,7 @@ func neighborCursor(n *membrane.Neighbor) membrane.Cursor {
 func (db *DB) SupersedeChains(ctx context.Context, ids []string, asOf *time.Time) (map[string][]*membrane.Record, error) {
 	params := gated(ctx, map[string]any{"ids": ids, "asOf": timeParam(asOf), "limit": int64(membrane.MaxChain)})
 	out, err := read(ctx, db, func(tx neo4j.ManagedTransaction) (map[string][]*membrane.Record, error) {
-		rows, err := collect(ctx, tx, supersedeChain, params)
+		rows, err := collect(ctx, tx, supersedeChain.at(asOf), params)
 		if err != nil {
 			return nil, err
 		}
@@ -183,7 +212,7 @@ func (db *DB) Lineage(ctx context.Context, id string, q membrane.LineageQuery) (
 	if !ok || q.MaxDepth < 1 || q.MaxDepth > membrane.MaxLineageDepth {
 		return nil, membrane.Errorf(membrane.EINVALID, "invalid lineage query")
 	}
-	stmt := lineageStatement(arrow, q.MaxDepth)
+	stmt := lineageStatement(arrow, q.MaxDepth, q.AsOf)
 	params := gated(ctx, map[string]any{"id": id, "types": relTypes(q.Predicates), "asOf": timeParam(q.AsOf), "limit": int64(q.Limit + 1), "edgeLimit": int64(8 * (q.Limit + 1))})
 	lin, err := read(ctx, db, func(tx neo4j.ManagedTransaction) (*membrane.Lineage, error) {
 		row, err := single(ctx, tx, stmt, params)

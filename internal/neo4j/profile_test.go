@@ -16,7 +16,7 @@ import (
 )
 
 // TestProfileSmallOperations profiles one point read (record by id), one
-// contest and one supersede as the server runs them (through the
+// contest, one supersede and the lineage of a 100-deep chain as the server runs them (through the
 // membrane services, with the bench's inputs: a semantic fact with
 // evidence, a contest by an external reference), every statement run with
 // PROFILE against the real Neo4j after a warm-up of each, so plans are
@@ -41,12 +41,25 @@ func TestProfileSmallOperations(t *testing.T) {
 				Evidence: []membrane.EvidenceRef{{SourceType: "bench", SourceID: "bench"}}}}}
 	}
 	var pool []string
-	for i := range 6 {
+	for i := range 7 {
 		r, err := svc.Ingest.CreateRecord(ctx, benchFact(fmt.Sprint("pool-", i)), ptr("bench"), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		pool = append(pool, r.ID)
+	}
+	// A 100-deep supersede chain for the lineage read, head last.
+	chain := []string{pool[6]}
+	for i := range 100 {
+		r, err := svc.Revise.Supersede(ctx, chain[i], benchFact(fmt.Sprint("chain-", i)), membrane.RevisionArgs{Actor: ptr("bench")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		chain = append(chain, r.ID)
+	}
+	lineageQ, err := membrane.NewLineageQuery(ptr(membrane.DirOut), nil, ptr(int64(100)), ptr(int64(200)), nil)
+	if err != nil {
+		t.Fatal(err)
 	}
 	ops := []struct {
 		name string
@@ -63,6 +76,13 @@ func TestProfileSmallOperations(t *testing.T) {
 		}},
 		{"supersede", struct{ tx, statements int }{1, 2}, func(ctx context.Context, i int) error {
 			_, err := svc.Revise.Supersede(ctx, pool[i+2], benchFact(fmt.Sprint("successor-", i)), membrane.RevisionArgs{Actor: ptr("bench")})
+			return err
+		}},
+		{"lineage 100-deep", struct{ tx, statements int }{1, 1}, func(ctx context.Context, i int) error {
+			l, err := svc.Read.Lineage(ctx, chain[100], lineageQ)
+			if err == nil && len(l.Nodes) != 101 {
+				err = fmt.Errorf("lineage has %d nodes, want 101", len(l.Nodes))
+			}
 			return err
 		}},
 		{"supersede with an idempotency key", struct{ tx, statements int }{1, 2}, func(ctx context.Context, i int) error {

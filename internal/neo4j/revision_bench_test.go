@@ -1,0 +1,186 @@
+package neo4j_test
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/membrane/membrane/internal/membrane"
+	"github.com/membrane/membrane/internal/neo4jtest"
+	driver "github.com/neo4j/neo4j-go-driver/v5/neo4j"
+)
+
+// BenchmarkRevisionFloor runs single revisions through the membrane
+// services against the store, one client, beside Neo4j's own floor for a
+// write, to separate the store's cost from the database's
+// (docs/BENCHMARKS.md, "A revision, layer by layer"):
+//
+//   - contest, supersede: svc.Revise as a request runs it (one write
+//     transaction: lock_records, apply_change, COMMIT), each of a distinct
+//     active fact written before timing;
+//   - create: svc.Ingest.CreateRecord of one fact (create_records, COMMIT);
+//   - bare-write: a managed write transaction that creates one node with
+//     one property and nothing else (no index but the label lookup), then
+//     COMMIT: the least a write costs here.
+//
+// It reports p50 and p99 per op besides ns/op. Run on an idle machine:
+//
+//	NEO4J_URI=bolt://127.0.0.1:17687 go test -run '^$' -bench RevisionFloor -benchtime 2000x ./internal/neo4j/
+func BenchmarkRevisionFloor(b *testing.B) {
+	db := neo4jtest.DB(b)
+	scope := neo4jtest.Scope(b)
+	b.Cleanup(func() { _ = db.DeleteScope(context.Background(), scope) })
+	svc := membrane.NewServices(membrane.Stores{Records: db, Revisions: db, Lineages: db},
+		membrane.ServiceOptions{Policy: membrane.DefaultPolicy()})
+	ctx := membrane.NewContextWithTrust(context.Background(), membrane.SystemTrust("bench"))
+	benchFact := func(subject string) membrane.RecordInput {
+		return membrane.RecordInput{Type: membrane.TypeSemantic, Scope: ptr(scope),
+			Payload: membrane.PayloadInput{Semantic: &membrane.SemanticPayload{Subject: subject, Predicate: "runs_on", Object: "node " + subject,
+				Evidence: []membrane.EvidenceRef{{SourceType: "bench", SourceID: "bench"}}}}}
+	}
+	// pool writes n active facts with one ingest and returns their ids.
+	pool := func(b *testing.B, n int) []string {
+		batch := make([]*membrane.RecordInput, n)
+		for i := range batch {
+			in := benchFact(fmt.Sprint("pool-", membrane.NewID()))
+			batch[i] = &in
+		}
+		recs, err := svc.Ingest.CreateRecords(ctx, batch, ptr("bench"), nil, "inputs")
+		if err != nil {
+			b.Fatal(err)
+		}
+		ids := make([]string, len(recs))
+		for i, r := range recs {
+			ids[i] = r.ID
+		}
+		return ids
+	}
+
+	d, err := driver.NewDriverWithContext(os.Getenv("NEO4J_URI"), driver.NoAuth())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { d.Close(context.Background()) })
+	sess := d.NewSession(ctx, driver.SessionConfig{DatabaseName: cmp.Or(os.Getenv("NEO4J_DATABASE"), "neo4j")})
+	b.Cleanup(func() {
+		_, _ = sess.Run(context.Background(), `MATCH (n:BenchWriteFloor) DELETE n`, nil)
+		sess.Close(context.Background())
+	})
+
+	for _, bm := range []struct {
+		name string
+		op   func(b *testing.B, ids []string, i int) error
+	}{
+		{"contest", func(b *testing.B, ids []string, i int) error {
+			_, err := svc.Revise.Contest(ctx, ids[i], fmt.Sprint("ticket-", i), membrane.RevisionArgs{Actor: ptr("bench")})
+			return err
+		}},
+		{"supersede", func(b *testing.B, ids []string, i int) error {
+			_, err := svc.Revise.Supersede(ctx, ids[i], benchFact(fmt.Sprint("next-", i)), membrane.RevisionArgs{Actor: ptr("bench")})
+			return err
+		}},
+		{"create", func(b *testing.B, _ []string, i int) error {
+			_, err := svc.Ingest.CreateRecord(ctx, benchFact(fmt.Sprint("created-", i)), ptr("bench"), nil)
+			return err
+		}},
+		{"bare-write", func(b *testing.B, _ []string, i int) error {
+			_, err := sess.ExecuteWrite(ctx, func(tx driver.ManagedTransaction) (any, error) {
+				res, err := tx.Run(ctx, `CREATE (n:BenchWriteFloor {i: $i})`, map[string]any{"i": i})
+				if err != nil {
+					return nil, err
+				}
+				return res.Consume(ctx)
+			})
+			return err
+		}},
+	} {
+		b.Run(bm.name, func(b *testing.B) {
+			const warm = 200 // plans cached, connections open
+			ids := pool(b, warm)
+			for i := range warm {
+				if err := bm.op(b, ids, i); err != nil {
+					b.Fatal(err)
+				}
+			}
+			var lat []time.Duration
+			i := warm
+			for b.Loop() {
+				if i == len(ids) { // b.N is not known before the loop
+					b.StopTimer()
+					ids = append(ids, pool(b, 500)...)
+					b.StartTimer()
+				}
+				start := time.Now()
+				if err := bm.op(b, ids, i); err != nil {
+					b.Fatal(err)
+				}
+				lat = append(lat, time.Since(start))
+				i++
+			}
+			slices.Sort(lat)
+			b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+		})
+	}
+}
+
+// BenchmarkLineageFloor reads the ancestry of the head of a 100-deep
+// supersede chain (101 records, 100 edges) through the read service as a
+// request does: one managed read transaction, the records decoded. Run on
+// an idle machine:
+//
+//	NEO4J_URI=bolt://127.0.0.1:17687 go test -run '^$' -bench LineageFloor -benchtime 400x ./internal/neo4j/
+func BenchmarkLineageFloor(b *testing.B) {
+	db := neo4jtest.DB(b)
+	scope := neo4jtest.Scope(b)
+	b.Cleanup(func() { _ = db.DeleteScope(context.Background(), scope) })
+	svc := membrane.NewServices(membrane.Stores{Records: db, Revisions: db, Lineages: db},
+		membrane.ServiceOptions{Policy: membrane.DefaultPolicy()})
+	ctx := membrane.NewContextWithTrust(context.Background(), membrane.SystemTrust("bench"))
+	benchFact := func(subject string) membrane.RecordInput {
+		return membrane.RecordInput{Type: membrane.TypeSemantic, Scope: ptr(scope),
+			Payload: membrane.PayloadInput{Semantic: &membrane.SemanticPayload{Subject: subject, Predicate: "runs_on", Object: "node " + subject,
+				Evidence: []membrane.EvidenceRef{{SourceType: "bench", SourceID: "bench"}}}}}
+	}
+	r, err := svc.Ingest.CreateRecord(ctx, benchFact("chain-0"), ptr("bench"), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	head := r.ID
+	for i := range 100 {
+		r, err := svc.Revise.Supersede(ctx, head, benchFact(fmt.Sprint("chain-", i+1)), membrane.RevisionArgs{Actor: ptr("bench")})
+		if err != nil {
+			b.Fatal(err)
+		}
+		head = r.ID
+	}
+	q, err := membrane.NewLineageQuery(ptr(membrane.DirOut), nil, ptr(int64(100)), ptr(int64(200)), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	op := func() {
+		l, err := svc.Read.Lineage(ctx, head, q)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(l.Nodes) != 101 || len(l.Edges) != 100 {
+			b.Fatalf("lineage has %d nodes and %d edges, want 101 and 100", len(l.Nodes), len(l.Edges))
+		}
+	}
+	for range 50 { // plans cached, connections open
+		op()
+	}
+	var lat []time.Duration
+	for b.Loop() {
+		start := time.Now()
+		op()
+		lat = append(lat, time.Since(start))
+	}
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+}
