@@ -117,3 +117,10 @@ go test -count=1 -timeout 20m -skip '^TestSoak$' ./...
 # tests running beside it on this 2-core machine would distort.
 echo "== soak test (e2e TestSoak)"
 go test -count=1 -timeout 20m -run '^TestSoak$' ./e2e/
+# Every benchmark runs once, so that none rots unnoticed (one had failed
+# since a status was renamed, as nothing ran it): a smoke run that measures
+# nothing. It runs
+# last, as its corpora stay in the test database and would move the
+# full-text statistics the evals see.
+echo "== benchmarks, once each (go test -bench . -benchtime 1x)"
+MEMBRANE_BENCH_RECORDS="${MEMBRANE_BENCH_RECORDS:-500}" go test -count=1 -timeout 10m -run '^$' -bench . -benchtime 1x ./...
