@@ -372,6 +372,59 @@ func read[T any](ctx context.Context, db *DB, fn func(neo4j.ManagedTransaction) 
 	return execute(ctx, db, neo4j.AccessModeRead, fn)
 }
 
+// readOnce runs fn, which runs exactly one read-only statement, as an
+// auto-commit transaction: one Bolt round trip (RUN and PULL sent
+// together), where a managed transaction takes two (its COMMIT is a round
+// trip of its own), about 0.1 ms of a point read's 0.45 here
+// (docs/BENCHMARKS.md, "A point read, layer by layer"). A read commits
+// nothing whose outcome could be lost, so a failure the driver calls
+// retryable (a pooled connection Neo4j dropped, a transient error) is
+// retried once, at once, on another connection, as the driver retries a
+// managed transaction on a dead connection. fn must not run a second
+// statement: two auto-commit statements do not read one snapshot.
+func readOnce[T any](ctx context.Context, db *DB, fn func(runner) (T, error)) (T, error) {
+	var zero T
+	conf, err := db.txConfig(ctx)
+	if err != nil {
+		return zero, err
+	}
+	ctx, ended := db.observe(ctx, "read")
+	attempts := 0
+	var v T
+	for {
+		attempts++
+		db.txCount.Add(1)
+		s := db.session(ctx, neo4j.AccessModeRead)
+		v, err = fn(autoCommit{s, conf})
+		s.Close(ctx)
+		if err == nil || attempts > 1 || !neo4j.IsRetryable(err) || ctx.Err() != nil {
+			break
+		}
+	}
+	if err != nil {
+		if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
+			err = fmt.Errorf("%w: %w", timedOut(), mapError(err))
+		} else {
+			err = mapError(err)
+		}
+		ended(attempts, membrane.ErrorCode(err))
+		return zero, err
+	}
+	ended(attempts, "")
+	return v, nil
+}
+
+// autoCommit runs each statement as an auto-commit transaction of its
+// session, with a request's transaction configuration (timeout, metadata).
+type autoCommit struct {
+	s    neo4j.SessionWithContext
+	conf []func(*neo4j.TransactionConfig)
+}
+
+func (a autoCommit) Run(ctx context.Context, cypher string, params map[string]any) (neo4j.ResultWithContext, error) {
+	return a.s.Run(ctx, cypher, params, a.conf...)
+}
+
 // write runs fn in a managed write transaction (retried on transient
 // errors): everything fn writes commits together or not at all.
 func write[T any](ctx context.Context, db *DB, fn func(neo4j.ManagedTransaction) (T, error)) (T, error) {
@@ -540,7 +593,7 @@ func autocommit(ctx context.Context, db *DB, stmt string, params map[string]any)
 
 // single runs a statement expected to return at most one row; it returns
 // nil and no error when there is none.
-func single(ctx context.Context, tx neo4j.ManagedTransaction, stmt string, params map[string]any) (*neo4j.Record, error) {
+func single(ctx context.Context, tx runner, stmt string, params map[string]any) (*neo4j.Record, error) {
 	return profiled(ctx, tx, stmt, params, func(res neo4j.ResultWithContext) (*neo4j.Record, error) {
 		if res.Next(ctx) {
 			rec := res.Record()
@@ -551,7 +604,7 @@ func single(ctx context.Context, tx neo4j.ManagedTransaction, stmt string, param
 }
 
 // collect runs a statement and returns all its rows.
-func collect(ctx context.Context, tx neo4j.ManagedTransaction, stmt string, params map[string]any) ([]*neo4j.Record, error) {
+func collect(ctx context.Context, tx runner, stmt string, params map[string]any) ([]*neo4j.Record, error) {
 	return profiled(ctx, tx, stmt, params, func(res neo4j.ResultWithContext) ([]*neo4j.Record, error) {
 		return res.Collect(ctx)
 	})

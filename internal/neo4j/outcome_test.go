@@ -53,7 +53,8 @@ func TestCommitUncertain(t *testing.T) {
 // would. A write whose COMMIT answer is lost did commit: it is
 // OUTCOME_UNKNOWN, never UNAVAILABLE (which promises nothing was written),
 // and its retry (the same request: the same implied idempotency key)
-// answers with the record without writing it twice. A read is UNAVAILABLE, and a write whose
+// answers with the record without writing it twice. A point read whose
+// answer is lost is read again and answers, and a write whose
 // connection is lost before its COMMIT is retried by the driver and
 // written once.
 func TestLostCommitAnswer(t *testing.T) {
@@ -84,13 +85,20 @@ func TestLostCommitAnswer(t *testing.T) {
 			t.Fatalf("%d records after the retry, want 1", n)
 		}
 	})
-	t.Run("read: the commit's answer is lost", func(t *testing.T) {
+	t.Run("read: the answer is lost", func(t *testing.T) {
+		// A point read is one auto-commit statement (no COMMIT of its
+		// own): when its answer is lost with the connection, the store
+		// reads again on another one and answers.
 		rec := create(t, shared, t0, fact(neo4jtest.Scope(t), "read", 0.5, nil))[0]
-		p.DropAnswerTo(neo4jtest.SigCommit)
-		_, err := db.FindRecordByID(sysCtx(), rec.ID)
+		p.DropAnswerTo(neo4jtest.SigRun)
+		tx := db.TxCount()
+		got, err := db.FindRecordByID(sysCtx(), rec.ID)
 		p.Wait(t)
-		if code := membrane.ErrorCode(err); code != membrane.EUNAVAILABLE {
-			t.Fatalf("code = %s (%v), want %s", code, err, membrane.EUNAVAILABLE)
+		if err != nil || got.ID != rec.ID {
+			t.Fatalf("FindRecordByID = %v, %v; want the record %s", got, err, rec.ID)
+		}
+		if n := db.TxCount() - tx; n != 2 {
+			t.Fatalf("%d attempts, want 2 (the lost one and its retry)", n)
 		}
 	})
 	t.Run("write: the statement's answer is lost before the commit", func(t *testing.T) {
@@ -105,6 +113,24 @@ func TestLostCommitAnswer(t *testing.T) {
 			t.Fatalf("%d records, want 1", n)
 		}
 	})
+}
+
+// TestPointReadOneRoundTrip counts the Bolt requests a point read sends
+// through the proxy: one auto-commit RUN (with its PULL), no BEGIN and no
+// COMMIT (issue 13: a point read is one round trip).
+func TestPointReadOneRoundTrip(t *testing.T) {
+	p := neo4jtest.NewBoltProxy(t)
+	db := p.Open(t)
+	shared := neo4jtest.DB(t)
+	// RUN and PULL go together; no BEGIN, no COMMIT.
+	rec := create(t, shared, t0, fact(neo4jtest.Scope(t), "one trip", 0.5, nil))[0]
+	begins, commits, runs := p.Sent(neo4jtest.SigBegin), p.Sent(neo4jtest.SigCommit), p.Sent(neo4jtest.SigRun)
+	if _, err := db.FindRecordByID(sysCtx(), rec.ID); err != nil {
+		t.Fatal(err)
+	}
+	if b, c, r := p.Sent(neo4jtest.SigBegin)-begins, p.Sent(neo4jtest.SigCommit)-commits, p.Sent(neo4jtest.SigRun)-runs; b != 0 || c != 0 || r != 1 {
+		t.Fatalf("a point read sent %d BEGIN, %d COMMIT and %d RUN, want 0, 0 and 1", b, c, r)
+	}
 }
 
 func ingested(t *testing.T, scope, subject string) *membrane.Ingested {

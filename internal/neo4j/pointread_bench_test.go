@@ -19,7 +19,7 @@ import (
 // the time goes"):
 //
 //   - store: neo4j.DB.FindRecordByID as a request runs it (record_by_id with
-//     the trust gate, a managed read transaction, the record decoded);
+//     the trust gate, one auto-commit statement, the record decoded);
 //   - record_by_id: the same statement and parameters through the bare
 //     driver in a managed read transaction (BEGIN with RUN, then COMMIT);
 //   - bare: MATCH by id, properties(m), managed, the smallest read;

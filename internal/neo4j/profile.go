@@ -52,10 +52,15 @@ func WithProfile(ctx context.Context, p *Profile) context.Context {
 	return context.WithValue(ctx, profileKey{}, p)
 }
 
+// runner runs a statement: a managed transaction, or an autoCommit.
+type runner interface {
+	Run(ctx context.Context, cypher string, params map[string]any) (neo4j.ResultWithContext, error)
+}
+
 // profiled runs stmt in tx and hands its result to rows; under a Profile
 // (WithProfile) it runs it with PROFILE and records the summary once rows
 // has read what it needs (the rest of the result is discarded).
-func profiled[T any](ctx context.Context, tx neo4j.ManagedTransaction, stmt string, params map[string]any, rows func(neo4j.ResultWithContext) (T, error)) (T, error) {
+func profiled[T any](ctx context.Context, tx runner, stmt string, params map[string]any, rows func(neo4j.ResultWithContext) (T, error)) (T, error) {
 	p, _ := ctx.Value(profileKey{}).(*Profile)
 	if p == nil {
 		res, err := tx.Run(ctx, stmt, params)

@@ -138,9 +138,10 @@ func (db *DB) CreateRecords(ctx context.Context, idem *membrane.Idempotency, rec
 	return out.recs, nil
 }
 
-// FindRecordByID returns the record with id, or ENOTFOUND.
+// FindRecordByID returns the record with id, or ENOTFOUND, in one round
+// trip (readOnce).
 func (db *DB) FindRecordByID(ctx context.Context, id string) (*membrane.Record, error) {
-	r, err := read(ctx, db, func(tx neo4j.ManagedTransaction) (*membrane.Record, error) {
+	r, err := readOnce(ctx, db, func(tx runner) (*membrane.Record, error) {
 		row, err := single(ctx, tx, cypher.Must("record_by_id"), gated(ctx, map[string]any{"id": id}))
 		if err != nil || row == nil {
 			return nil, err

@@ -20,6 +20,7 @@ import (
 // marker) that a BoltProxy can be armed with.
 const (
 	SigRun    byte = 0x10
+	SigBegin  byte = 0x11
 	SigCommit byte = 0x12
 )
 
@@ -45,6 +46,7 @@ type BoltProxy struct {
 	mu      sync.Mutex
 	armed   byte          // the signature to drop the answer to; 0: none
 	dropped chan struct{} // receives once per swallowed answer
+	sent    map[byte]int  // requests forwarded, by signature
 }
 
 // NewBoltProxy starts a proxy to NEO4J_URI (a bolt:// URI to one server;
@@ -63,7 +65,7 @@ func NewBoltProxy(tb testing.TB) *BoltProxy {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	p := &BoltProxy{ln: ln, target: u.Host, dropped: make(chan struct{}, 1)}
+	p := &BoltProxy{ln: ln, target: u.Host, dropped: make(chan struct{}, 1), sent: map[byte]int{}}
 	var wg sync.WaitGroup
 	tb.Cleanup(func() { _ = ln.Close(); wg.Wait() })
 	wg.Add(1)
@@ -110,6 +112,14 @@ func (p *BoltProxy) DropAnswerTo(sig byte) {
 	p.armed = sig
 }
 
+// Sent is the number of requests with signature sig forwarded so far, on
+// every connection.
+func (p *BoltProxy) Sent(sig byte) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.sent[sig]
+}
+
 // Wait fails the test unless an armed answer has been swallowed (since the
 // last Wait).
 func (p *BoltProxy) Wait(tb testing.TB) {
@@ -154,6 +164,7 @@ func (p *BoltProxy) serve(client net.Conn) {
 			}
 			requests++
 			p.mu.Lock()
+			p.sent[msg[1]]++
 			if p.armed != 0 && msg[1] == p.armed {
 				p.armed = 0
 				mu.Lock()
