@@ -402,11 +402,7 @@ func readOnce[T any](ctx context.Context, db *DB, fn func(runner) (T, error)) (T
 		}
 	}
 	if err != nil {
-		if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
-			err = fmt.Errorf("%w: %w", timedOut(), mapError(err))
-		} else {
-			err = mapError(err)
-		}
+		err = failed(ctx, err)
 		ended(attempts, membrane.ErrorCode(err))
 		return zero, err
 	}
@@ -469,13 +465,8 @@ func execute[T any](ctx context.Context, db *DB, mode neo4j.AccessMode, fn func(
 			// Checked before the deadline: a commit cut short by the
 			// request's deadline may have committed all the same.
 			err = fmt.Errorf("%w: %w", outcomeUnknown(), err)
-		} else if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
-			// Whether the driver gave up on ctx or Neo4j aborted the
-			// transaction at the timeout taken from ctx, the request ran
-			// out of time; the transaction was rolled back.
-			err = fmt.Errorf("%w: %w", timedOut(), mapError(err))
 		} else {
-			err = mapError(err)
+			err = failed(ctx, err)
 		}
 		ended(attempts, membrane.ErrorCode(err))
 		return zero, err
@@ -485,6 +476,17 @@ func execute[T any](ctx context.Context, db *DB, mode neo4j.AccessMode, fn func(
 		db.AfterWrite()
 	}
 	return v.(T), nil
+}
+
+// failed maps the error of a transaction that did not commit: ETIMEOUT
+// once ctx's deadline has passed (whether the driver gave up on ctx or
+// Neo4j aborted the transaction at the timeout taken from ctx, the request
+// ran out of time and the transaction was rolled back), else mapError's.
+func failed(ctx context.Context, err error) error {
+	if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
+		return fmt.Errorf("%w: %w", timedOut(), mapError(err))
+	}
+	return mapError(err)
 }
 
 // observe tells every observer that a transaction of mode starts and

@@ -32,14 +32,7 @@ import (
 func TestProfileSmallOperations(t *testing.T) {
 	db := neo4jtest.Open(t)
 	scope := neo4jtest.Scope(t)
-	svc := membrane.NewServices(membrane.Stores{Records: db, Revisions: db, Lineages: db},
-		membrane.ServiceOptions{Policy: membrane.DefaultPolicy()})
-	ctx := membrane.NewContextWithTrust(t.Context(), membrane.SystemTrust("bench"))
-	benchFact := func(subject string) membrane.RecordInput {
-		return membrane.RecordInput{Type: membrane.TypeSemantic, Scope: ptr(scope),
-			Payload: membrane.PayloadInput{Semantic: &membrane.SemanticPayload{Subject: subject, Predicate: "runs_on", Object: "node " + subject,
-				Evidence: []membrane.EvidenceRef{{SourceType: "bench", SourceID: "bench"}}}}}
-	}
+	svc, ctx, benchFact := benchServices(t.Context(), db, scope)
 	var pool []string
 	for i := range 7 {
 		r, err := svc.Ingest.CreateRecord(ctx, benchFact(fmt.Sprint("pool-", i)), ptr("bench"), nil)
@@ -123,6 +116,20 @@ func TestProfileSmallOperations(t *testing.T) {
 			t.Errorf("%s: %d transactions and %d statements, want %d and %d", op.name, txs, len(stmts), op.want.tx, op.want.statements)
 		}
 	}
+}
+
+// benchServices returns the membrane services over db as the server wires
+// them (the default policy), ctx with system trust, and the bench's fact
+// in scope: a semantic fact with evidence, as cmd/bench writes them.
+func benchServices(ctx context.Context, db *neo4j.DB, scope string) (*membrane.Services, context.Context, func(subject string) membrane.RecordInput) {
+	svc := membrane.NewServices(membrane.Stores{Records: db, Revisions: db, Lineages: db},
+		membrane.ServiceOptions{Policy: membrane.DefaultPolicy()})
+	fact := func(subject string) membrane.RecordInput {
+		return membrane.RecordInput{Type: membrane.TypeSemantic, Scope: ptr(scope),
+			Payload: membrane.PayloadInput{Semantic: &membrane.SemanticPayload{Subject: subject, Predicate: "runs_on", Object: "node " + subject,
+				Evidence: []membrane.EvidenceRef{{SourceType: "bench", SourceID: "bench"}}}}}
+	}
+	return svc, membrane.NewContextWithTrust(ctx, membrane.SystemTrust("bench")), fact
 }
 
 // statementName is the cypher/ file whose statement text is.

@@ -34,14 +34,7 @@ func BenchmarkRevisionFloor(b *testing.B) {
 	db := neo4jtest.DB(b)
 	scope := neo4jtest.Scope(b)
 	b.Cleanup(func() { _ = db.DeleteScope(context.Background(), scope) })
-	svc := membrane.NewServices(membrane.Stores{Records: db, Revisions: db, Lineages: db},
-		membrane.ServiceOptions{Policy: membrane.DefaultPolicy()})
-	ctx := membrane.NewContextWithTrust(context.Background(), membrane.SystemTrust("bench"))
-	benchFact := func(subject string) membrane.RecordInput {
-		return membrane.RecordInput{Type: membrane.TypeSemantic, Scope: ptr(scope),
-			Payload: membrane.PayloadInput{Semantic: &membrane.SemanticPayload{Subject: subject, Predicate: "runs_on", Object: "node " + subject,
-				Evidence: []membrane.EvidenceRef{{SourceType: "bench", SourceID: "bench"}}}}}
-	}
+	svc, ctx, benchFact := benchServices(context.Background(), db, scope)
 	// pool writes n active facts with one ingest and returns their ids.
 	pool := func(b *testing.B, n int) []string {
 		batch := make([]*membrane.RecordInput, n)
@@ -138,14 +131,7 @@ func BenchmarkLineageFloor(b *testing.B) {
 	db := neo4jtest.DB(b)
 	scope := neo4jtest.Scope(b)
 	b.Cleanup(func() { _ = db.DeleteScope(context.Background(), scope) })
-	svc := membrane.NewServices(membrane.Stores{Records: db, Revisions: db, Lineages: db},
-		membrane.ServiceOptions{Policy: membrane.DefaultPolicy()})
-	ctx := membrane.NewContextWithTrust(context.Background(), membrane.SystemTrust("bench"))
-	benchFact := func(subject string) membrane.RecordInput {
-		return membrane.RecordInput{Type: membrane.TypeSemantic, Scope: ptr(scope),
-			Payload: membrane.PayloadInput{Semantic: &membrane.SemanticPayload{Subject: subject, Predicate: "runs_on", Object: "node " + subject,
-				Evidence: []membrane.EvidenceRef{{SourceType: "bench", SourceID: "bench"}}}}}
-	}
+	svc, ctx, benchFact := benchServices(context.Background(), db, scope)
 	r, err := svc.Ingest.CreateRecord(ctx, benchFact("chain-0"), ptr("bench"), nil)
 	if err != nil {
 		b.Fatal(err)
