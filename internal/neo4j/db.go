@@ -381,7 +381,9 @@ func read[T any](ctx context.Context, db *DB, fn func(neo4j.ManagedTransaction) 
 // retryable (a pooled connection Neo4j dropped, a transient error) is
 // retried once, at once, on another connection, as the driver retries a
 // managed transaction on a dead connection. fn must not run a second
-// statement: two auto-commit statements do not read one snapshot.
+// statement: two auto-commit statements do not read one snapshot. Unlike
+// autocommit (the sweeps' writes, under a job's deadline, never retried),
+// it runs under the request's transaction configuration and profile.
 func readOnce[T any](ctx context.Context, db *DB, fn func(runner) (T, error)) (T, error) {
 	var zero T
 	conf, err := db.txConfig(ctx)
