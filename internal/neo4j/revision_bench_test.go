@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"slices"
 	"testing"
 	"time"
 
@@ -114,9 +113,7 @@ func BenchmarkRevisionFloor(b *testing.B) {
 				lat = append(lat, time.Since(start))
 				i++
 			}
-			slices.Sort(lat)
-			b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
-			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+			reportPercentiles(b, lat)
 		})
 	}
 }
@@ -166,7 +163,5 @@ func BenchmarkLineageFloor(b *testing.B) {
 		op()
 		lat = append(lat, time.Since(start))
 	}
-	slices.Sort(lat)
-	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
-	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+	reportPercentiles(b, lat)
 }
