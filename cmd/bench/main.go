@@ -7,6 +7,11 @@
 //	go run ./cmd/bench -url http://127.0.0.1:8080/graphql -records 100000
 //
 // It writes into a scope of its own (bench-<time>), which it leaves behind.
+// With -rss it also reports the resident memory of the processes it names
+// (the server, Neo4j) at the start, at the end and at their peak, read
+// from /proc every quarter second:
+//
+//	go run ./cmd/bench -rss server=$(pgrep -f bin/membrane),neo4j=$(cat .neo4j/dev/neo4j.pid)
 package main
 
 import (
@@ -27,7 +32,13 @@ func main() {
 	ops := flag.Int("ops", 500, "timed operations per workload")
 	records := flag.Int("records", 10000, "records the bulk ingest writes (in batches of 1,000) and retrieval searches")
 	only := flag.String("only", "", "run only the workloads whose names match this regular expression")
+	rss := flag.String("rss", "", "NAME=PID,… of processes whose resident memory (with their children's) to report")
 	flag.Parse()
+	procs, err := bench.ParseProcesses(*rss)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench: -rss:", err)
+		os.Exit(2)
+	}
 	cfg := bench.Config{Ops: *ops, Records: *records, Scope: fmt.Sprintf("bench-%d", time.Now().UnixNano())}
 	if *only != "" {
 		re, err := regexp.Compile(*only)
@@ -45,6 +56,13 @@ func main() {
 	defer stop()
 	fmt.Printf("bench against %s, scope %s, %d ops per workload, %d records\nload average at start: %s\n\n",
 		*url, cfg.Scope, cfg.Ops, cfg.Records, bench.LoadAverage())
+	var mem *bench.MemoryWatch
+	if len(procs) > 0 {
+		if mem, err = bench.WatchMemory("/proc", procs, 250*time.Millisecond); err != nil {
+			fmt.Fprintln(os.Stderr, "bench: -rss:", err)
+			os.Exit(2)
+		}
+	}
 	sums, err := bench.Run(ctx, bench.NewClient(*url, *key, 8), cfg, func(s bench.Summary) {
 		fmt.Fprintf(os.Stderr, "  %s (c=%d): p50 %v, %d errors\n", s.Name, s.Clients, s.P50, s.Errors)
 		if s.Err != nil {
@@ -53,6 +71,11 @@ func main() {
 	})
 	bench.WriteTable(os.Stdout, sums)
 	fmt.Printf("\nload average at end: %s\n", bench.LoadAverage())
+	if mem != nil {
+		if merr := mem.Stop(os.Stdout); merr != nil {
+			fmt.Fprintln(os.Stderr, "bench: -rss:", merr)
+		}
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
