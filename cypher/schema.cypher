@@ -36,6 +36,11 @@ CREATE INDEX memory_updated_at IF NOT EXISTS FOR (m:Memory) ON (m.updatedAt);
 CREATE INDEX memory_salience IF NOT EXISTS FOR (m:Memory) ON (m.salience);
 CREATE INDEX memory_confidence IF NOT EXISTS FOR (m:Memory) ON (m.confidence);
 CREATE INDEX memory_scope IF NOT EXISTS FOR (m:Memory) ON (m.scope);
+// A scope's records newest first (records_page_scoped: a dashboard's
+// default listing walks it in order and stops at the page). Scope and
+// creation time never change, so it costs a write only when a record is
+// created or deleted.
+CREATE INDEX memory_scope_created_at IF NOT EXISTS FOR (m:Memory) ON (m.scope, m.createdAt);
 CREATE INDEX memory_sensitivity_level IF NOT EXISTS FOR (m:Memory) ON (m.sensitivityLevel);
 CREATE INDEX memory_status IF NOT EXISTS FOR (m:Memory) ON (m.status);
 // Audit entries are found by record and time (audit_for_records seeks

@@ -206,7 +206,7 @@ var (
 // fails TestCypherExplain: add it.
 var explainValues = map[string]any{
 	// Instants.
-	"afterAt": at, "asOf": at, "createdAfter": at, "createdBefore": at, "cutoff": at,
+	"afterAt": at, "asOf": at, "bound": at, "createdAfter": at, "createdBefore": at, "cutoff": at,
 	"historyCutoff": at, "now": at, "since": at, "until": at,
 	// Integers.
 	"batch": int64(100), "budget": int64(10), "candidates": int64(5), "ceiling": int64(1),

@@ -73,6 +73,9 @@ func Expanded() []Statement {
 			add(name, fmt.Sprintf("scoped=%t text=%t order=%s descending=%t", v.scoped, v.text, v.order.Field, v.order.Descending), text)
 		}
 	}
+	for desc, text := range recordsPageScoped {
+		add("records_page_scoped", fmt.Sprintf("order=%s descending=%t", membrane.OrderCreatedAt, desc), text)
+	}
 	for _, s := range []sweep{decaySweep, compressEpisodes, duplicateFacts, pruneSweep} {
 		add(s.name, "records=all", s.all)
 		add(s.name, "records=scopes", s.scoped)

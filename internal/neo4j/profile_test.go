@@ -288,6 +288,7 @@ var indexNeeds = map[string]string{
 	"memory_embedding_384":     "retrieve_candidates", // retrieve_hits_vector
 	"memory_salience":          "records_page",        // orderBy SALIENCE
 	"memory_scope":             "records_page",        // a scoped page
+	"memory_scope_created_at":  "records_page_scoped", // a scoped page by creation time, walked in order
 	"memory_sensitivity_level": "records_page",        // an unscoped page, gated by level
 	"memory_session":           "session_link",        // the previous episode of a session
 	"memory_status":            "duplicate_facts",

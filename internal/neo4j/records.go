@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/membrane/membrane/cypher"
 	"github.com/membrane/membrane/internal/membrane"
@@ -34,6 +35,29 @@ var (
 	recordsCountAt = countStatements("records_count_as_of", "v")
 	recordsPage    = pageStatements("records_page", "m")
 	recordsPageAt  = pageStatements("records_page_as_of", "v")
+	// recordsPageScoped is the page of records of given scopes ordered by
+	// creation time, by direction (descending): it walks each scope's
+	// records in order and stops at the page (records_page_scoped), where
+	// records_page would sort every record of the scopes.
+	recordsPageScoped = func() map[bool]string {
+		tmpl := filled("records_page_scoped", "m", true, false)
+		out := map[bool]string{}
+		for _, desc := range []bool{false, true} {
+			dir, cmp, bound := "ASC", ">", ">="
+			if desc {
+				dir, cmp, bound = "DESC", "<", "<="
+			}
+			out[desc] = strings.NewReplacer("__DIR__", dir, "__CMP__", cmp, "__BOUND__", bound).Replace(tmpl)
+		}
+		return out
+	}()
+)
+
+// Bounds of recordsPageScoped's walk when there is no cursor: before and
+// after every record's creation time.
+var (
+	beginningOfTime = time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC)
+	endOfTime       = time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)
 )
 
 // filled returns a records statement with its filter fragments in place;
@@ -274,6 +298,16 @@ func (db *DB) FindRecords(ctx context.Context, f membrane.RecordFilter, order me
 		params["afterKey"], params["afterId"] = key, c.ID
 	}
 	params["limit"] = int64(page.First + 1)
+	if f.AsOf == nil && len(f.Scopes) > 0 && len(f.TextTerms) == 0 && order.Field == membrane.OrderCreatedAt {
+		stmt = recordsPageScoped[order.Descending]
+		params["bound"] = endOfTime
+		if !order.Descending {
+			params["bound"] = beginningOfTime
+		}
+		if params["afterKey"] != nil {
+			params["bound"] = params["afterKey"]
+		}
+	}
 	recs, err := read(ctx, db, func(tx neo4j.ManagedTransaction) ([]*membrane.Record, error) {
 		rows, err := collect(ctx, tx, stmt, params)
 		if err != nil {
