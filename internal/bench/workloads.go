@@ -145,6 +145,7 @@ const (
 	captureQ   = `mutation($in: CaptureMemoryInput!) { captureMemory(input: $in) { primary { id } created { id } } }`
 	retrieveQ  = `query($in: RetrieveInput!) { retrieve(input: $in) { hits { score record { id } } } }`
 	graphQ     = `query($in: RetrieveGraphInput!) { retrieveGraph(input: $in) { nodes { record { id } hop } edges { predicate } } }`
+	recordsQ   = `query($f: RecordFilter, $after: String) { records(filter: $f, first: 20, after: $after) { nodes { id type createdAt } pageInfo { hasNextPage endCursor } } }`
 )
 
 // fact is a semantic record input of scope about subject (with the
@@ -308,6 +309,34 @@ func Workloads() []Workload {
 			}, nil
 		}
 	}
+	// A dashboard's listing of the corpus's scope, newest first: the
+	// first page, or (every other operation) the page after it.
+	records := func(_ context.Context, c *Client, cfg Config, _ int) (func(context.Context, int) error, error) {
+		f := map[string]any{"scopes": []any{cfg.Scope}}
+		var first struct {
+			Records struct {
+				Nodes    []struct{ ID string }
+				PageInfo struct {
+					HasNextPage bool
+					EndCursor   *string
+				}
+			}
+		}
+		if err := c.Do(context.Background(), recordsQ, map[string]any{"f": f}, &first); err != nil {
+			return nil, err
+		}
+		if len(first.Records.Nodes) != 20 || !first.Records.PageInfo.HasNextPage || first.Records.PageInfo.EndCursor == nil {
+			return nil, fmt.Errorf("the first page has %d records (next page %v), want 20 and more", len(first.Records.Nodes), first.Records.PageInfo.HasNextPage)
+		}
+		after := *first.Records.PageInfo.EndCursor
+		return func(ctx context.Context, i int) error {
+			vars := map[string]any{"f": f}
+			if i%2 == 1 {
+				vars["after"] = after
+			}
+			return c.Do(ctx, recordsQ, vars, nil)
+		}, nil
+	}
 	return []Workload{
 		{Name: "point read", Clients: 1, Prepare: pointRead},
 		{Name: "point read", Clients: 8, Prepare: pointRead},
@@ -322,5 +351,6 @@ func Workloads() []Workload {
 		{Name: "retrieve top-20", Clients: 1, Searches: true, Prepare: retrieve(retrieveQ, 20)},
 		{Name: "retrieve top-20", Clients: 8, Searches: true, Prepare: retrieve(retrieveQ, 20)},
 		{Name: "retrieveGraph top-20", Clients: 1, Searches: true, Prepare: retrieve(graphQ, 20)},
+		{Name: "records page", Clients: 1, Searches: true, Prepare: records},
 	}
 }
