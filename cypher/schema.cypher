@@ -37,10 +37,13 @@ CREATE INDEX memory_salience IF NOT EXISTS FOR (m:Memory) ON (m.salience);
 CREATE INDEX memory_confidence IF NOT EXISTS FOR (m:Memory) ON (m.confidence);
 CREATE INDEX memory_scope IF NOT EXISTS FOR (m:Memory) ON (m.scope);
 // A scope's records newest first (records_page_scoped: a dashboard's
-// default listing walks it in order and stops at the page). Scope and
-// creation time never change, so it costs a write only when a record is
-// created or deleted.
-CREATE INDEX memory_scope_created_at IF NOT EXISTS FOR (m:Memory) ON (m.scope, m.createdAt);
+// default listing walks it in order and stops at the page). The id orders
+// records created at the same instant (every record of one ingestBatch),
+// so that the index gives the page's whole order: without it, a page read
+// every record of the instant (1,000 of a batch) to sort them. Scope,
+// creation time and id never change, so it costs a write only when a
+// record is created or deleted.
+CREATE INDEX memory_scope_created_at IF NOT EXISTS FOR (m:Memory) ON (m.scope, m.createdAt, m.id);
 CREATE INDEX memory_sensitivity_level IF NOT EXISTS FOR (m:Memory) ON (m.sensitivityLevel);
 CREATE INDEX memory_status IF NOT EXISTS FOR (m:Memory) ON (m.status);
 // Audit entries are found by record and time (audit_for_records seeks

@@ -16,13 +16,15 @@ import (
 // creation order (records_page_scoped) pages through exactly the records
 // the filter matches, in order (ties in creation time by id), in both
 // directions, and its first page reads about a page of records, not the
-// scope: 600 records in the scope, and a first page of 8 rows costs fewer
-// db hits than the scope has records (sorting the scope cost more than 3
-// per record).
+// scope: a first page of 8 rows costs fewer db hits than the scope has
+// records, for 600 records three to an instant (sorting the scope cost
+// more than 3 per record) and for 400 records of one instant, as an
+// ingestBatch writes them (sorting the instant's records by id cost as
+// much).
 func TestScopedRecordsPage(t *testing.T) {
 	db := neo4jtest.DB(t)
-	a, b := neo4jtest.Scope(t), neo4jtest.Scope(t)+"-b"
-	t.Cleanup(func() { _ = db.DeleteScope(t.Context(), b) })
+	a, b, c := neo4jtest.Scope(t), neo4jtest.Scope(t)+"-b", neo4jtest.Scope(t)+"-c"
+	t.Cleanup(func() { _ = db.DeleteScope(t.Context(), b); _ = db.DeleteScope(t.Context(), c) })
 	t0 := time.Now().Add(-time.Hour).UTC().Truncate(time.Second)
 	type rec struct {
 		id    string
@@ -31,13 +33,13 @@ func TestScopedRecordsPage(t *testing.T) {
 		sens  membrane.Sensitivity
 	}
 	var all []rec
-	write := func(scope string, n int) {
+	write := func(scope string, n, perInstant int) {
 		p := membrane.DefaultPolicy()
 		var batch []*membrane.Ingested
 		for i := range n {
-			// Three records to an instant, so that ties are broken by id;
-			// every fifth record medium, for a filter to leave out.
-			at := t0.Add(time.Duration(i/3) * time.Second)
+			// perInstant records to an instant, so that ties are broken
+			// by id; every fifth record medium, for a filter to leave out.
+			at := t0.Add(time.Duration(i/perInstant) * time.Second)
 			sens := membrane.SensitivityLow
 			if i%5 == 0 {
 				sens = membrane.SensitivityMedium
@@ -55,8 +57,9 @@ func TestScopedRecordsPage(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	write(a, 600)
-	write(b, 50)
+	write(a, 600, 3)
+	write(b, 50, 3)
+	write(c, 400, 400)
 
 	for _, tc := range []struct {
 		name   string
@@ -69,6 +72,8 @@ func TestScopedRecordsPage(t *testing.T) {
 		{"two scopes, newest first", []string{a, b}, true, nil},
 		{"two scopes and a repeated one, oldest first", []string{b, a, b}, false, nil},
 		{"a filter, newest first", []string{a, b}, true, []membrane.Sensitivity{membrane.SensitivityLow}},
+		{"one instant, newest first", []string{c}, true, nil},
+		{"one instant and two scopes, oldest first", []string{c, b}, false, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var want []string
@@ -112,17 +117,22 @@ func TestScopedRecordsPage(t *testing.T) {
 		})
 	}
 
-	var p neo4j.Profile
-	page, err := db.FindRecords(neo4j.WithProfile(sysCtx(), &p), membrane.RecordFilter{Scopes: []string{a}}, membrane.DefaultRecordOrder, membrane.Page{First: 7})
-	if err != nil || len(page.Items) != 7 {
-		t.Fatalf("first page: %v, %v", page, err)
-	}
-	st := p.Statements()
-	if len(st) != 1 {
-		t.Fatalf("%d statements profiled, want 1", len(st))
-	}
-	if hits := dbHits(st[0].Plan); hits >= 600 {
-		t.Errorf("the first page of 7 of a scope of 600 cost %d db hits: it read the scope, not a page", hits)
+	for _, tc := range []struct {
+		scope string
+		n     int64
+	}{{a, 600}, {c, 400}} {
+		var p neo4j.Profile
+		page, err := db.FindRecords(neo4j.WithProfile(sysCtx(), &p), membrane.RecordFilter{Scopes: []string{tc.scope}}, membrane.DefaultRecordOrder, membrane.Page{First: 7})
+		if err != nil || len(page.Items) != 7 {
+			t.Fatalf("first page: %v, %v", page, err)
+		}
+		st := p.Statements()
+		if len(st) != 1 {
+			t.Fatalf("%d statements profiled, want 1", len(st))
+		}
+		if hits := dbHits(st[0].Plan); hits >= tc.n {
+			t.Errorf("the first page of 7 of a scope of %d cost %d db hits: it read the scope, not a page", tc.n, hits)
+		}
 	}
 }
 
