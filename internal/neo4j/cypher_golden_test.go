@@ -206,8 +206,8 @@ var (
 // fails TestCypherExplain: add it.
 var explainValues = map[string]any{
 	// Instants.
-	"afterAt": at, "asOf": at, "bound": at, "createdAfter": at, "createdBefore": at, "cutoff": at,
-	"historyCutoff": at, "now": at, "since": at, "until": at,
+	"afterAt": at, "asOf": at, "createdAfter": at, "createdBefore": at, "cutoff": at,
+	"historyCutoff": at, "lower": at, "now": at, "since": at, "until": at, "upper": at,
 	// Integers.
 	"batch": int64(100), "budget": int64(10), "candidates": int64(5), "ceiling": int64(1),
 	"edgeLimit": int64(80), "fanout": int64(10), "fanoutScan": int64(100), "level": int64(2),

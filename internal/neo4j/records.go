@@ -43,22 +43,48 @@ var (
 		tmpl := filled("records_page_scoped", "m", true, false)
 		out := map[bool]string{}
 		for _, desc := range []bool{false, true} {
-			dir, cmp, bound := "ASC", ">", ">="
+			dir, cmp := "ASC", ">"
 			if desc {
-				dir, cmp, bound = "DESC", "<", "<="
+				dir, cmp = "DESC", "<"
 			}
-			out[desc] = strings.NewReplacer("__DIR__", dir, "__CMP__", cmp, "__BOUND__", bound).Replace(tmpl)
+			out[desc] = strings.NewReplacer("__DIR__", dir, "__CMP__", cmp).Replace(tmpl)
 		}
 		return out
 	}()
 )
 
-// Bounds of recordsPageScoped's walk when there is no cursor: before and
+// Bounds of recordsPageScoped's walk when nothing narrows it: before and
 // after every record's creation time.
 var (
 	beginningOfTime = time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC)
 	endOfTime       = time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)
 )
+
+// scopedPageRange is the range of creation times recordsPageScoped walks,
+// both ends inclusive: the filter's window (createdAfter, createdBefore)
+// narrowed by the cursor's instant (after) on the side the walk starts
+// from. Both ends bound the index seek, so that a window or a cursor deep
+// in a scope costs a page, not the records outside it (the statement's
+// filters still drop those at an end that the filter excludes: the
+// window's end is exclusive, the cursor's instant holds its ties).
+func scopedPageRange(desc bool, after, createdAfter, createdBefore *time.Time) (lower, upper time.Time) {
+	lower, upper = beginningOfTime, endOfTime
+	if createdAfter != nil {
+		lower = createdAfter.UTC()
+	}
+	if createdBefore != nil {
+		upper = createdBefore.UTC()
+	}
+	if after != nil {
+		if desc && after.Before(upper) {
+			upper = after.UTC()
+		}
+		if !desc && after.After(lower) {
+			lower = after.UTC()
+		}
+	}
+	return lower, upper
+}
 
 // filled returns a records statement with its filter fragments in place;
 // state filters (status, salience) apply to v, the record as of the
@@ -300,13 +326,11 @@ func (db *DB) FindRecords(ctx context.Context, f membrane.RecordFilter, order me
 	params["limit"] = int64(page.First + 1)
 	if f.AsOf == nil && len(f.Scopes) > 0 && len(f.TextTerms) == 0 && order.Field == membrane.OrderCreatedAt {
 		stmt = recordsPageScoped[order.Descending]
-		params["bound"] = endOfTime
-		if !order.Descending {
-			params["bound"] = beginningOfTime
+		var after *time.Time
+		if t, ok := params["afterKey"].(time.Time); ok {
+			after = &t
 		}
-		if params["afterKey"] != nil {
-			params["bound"] = params["afterKey"]
-		}
+		params["lower"], params["upper"] = scopedPageRange(order.Descending, after, f.CreatedAfter, f.CreatedBefore)
 	}
 	recs, err := read(ctx, db, func(tx neo4j.ManagedTransaction) ([]*membrane.Record, error) {
 		rows, err := collect(ctx, tx, stmt, params)

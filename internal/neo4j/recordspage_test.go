@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -61,20 +62,32 @@ func TestScopedRecordsPage(t *testing.T) {
 	write(b, 50, 3)
 	write(c, 400, 400)
 
+	window := func(from, to int) (*time.Time, *time.Time) {
+		a, b := t0.Add(time.Duration(from)*time.Second), t0.Add(time.Duration(to)*time.Second)
+		return &a, &b
+	}
 	for _, tc := range []struct {
-		name   string
-		scopes []string
-		desc   bool
-		levels []membrane.Sensitivity
+		name          string
+		scopes        []string
+		desc          bool
+		levels        []membrane.Sensitivity
+		after, before *time.Time
 	}{
-		{"one scope, newest first", []string{a}, true, nil},
-		{"one scope, oldest first", []string{a}, false, nil},
-		{"two scopes, newest first", []string{a, b}, true, nil},
-		{"two scopes and a repeated one, oldest first", []string{b, a, b}, false, nil},
-		{"a filter, newest first", []string{a, b}, true, []membrane.Sensitivity{membrane.SensitivityLow}},
-		{"one instant, newest first", []string{c}, true, nil},
-		{"one instant and two scopes, oldest first", []string{c, b}, false, nil},
+		{"one scope, newest first", []string{a}, true, nil, nil, nil},
+		{"one scope, oldest first", []string{a}, false, nil, nil, nil},
+		{"two scopes, newest first", []string{a, b}, true, nil, nil, nil},
+		{"two scopes and a repeated one, oldest first", []string{b, a, b}, false, nil, nil, nil},
+		{"a filter, newest first", []string{a, b}, true, []membrane.Sensitivity{membrane.SensitivityLow}, nil, nil},
+		{"one instant, newest first", []string{c}, true, nil, nil, nil},
+		{"one instant and two scopes, oldest first", []string{c, b}, false, nil, nil, nil},
+		{"a window, newest first", []string{a, b}, true, nil, nil, nil},
+		{"a window, oldest first", []string{a}, false, nil, nil, nil},
 	} {
+		if strings.HasPrefix(tc.name, "a window") {
+			// From the 50th second (inclusive) to the 120th (exclusive):
+			// both ends fall on instants that hold records.
+			tc.after, tc.before = window(50, 120)
+		}
 		t.Run(tc.name, func(t *testing.T) {
 			var want []string
 			sorted := slices.Clone(all)
@@ -86,11 +99,12 @@ func TestScopedRecordsPage(t *testing.T) {
 				return c
 			})
 			for _, r := range sorted {
-				if slices.Contains(tc.scopes, r.scope) && (tc.levels == nil || slices.Contains(tc.levels, r.sens)) {
+				inWindow := (tc.after == nil || !r.at.Before(*tc.after)) && (tc.before == nil || r.at.Before(*tc.before))
+				if slices.Contains(tc.scopes, r.scope) && (tc.levels == nil || slices.Contains(tc.levels, r.sens)) && inWindow {
 					want = append(want, r.id)
 				}
 			}
-			f := membrane.RecordFilter{Scopes: tc.scopes, Sensitivities: tc.levels}
+			f := membrane.RecordFilter{Scopes: tc.scopes, Sensitivities: tc.levels, CreatedAfter: tc.after, CreatedBefore: tc.before}
 			order := membrane.RecordOrder{Field: membrane.OrderCreatedAt, Descending: tc.desc}
 			var got []string
 			page := membrane.Page{First: 37}
@@ -117,12 +131,14 @@ func TestScopedRecordsPage(t *testing.T) {
 		})
 	}
 
+	_, early := window(0, 10) // the 30 oldest records of a, at the far end of a walk newest first
 	for _, tc := range []struct {
-		scope string
-		n     int64
-	}{{a, 600}, {c, 400}} {
+		scope  string
+		n      int64
+		before *time.Time
+	}{{a, 600, nil}, {c, 400, nil}, {a, 600, early}} {
 		var p neo4j.Profile
-		page, err := db.FindRecords(neo4j.WithProfile(sysCtx(), &p), membrane.RecordFilter{Scopes: []string{tc.scope}}, membrane.DefaultRecordOrder, membrane.Page{First: 7})
+		page, err := db.FindRecords(neo4j.WithProfile(sysCtx(), &p), membrane.RecordFilter{Scopes: []string{tc.scope}, CreatedBefore: tc.before}, membrane.DefaultRecordOrder, membrane.Page{First: 7})
 		if err != nil || len(page.Items) != 7 {
 			t.Fatalf("first page: %v, %v", page, err)
 		}
@@ -131,7 +147,7 @@ func TestScopedRecordsPage(t *testing.T) {
 			t.Fatalf("%d statements profiled, want 1", len(st))
 		}
 		if hits := dbHits(st[0].Plan); hits >= tc.n {
-			t.Errorf("the first page of 7 of a scope of %d cost %d db hits: it read the scope, not a page", tc.n, hits)
+			t.Errorf("the first page of 7 of a scope of %d (created before %v) cost %d db hits: it read the scope, not a page", tc.n, tc.before, hits)
 		}
 	}
 }
