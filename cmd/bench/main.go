@@ -11,7 +11,7 @@
 // (the server, Neo4j) at the start, at the end and at their peak, read
 // from /proc every quarter second:
 //
-//	go run ./cmd/bench -rss server=$(pgrep -f bin/membrane),neo4j=$(cat .neo4j/dev/neo4j.pid)
+//	go run ./cmd/bench -rss server=$(pgrep -f '^bin/membrane'),neo4j=$(cat .neo4j/dev/neo4j.pid)
 package main
 
 import (
