@@ -311,7 +311,7 @@ func Workloads() []Workload {
 	}
 	// A dashboard's listing of the corpus's scope, newest first: the
 	// first page, or (every other operation) the page after it.
-	records := func(_ context.Context, c *Client, cfg Config, _ int) (func(context.Context, int) error, error) {
+	records := func(ctx context.Context, c *Client, cfg Config, _ int) (func(context.Context, int) error, error) {
 		f := map[string]any{"scopes": []any{cfg.Scope}}
 		var first struct {
 			Records struct {
@@ -322,7 +322,7 @@ func Workloads() []Workload {
 				}
 			}
 		}
-		if err := c.Do(context.Background(), recordsQ, map[string]any{"f": f}, &first); err != nil {
+		if err := c.Do(ctx, recordsQ, map[string]any{"f": f}, &first); err != nil {
 			return nil, err
 		}
 		if len(first.Records.Nodes) != 20 || !first.Records.PageInfo.HasNextPage || first.Records.PageInfo.EndCursor == nil {
