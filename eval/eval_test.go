@@ -15,16 +15,14 @@ import (
 // floors are the eval's floors per configuration: the figures measured
 // when the ranking was written (docs/retrieval.md, eval/README.md), rounded
 // down, a step below them, since one of the 22 queries' records crossing
-// rank 5 moves recall@5 by 0.015 and the shared full-text index's
+// rank 5 moves recall@5 by 0.015 to 0.023 and the shared full-text index's
 // statistics (BM25's document frequencies are the whole index's) move with
-// what the test database holds. On full text recall@5 measured 0.841-0.871
-// over the databases of the last sessions (0.871 on the one the ranking
-// was tuned on, 0.856 on the same database after a day of other tests);
-// with vectors recall@5 0.909, MRR 0.977-1.000, nDCG@10 0.928-0.950. A
-// change that lowers them fails.
+// what the test database holds. With query expansion (membrane.Expansion)
+// recall@5 measured 0.977 on full text and 0.962 with vectors, MRR 1.000
+// in both, nDCG@10 0.948 and 0.940. A change that lowers them fails.
 var floors = map[string]struct{ recall5, mrr, ndcg10 float64 }{
-	"text":    {recall5: 0.84, mrr: 0.94, ndcg10: 0.89},
-	"vectors": {recall5: 0.88, mrr: 0.95, ndcg10: 0.91},
+	"text":    {recall5: 0.93, mrr: 0.95, ndcg10: 0.91},
+	"vectors": {recall5: 0.93, mrr: 0.95, ndcg10: 0.91},
 }
 
 // targetRecall5 is issue 10's target, checked with MEMBRANE_EVAL_TARGET set.

@@ -126,8 +126,12 @@ func (db *DB) candidates(ctx context.Context, tx neo4j.ManagedTransaction, q mem
 	for _, t := range membrane.MemoryTypes {
 		layerRank[string(t)] = int64(membrane.LayerIndex(t))
 	}
+	lucene, vector, err := db.expandQuery(ctx, tx, q, scopes, scoped)
+	if err != nil {
+		return nil, 0, 0, err
+	}
 	params := gated(ctx, map[string]any{
-		"lucene": db.textLucene(q, scopes, scoped), "layers": stringsOf(q.Layers), "asOf": timeParam(q.AsOf),
+		"lucene": lucene, "layers": stringsOf(q.Layers), "asOf": timeParam(q.AsOf),
 		"includeRetracted": q.IncludeRetracted, "minSalience": q.MinSalience, "nowMs": now.UnixMilli(),
 		"vector": nil, "vectorIndex": nil, "scopes": nil, "tags": nil,
 		"wRelevance": w.Relevance, "wSalience": w.Salience, "wRecency": w.Recency, "wConfidence": w.Confidence,
@@ -146,7 +150,7 @@ func (db *DB) candidates(ctx context.Context, tx neo4j.ManagedTransaction, q mem
 		params["tags"] = q.Tags
 	}
 	if len(q.Vector) > 0 {
-		params["vector"], params["vectorIndex"] = q.Vector, VectorIndexName(len(q.Vector))
+		params["vector"], params["vectorIndex"] = vector, VectorIndexName(len(q.Vector))
 	}
 	for scan := q.ScanLimit(); ; scan *= 8 {
 		params["scan"] = int64(scan)
@@ -405,14 +409,45 @@ func (db *DB) blindQuery(ctx context.Context, terms []string) any {
 	return strings.Join(toks, " ")
 }
 
-// textLucene is the query of memory_terms for q: its terms, restricted to
-// the scopes the request searches (membrane.SearchScopes) when scoped, so
-// that the index's best $scan matches are the caller's own. It is unused
-// (and empty) without terms.
-func (db *DB) textLucene(q membrane.RetrieveQuery, scopes []string, scoped bool) string {
-	lucene := membrane.LuceneQuery(q.Terms)
+// textLucene is the query of memory_terms for terms and their expansion
+// (membrane.ExpandedLuceneQuery), restricted to the scopes the request
+// searches (membrane.SearchScopes) when scoped, so that the index's best
+// $scan matches are the caller's own. It is unused (and empty) without
+// terms.
+func textLucene(terms []string, exp []membrane.WeightedTerm, scopes []string, scoped bool) string {
+	lucene := membrane.ExpandedLuceneQuery(terms, exp)
 	if lucene == "" || !scoped {
 		return lucene
 	}
 	return membrane.ScopedLucene(lucene, scopes)
+}
+
+// expandQuery returns the full-text query of a retrieval: q's terms
+// expanded with the words of its best match (membrane.Expansion), which
+// one statement reads first (retrieve_feedback.cypher), gated as the
+// candidates are; and the query vector, q's own (expanding it with the
+// match's embedding was tried and not kept: docs/retrieval.md). Without
+// terms there is nothing to expand, and no statement.
+func (db *DB) expandQuery(ctx context.Context, tx neo4j.ManagedTransaction, q membrane.RetrieveQuery, scopes []string, scoped bool) (string, []float64, error) {
+	lucene := textLucene(q.Terms, nil, scopes, scoped)
+	if lucene == "" {
+		return "", q.Vector, nil
+	}
+	params := gated(ctx, map[string]any{
+		"lucene": lucene, "scan": int64(q.ScanLimit()), "docs": int64(membrane.FeedbackDocs),
+		"scopes": nil, "asOf": timeParam(q.AsOf), "includeRetracted": q.IncludeRetracted,
+	})
+	if q.Scopes != nil {
+		params["scopes"] = q.Scopes
+	}
+	rows, err := collect(ctx, tx, cypher.Must("retrieve_feedback"), params)
+	if err != nil {
+		return "", nil, err
+	}
+	docs := make([]membrane.FeedbackDoc, 0, len(rows))
+	for _, r := range rows {
+		terms, _ := r.Values[0].(string)
+		docs = append(docs, membrane.FeedbackDoc{Terms: strings.Fields(terms), Score: float(r.Values[1])})
+	}
+	return textLucene(q.Terms, membrane.Expansion(q.Terms, docs), scopes, scoped), q.Vector, nil
 }

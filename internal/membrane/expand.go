@@ -1,0 +1,150 @@
+package membrane
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Query expansion by pseudo-relevance feedback (RM3; docs/retrieval.md,
+// "Query expansion"). A query's best full-text match is likely relevant,
+// and its other words are likely the words of the records the query is
+// after: "which database does billing use" matches the fact
+// "billing-service stores invoices in PostgreSQL cluster pg-billing", whose
+// "postgresql" then finds the PostgreSQL entity and the outage that names
+// it; "steps to release billing-service" matches the release plan, whose
+// "deploy" and "error rate" find the rollback skill. The expanded query is
+// the query's own terms at their weight plus the feedback terms at a lower
+// one, so a record matching the query's words still ranks above one
+// matching only the feedback's.
+//
+// The constants were chosen on the conversation eval (eval/README.md,
+// "Query expansion"): of eleven settings, one feedback document and five
+// terms gave the best recall with vectors, MRR unchanged; more documents
+// drifted to the second match's topic.
+const (
+	// FeedbackDocs is how many of the best text matches (those the caller
+	// sees in full, as the graph's seeds) lend their terms.
+	FeedbackDocs = 1
+	// FeedbackTerms bounds the expansion terms added to a query.
+	FeedbackTerms = 5
+	// FeedbackWeight is the weight of the best expansion term, against 1
+	// for each of the query's own terms; the others weigh in proportion
+	// to their feedback weight.
+	FeedbackWeight = 0.5
+)
+
+// FeedbackDoc is one feedback document: the index terms of a best text
+// match (its full-text entry, with repeats) and its full-text score.
+type FeedbackDoc struct {
+	Terms []string
+	Score float64
+}
+
+// WeightedTerm is a search term with its weight in the query.
+type WeightedTerm struct {
+	Term   string
+	Weight float64
+}
+
+// Expansion returns the terms that expand a query of terms, given its best
+// matches (best first; the first FeedbackDocs with a positive score and
+// terms besides the scope token are used). A term's feedback weight is RM3's
+//
+//	Σ_d tf(term, d) / |d| · score(d) / Σ_d score(d)
+//
+// (|d| the document's terms). The FeedbackTerms heaviest terms that are
+// not the query's own are returned, heaviest first (ties by term), each
+// weighted FeedbackWeight times its feedback weight over the heaviest's.
+// Only single words are eligible: not whole identifiers (their words are),
+// not a full-text entry's scope token. Nothing without feedback.
+func Expansion(terms []string, docs []FeedbackDoc) []WeightedTerm {
+	type used struct {
+		doc FeedbackDoc
+		n   int // its terms but the scope token
+	}
+	var us []used
+	total := 0.0
+	for _, d := range docs {
+		if len(us) == FeedbackDocs {
+			break
+		}
+		n := 0
+		for _, t := range d.Terms {
+			if !isScopeToken(t) {
+				n++
+			}
+		}
+		if d.Score > 0 && n > 0 {
+			us = append(us, used{d, n})
+			total += d.Score
+		}
+	}
+	weight := map[string]float64{}
+	for _, u := range us {
+		for _, t := range u.doc.Terms {
+			if feedbackTerm(t) && !slices.Contains(terms, t) {
+				weight[t] += u.doc.Score / total / float64(u.n)
+			}
+		}
+	}
+	out := make([]WeightedTerm, 0, len(weight))
+	for t, w := range weight {
+		out = append(out, WeightedTerm{Term: t, Weight: w})
+	}
+	slices.SortFunc(out, func(a, b WeightedTerm) int {
+		if a.Weight != b.Weight {
+			return cmpDesc(a.Weight, b.Weight)
+		}
+		return strings.Compare(a.Term, b.Term)
+	})
+	out = out[:min(len(out), FeedbackTerms)]
+	if len(out) > 0 {
+		top := out[0].Weight
+		for i := range out {
+			out[i].Weight = FeedbackWeight * out[i].Weight / top
+		}
+	}
+	return out
+}
+
+// feedbackTerm reports whether an index term may expand a query: a word of
+// at least minFeedbackRunes letters (marks allowed), so not a whole
+// identifier, a scope token, nor a code with digits (a version, a ticket,
+// a turn's number): a code is specific to the records that carry it, and
+// borrowing it from a match finds records that share it by accident,
+// while a query that names one matches it already.
+func feedbackTerm(t string) bool {
+	return utf8.RuneCountInString(t) >= minFeedbackRunes &&
+		!strings.ContainsFunc(t, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsMark(r) })
+}
+
+// minFeedbackRunes is the shortest expansion term: shorter stems are
+// mostly the parts of identifiers ("n", "pg", "io").
+const minFeedbackRunes = 3
+
+// isScopeToken reports whether an index term is a full-text entry's scope
+// token (ScopeToken), which is no word of the record.
+func isScopeToken(t string) bool { return strings.HasPrefix(t, "#") }
+
+// ExpandedLuceneQuery is LuceneQuery(terms) followed by the expansion
+// terms, each boosted by its weight. Without expansion it is
+// LuceneQuery(terms).
+func ExpandedLuceneQuery(terms []string, exp []WeightedTerm) string {
+	q := LuceneQuery(terms)
+	var b strings.Builder
+	b.WriteString(q)
+	for _, e := range exp {
+		t := luceneEscaper.Replace(e.Term)
+		if t == "" || !(e.Weight > 0) {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(t + "^" + strconv.FormatFloat(e.Weight, 'f', 4, 64))
+	}
+	return b.String()
+}

@@ -1,0 +1,106 @@
+package membrane_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/membrane/membrane/internal/membrane"
+)
+
+func TestExpansion(t *testing.T) {
+	doc := func(score float64, terms string) membrane.FeedbackDoc {
+		return membrane.FeedbackDoc{Terms: strings.Fields(terms), Score: score}
+	}
+	w := membrane.FeedbackWeight
+	tests := []struct {
+		name  string
+		terms []string
+		docs  []membrane.FeedbackDoc
+		want  []membrane.WeightedTerm
+	}{
+		{name: "no feedback", terms: []string{"bill"}, docs: nil, want: []membrane.WeightedTerm{}},
+		{
+			// Terms in proportion to their frequency in the document;
+			// the scope token does not count towards its length.
+			name:  "weights",
+			terms: []string{"bill"},
+			docs:  []membrane.FeedbackDoc{doc(3, "#s0a1b bill invoic postgresql postgresql cluster")},
+			want:  []membrane.WeightedTerm{{"postgresql", w}, {"cluster", w / 2}, {"invoic", w / 2}},
+		},
+		{
+			// Not the query's own terms, whole identifiers, codes with
+			// digits, words under three letters or the scope token.
+			name:  "eligible terms",
+			terms: []string{"migrat"},
+			docs:  []membrane.FeedbackDoc{doc(1, "#s0a1b c3 s1 c3_s1 agent t11 migrat 0087 migrate_0087 n kubectl pg größe 数据")},
+			want:  []membrane.WeightedTerm{{"agent", w}, {"größe", w}, {"kubectl", w}},
+		},
+		{
+			name:  "at most FeedbackTerms, heaviest first, ties by term",
+			terms: nil,
+			docs:  []membrane.FeedbackDoc{doc(1, "zeta eta eta theta iota kappa lambda alpha beta gamma")},
+			want: func() []membrane.WeightedTerm {
+				out := []membrane.WeightedTerm{{"eta", w}}
+				for _, s := range []string{"alpha", "beta", "gamma", "iota", "kappa", "lambda", "theta", "zeta"}[:membrane.FeedbackTerms-1] {
+					out = append(out, membrane.WeightedTerm{Term: s, Weight: w / 2})
+				}
+				return out
+			}(),
+		},
+		{
+			// A match without score or terms lends nothing; only the
+			// first FeedbackDocs of the others do.
+			name:  "documents used",
+			terms: []string{"index"},
+			docs:  []membrane.FeedbackDoc{doc(0, "ignored"), doc(2, "#u"), doc(2, "index reindex"), doc(1, "topic drift")},
+			want: func() []membrane.WeightedTerm {
+				if membrane.FeedbackDocs == 1 {
+					return []membrane.WeightedTerm{{"reindex", w}}
+				}
+				return nil // set when FeedbackDocs changes
+			}(),
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := membrane.Expansion(tt.terms, tt.docs)
+			if len(got) != len(tt.want) {
+				t.Fatalf("Expansion = %v, want %v", got, tt.want)
+			}
+			for i := range got {
+				if got[i].Term != tt.want[i].Term || !near(got[i].Weight, tt.want[i].Weight) {
+					t.Fatalf("Expansion = %v, want %v", got, tt.want)
+				}
+			}
+		})
+	}
+}
+
+func TestExpansionWeighsDocumentsByScore(t *testing.T) {
+	if membrane.FeedbackDocs < 2 {
+		t.Skip("one feedback document: nothing to weigh")
+	}
+	got := membrane.Expansion(nil, []membrane.FeedbackDoc{{Terms: []string{"alpha"}, Score: 3}, {Terms: []string{"beta"}, Score: 1}})
+	if len(got) != 2 || got[0].Term != "alpha" || !near(got[1].Weight, membrane.FeedbackWeight/3) {
+		t.Fatalf("Expansion = %v", got)
+	}
+}
+
+func TestExpandedLuceneQuery(t *testing.T) {
+	tests := []struct {
+		terms []string
+		exp   []membrane.WeightedTerm
+		want  string
+	}{
+		{nil, nil, ""},
+		{[]string{"bill", "billing_service"}, nil, "bill billing_service^0.3"},
+		{[]string{"databas"}, []membrane.WeightedTerm{{"postgresql", 0.5}, {"cluster", 0.25}}, "databas postgresql^0.5000 cluster^0.2500"},
+		// Weightless terms are left out; syntax is escaped all the same.
+		{[]string{"a"}, []membrane.WeightedTerm{{"zero", 0}, {"x:y", 0.1}}, `a x\:y^0.1000`},
+	}
+	for _, tt := range tests {
+		if got := membrane.ExpandedLuceneQuery(tt.terms, tt.exp); got != tt.want {
+			t.Errorf("ExpandedLuceneQuery(%q, %v) = %q, want %q", tt.terms, tt.exp, got, tt.want)
+		}
+	}
+}
