@@ -11,23 +11,30 @@ import (
 // Query expansion by pseudo-relevance feedback (RM3; docs/retrieval.md,
 // "Query expansion"). A query's best full-text match is likely relevant,
 // and its other words are likely the words of the records the query is
-// after: "which database does billing use" matches the fact
+// after: "which database does billing use" best matches the fact
 // "billing-service stores invoices in PostgreSQL cluster pg-billing", whose
-// "postgresql" then finds the PostgreSQL entity and the outage that names
-// it; "steps to release billing-service" matches the release plan, whose
-// "deploy" and "error rate" find the rollback skill. The expanded query is
-// the query's own terms at their weight plus the feedback terms at a lower
-// one, so a record matching the query's words still ranks above one
-// matching only the feedback's.
+// "postgresql" then lifts, among the records matching the query, the
+// PostgreSQL entity ("relational database") and the billing outage that
+// names it. The expanded query is the query's own terms, one of which a
+// record must match, plus the feedback words at a lower weight
+// (ExpandedLuceneQuery).
 //
 // The constants were chosen on the conversation eval (eval/README.md,
-// "Query expansion"): of eleven settings, one feedback document and five
-// terms gave the best recall with vectors, MRR unchanged; more documents
-// drifted to the second match's topic.
+// "Query expansion"): one feedback document and five words gave the best
+// recall with vectors, MRR unchanged; more documents drifted to the second
+// match's topic, and without the common-word rule (FeedbackScan) the
+// expansion cost MRR on full text.
 const (
 	// FeedbackDocs is how many of the best text matches (those the caller
 	// sees in full, as the graph's seeds) lend their terms.
 	FeedbackDocs = 1
+	// FeedbackScan is how many of the best text matches are read for
+	// feedback: the FeedbackDocs lend their words, and a word most of the
+	// readable ones share (more than half) is no clue to the one the query
+	// is after, and expands nothing (a field name every record has, a word
+	// of the whole topic). Few, so that reading them costs a fraction of
+	// the candidates' own full-text query.
+	FeedbackScan = 10
 	// FeedbackTerms bounds the expansion terms added to a query.
 	FeedbackTerms = 5
 	// FeedbackWeight is the weight of the best expansion term, against 1
@@ -90,6 +97,24 @@ func Expansion(terms []string, docs []FeedbackDoc) []WeightedTerm {
 			}
 		}
 	}
+	// A word in more than half of the matches read is common to them.
+	if read := docs[:min(len(docs), FeedbackScan)]; len(read) > 1 {
+		in := map[string]int{}
+		for _, d := range read {
+			seen := map[string]bool{}
+			for _, t := range d.Terms {
+				if _, ok := weight[t]; ok && !seen[t] {
+					seen[t] = true
+					in[t]++
+				}
+			}
+		}
+		for t, n := range in {
+			if 2*n > len(read) {
+				delete(weight, t)
+			}
+		}
+	}
 	out := make([]WeightedTerm, 0, len(weight))
 	for t, w := range weight {
 		out = append(out, WeightedTerm{Term: t, Weight: w})
@@ -129,22 +154,29 @@ const minFeedbackRunes = 3
 // token (ScopeToken), which is no word of the record.
 func isScopeToken(t string) bool { return strings.HasPrefix(t, "#") }
 
-// ExpandedLuceneQuery is LuceneQuery(terms) followed by the expansion
-// terms, each boosted by its weight. Without expansion it is
-// LuceneQuery(terms).
+// ExpandedLuceneQuery is the full-text query of terms expanded with exp:
+// LuceneQuery(terms) as a required clause and the expansion terms beside
+// it, each boosted by its weight, "+(<terms>) <exp>^<weight>…". A record
+// must match one of the query's own terms; the expansion only re-ranks
+// those records, so it never brings in a record that shares no word with
+// the query (topic drift), and costs little: the index scores the
+// expansion terms only on the records the query matches. Without
+// expansion, or without terms, it is LuceneQuery(terms).
 func ExpandedLuceneQuery(terms []string, exp []WeightedTerm) string {
 	q := LuceneQuery(terms)
+	if q == "" {
+		return ""
+	}
 	var b strings.Builder
-	b.WriteString(q)
 	for _, e := range exp {
 		t := luceneEscaper.Replace(e.Term)
 		if t == "" || !(e.Weight > 0) {
 			continue
 		}
-		if b.Len() > 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteString(t + "^" + strconv.FormatFloat(e.Weight, 'f', 4, 64))
+		b.WriteString(" " + t + "^" + strconv.FormatFloat(e.Weight, 'f', 4, 64))
 	}
-	return b.String()
+	if b.Len() == 0 {
+		return q
+	}
+	return "+(" + q + ")" + b.String()
 }

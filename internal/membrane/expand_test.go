@@ -48,6 +48,14 @@ func TestExpansion(t *testing.T) {
 			}(),
 		},
 		{
+			// A word more than half of the matches read share is common
+			// to them, no clue: it expands nothing.
+			name:  "common words",
+			terms: []string{"q"},
+			docs:  []membrane.FeedbackDoc{doc(3, "alpha common"), doc(2, "common beta"), doc(1, "common gamma"), doc(1, "alpha delta")},
+			want:  []membrane.WeightedTerm{{"alpha", w}},
+		},
+		{
 			// A match without score or terms lends nothing; only the
 			// first FeedbackDocs of the others do.
 			name:  "documents used",
@@ -87,16 +95,21 @@ func TestExpansionWeighsDocumentsByScore(t *testing.T) {
 }
 
 func TestExpandedLuceneQuery(t *testing.T) {
+	exp := []membrane.WeightedTerm{{"postgresql", 0.5}, {"cluster", 0.25}}
 	tests := []struct {
 		terms []string
 		exp   []membrane.WeightedTerm
 		want  string
 	}{
 		{nil, nil, ""},
+		// Nothing to expand without terms: the query matches nothing.
+		{nil, exp, ""},
 		{[]string{"bill", "billing_service"}, nil, "bill billing_service^0.3"},
-		{[]string{"databas"}, []membrane.WeightedTerm{{"postgresql", 0.5}, {"cluster", 0.25}}, "databas postgresql^0.5000 cluster^0.2500"},
+		// The query's own terms are required, the expansion re-ranks.
+		{[]string{"databas", "bill"}, exp, "+(databas bill) postgresql^0.5000 cluster^0.2500"},
 		// Weightless terms are left out; syntax is escaped all the same.
-		{[]string{"a"}, []membrane.WeightedTerm{{"zero", 0}, {"x:y", 0.1}}, `a x\:y^0.1000`},
+		{[]string{"a"}, []membrane.WeightedTerm{{"zero", 0}, {"x:y", 0.1}}, `+(a) x\:y^0.1000`},
+		{[]string{"a"}, []membrane.WeightedTerm{{"zero", 0}}, "a"},
 	}
 	for _, tt := range tests {
 		if got := membrane.ExpandedLuceneQuery(tt.terms, tt.exp); got != tt.want {

@@ -434,7 +434,7 @@ func (db *DB) expandQuery(ctx context.Context, tx neo4j.ManagedTransaction, q me
 		return "", q.Vector, nil
 	}
 	params := gated(ctx, map[string]any{
-		"lucene": lucene, "scan": int64(q.ScanLimit()), "docs": int64(membrane.FeedbackDocs),
+		"lucene": lucene, "scan": int64(membrane.FeedbackScan),
 		"scopes": nil, "asOf": timeParam(q.AsOf), "includeRetracted": q.IncludeRetracted,
 	})
 	if q.Scopes != nil {

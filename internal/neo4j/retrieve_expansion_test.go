@@ -1,7 +1,6 @@
 package neo4j_test
 
 import (
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -24,22 +23,36 @@ func uniqueWord(prefix string) string {
 	}, strings.ToLower(membrane.NewID()))
 }
 
-// A query finds the records that share no word with it but share the words
-// of its best match (membrane.Expansion), and only the best match the
+// A query's matches that share the words of its best match rank above
+// those that do not (membrane.Expansion), and only a best match the
 // caller sees in full lends its words: a record above the caller's
 // ceiling, however well it matches, changes nothing the caller gets back.
+// Every record matches the query word once or more; the ones the test
+// looks for are the oldest, which the ranking's recency puts last unless
+// the expansion lifts them.
 func TestRetrieveQueryExpansion(t *testing.T) {
 	db := neo4jtest.DB(t)
 	scope := neo4jtest.Scope(t)
 	query, shared, secret := uniqueWord("quor"), uniqueWord("lent"), uniqueWord("hid")
 	now := time.Now().UTC().Truncate(time.Millisecond)
-	match := scopedFact(t, scope, query, shared, 0.5, 0.5, now)                      // the caller's best match, lends shared
-	related := scopedFact(t, scope, shared, "harbour", 0.5, 0.5, now)                // found through shared only
-	hidden := scopedFact(t, scope, query, query+" "+query+" "+secret, 0.5, 0.5, now) // the best match of all, medium
+	older := now.Add(-time.Minute)
+	fact := func(object string, at time.Time) *membrane.Ingested {
+		return scopedFact(t, scope, query, object, 0.5, 0.5, at)
+	}
+	match := fact(query+" "+shared, now)            // the low caller's best match, lends shared
+	related := fact(shared, older)                  // lifted by shared
+	hidden := fact(query+" "+query+" "+secret, now) // the best match of all, medium
 	hidden.Record.Sensitivity = membrane.SensitivityMedium
-	leak := scopedFact(t, scope, secret, "lighthouse", 0.5, 0.5, now) // found only through hidden's words
+	leak := fact(secret, older) // lifted only by hidden's words
+	names := map[string]string{match.Record.ID: "match", related.Record.ID: "related", hidden.Record.ID: "hidden", leak.Record.ID: "leak"}
+	ings := []*membrane.Ingested{match, related, hidden, leak}
+	for _, w := range []string{"harbour", "meadow", "quarry"} {
+		d := fact(w, now)
+		names[d.Record.ID] = w
+		ings = append(ings, d)
+	}
 	ctx := membrane.NewContextWithTrust(t.Context(), membrane.SystemTrust("test"))
-	if _, err := db.CreateRecords(ctx, nil, []*membrane.Ingested{match, related, hidden, leak}); err != nil {
+	if _, err := db.CreateRecords(ctx, nil, ings); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.AwaitSearchIndexes(t.Context()); err != nil {
@@ -56,31 +69,23 @@ func TestRetrieveQueryExpansion(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var ids []string
+		var got []string
 		for _, h := range r.Hits {
-			ids = append(ids, h.ID)
+			got = append(got, names[h.ID])
 		}
-		return ids
-	}
-	names := map[string]string{match.Record.ID: "match", related.Record.ID: "related", hidden.Record.ID: "hidden", leak.Record.ID: "leak"}
-	named := func(ids []string) []string {
-		out := make([]string, len(ids))
-		for i, id := range ids {
-			out[i] = names[id]
-		}
-		return out
+		return got
 	}
 
 	// Cleared for medium: the hidden record is the best match and lends
-	// its secret word, which finds leak; match lends nothing (one
+	// its secret word, which lifts leak; match lends nothing (one
 	// feedback document).
-	if got := named(retrieve(t, trustAt(membrane.SensitivityMedium, scope))); len(got) < 3 || got[0] != "hidden" || !slices.Contains(got, "leak") {
-		t.Errorf("cleared caller: hits %v, want hidden first and leak among them", got)
+	if got := retrieve(t, trustAt(membrane.SensitivityMedium, scope)); len(got) != 7 || got[0] != "hidden" || got[1] != "leak" {
+		t.Errorf("cleared caller: hits %v, want hidden then leak", got)
 	}
-	// Low: match is its best match; related comes through match's word,
-	// and nothing through the record it may not see in full.
-	got := named(retrieve(t, trustAt(membrane.SensitivityLow, scope)))
-	if len(got) != 2 || got[0] != "match" || got[1] != "related" {
-		t.Errorf("low caller: hits %v, want [match related] (hidden's words must not reach leak)", got)
+	// Low: match is its best match and lifts related; leak, which only
+	// the record it may not see in full would lift, stays last.
+	got := retrieve(t, trustAt(membrane.SensitivityLow, scope))
+	if len(got) != 6 || got[0] != "match" || got[1] != "related" || got[5] != "leak" {
+		t.Errorf("low caller: hits %v, want match, related, the others, leak last", got)
 	}
 }
