@@ -26,7 +26,9 @@ import (
 // expansion cost MRR on full text.
 const (
 	// FeedbackDocs is how many of the best text matches (those the caller
-	// sees in full, as the graph's seeds) lend their terms.
+	// sees in full, as the graph's seeds) lend their terms. Expansion
+	// weighs several by their scores; more than one drifted to the second
+	// match's topic.
 	FeedbackDocs = 1
 	// FeedbackScan is how many of the best text matches are read for
 	// feedback: the FeedbackDocs lend their words, and a word most of the
@@ -159,9 +161,8 @@ func isScopeToken(t string) bool { return strings.HasPrefix(t, "#") }
 // it, each boosted by its weight, "+(<terms>) <exp>^<weight>…". A record
 // must match one of the query's own terms; the expansion only re-ranks
 // those records, so it never brings in a record that shares no word with
-// the query (topic drift), and costs little: the index scores the
-// expansion terms only on the records the query matches. Without
-// expansion, or without terms, it is LuceneQuery(terms).
+// the query (topic drift). Without expansion, or without terms, it is
+// LuceneQuery(terms).
 func ExpandedLuceneQuery(terms []string, exp []WeightedTerm) string {
 	q := LuceneQuery(terms)
 	if q == "" {

@@ -209,7 +209,7 @@ var explainValues = map[string]any{
 	"afterAt": at, "asOf": at, "createdAfter": at, "createdBefore": at, "cutoff": at,
 	"historyCutoff": at, "lower": at, "now": at, "since": at, "until": at, "upper": at,
 	// Integers.
-	"batch": int64(100), "budget": int64(10), "candidates": int64(5), "ceiling": int64(1), "docs": int64(1),
+	"batch": int64(100), "budget": int64(10), "candidates": int64(5), "ceiling": int64(1),
 	"edgeLimit": int64(80), "fanout": int64(10), "fanoutScan": int64(100), "level": int64(2),
 	"limit": int64(10), "maxIds": int64(100), "maxRefs": int64(1000), "minSteps": int64(2),
 	"nowMs": at.UnixMilli(), "recencyHalfLifeMs": int64(86_400_000), "redacted": int64(1),

@@ -126,7 +126,7 @@ func (db *DB) candidates(ctx context.Context, tx neo4j.ManagedTransaction, q mem
 	for _, t := range membrane.MemoryTypes {
 		layerRank[string(t)] = int64(membrane.LayerIndex(t))
 	}
-	lucene, vector, err := db.expandQuery(ctx, tx, q, scopes, scoped)
+	lucene, err := db.expandQuery(ctx, tx, q, scopes, scoped)
 	if err != nil {
 		return nil, 0, 0, err
 	}
@@ -150,7 +150,7 @@ func (db *DB) candidates(ctx context.Context, tx neo4j.ManagedTransaction, q mem
 		params["tags"] = q.Tags
 	}
 	if len(q.Vector) > 0 {
-		params["vector"], params["vectorIndex"] = vector, VectorIndexName(len(q.Vector))
+		params["vector"], params["vectorIndex"] = q.Vector, VectorIndexName(len(q.Vector))
 	}
 	for scan := q.ScanLimit(); ; scan *= 8 {
 		params["scan"] = int64(scan)
@@ -425,13 +425,13 @@ func textLucene(terms []string, exp []membrane.WeightedTerm, scopes []string, sc
 // expandQuery returns the full-text query of a retrieval: q's terms
 // expanded with the words of its best match (membrane.Expansion), which
 // one statement reads first (retrieve_feedback.cypher), gated as the
-// candidates are; and the query vector, q's own (expanding it with the
-// match's embedding was tried and not kept: docs/retrieval.md). Without
-// terms there is nothing to expand, and no statement.
-func (db *DB) expandQuery(ctx context.Context, tx neo4j.ManagedTransaction, q membrane.RetrieveQuery, scopes []string, scoped bool) (string, []float64, error) {
+// candidates are. Without terms there is nothing to expand, and no
+// statement. The query vector is not expanded (tried with the match's
+// embedding and not kept: eval/README.md, "Query expansion").
+func (db *DB) expandQuery(ctx context.Context, tx neo4j.ManagedTransaction, q membrane.RetrieveQuery, scopes []string, scoped bool) (string, error) {
 	lucene := textLucene(q.Terms, nil, scopes, scoped)
 	if lucene == "" {
-		return "", q.Vector, nil
+		return "", nil
 	}
 	params := gated(ctx, map[string]any{
 		"lucene": lucene, "scan": int64(membrane.FeedbackScan),
@@ -442,12 +442,12 @@ func (db *DB) expandQuery(ctx context.Context, tx neo4j.ManagedTransaction, q me
 	}
 	rows, err := collect(ctx, tx, cypher.Must("retrieve_feedback"), params)
 	if err != nil {
-		return "", nil, err
+		return "", err
 	}
 	docs := make([]membrane.FeedbackDoc, 0, len(rows))
 	for _, r := range rows {
 		terms, _ := r.Values[0].(string)
 		docs = append(docs, membrane.FeedbackDoc{Terms: strings.Fields(terms), Score: float(r.Values[1])})
 	}
-	return textLucene(q.Terms, membrane.Expansion(q.Terms, docs), scopes, scoped), q.Vector, nil
+	return textLucene(q.Terms, membrane.Expansion(q.Terms, docs), scopes, scoped), nil
 }
