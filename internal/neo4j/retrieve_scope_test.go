@@ -35,12 +35,7 @@ func scopedFact(t *testing.T, scope, subject, object string, salience, confidenc
 func TestRetrieveScopeInsideIndexQuery(t *testing.T) {
 	db := neo4jtest.DB(t)
 	own, other := neo4jtest.Scope(t), neo4jtest.Scope(t)
-	word := "zorblax" + strings.ToLower(strings.Map(func(r rune) rune {
-		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
-			return r
-		}
-		return -1
-	}, membrane.NewID())) + "x"
+	word := uniqueWord("zorblax")
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	strong := scopedFact(t, own, word, strings.Repeat(word+" ", 3), 0.05, 0.05, now)
 	weak := scopedFact(t, own, word, "plain", 1, 1, now)
