@@ -65,8 +65,12 @@ type WeightedTerm struct {
 //	Σ_d tf(term, d) / |d| · score(d) / Σ_d score(d)
 //
 // (|d| the document's terms). The FeedbackTerms heaviest terms that are
-// not the query's own are returned, heaviest first (ties by term), each
-// weighted FeedbackWeight times its feedback weight over the heaviest's.
+// not the query's own are returned, heaviest first, each weighted
+// FeedbackWeight times its feedback weight over the heaviest's. Of terms
+// equally heavy (most often each once in the match), those that more of
+// the matches read hold go first, then by term: the query's own terms are
+// required (ExpandedLuceneQuery), so a lent term re-ranks only the matches
+// that hold it, and one that none of them holds changes nothing.
 // Only single words are eligible: not whole identifiers (their words are),
 // not a full-text entry's scope token. Nothing without feedback.
 func Expansion(terms []string, docs []FeedbackDoc) []WeightedTerm {
@@ -99,9 +103,11 @@ func Expansion(terms []string, docs []FeedbackDoc) []WeightedTerm {
 			}
 		}
 	}
-	// A word in more than half of the matches read is common to them.
+	// How many of the matches read hold each word: a word more than half
+	// of them hold is common to them and lends nothing; among words of
+	// equal weight, one that more of them hold goes first.
+	in := map[string]int{}
 	if read := docs[:min(len(docs), FeedbackScan)]; len(read) > 1 {
-		in := map[string]int{}
 		for _, d := range read {
 			seen := map[string]bool{}
 			for _, t := range d.Terms {
@@ -124,6 +130,9 @@ func Expansion(terms []string, docs []FeedbackDoc) []WeightedTerm {
 	slices.SortFunc(out, func(a, b WeightedTerm) int {
 		if a.Weight != b.Weight {
 			return cmpDesc(a.Weight, b.Weight)
+		}
+		if in[a.Term] != in[b.Term] {
+			return in[b.Term] - in[a.Term]
 		}
 		return strings.Compare(a.Term, b.Term)
 	})

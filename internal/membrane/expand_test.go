@@ -56,6 +56,20 @@ func TestExpansion(t *testing.T) {
 			want:  []membrane.WeightedTerm{{"alpha", w}},
 		},
 		{
+			// Of words of equal weight, those that more of the other
+			// matches read hold go first: with the query's own terms
+			// required, a lent word re-ranks only the matches that hold
+			// it ("reindex" lifts the run of a reindex, "curl" nothing).
+			name:  "ties by the matches that hold the word",
+			terms: []string{"search", "index"},
+			docs: []membrane.FeedbackDoc{
+				doc(3, "search index stale corrupt curl consum full reindex job"),
+				doc(2, "search index full reindex products"), doc(1, "index reindex lag"), doc(1, "search kafka"),
+				doc(1, "search consum"), doc(1, "index hours"),
+			},
+			want: []membrane.WeightedTerm{{"reindex", w}, {"consum", w}, {"full", w}, {"corrupt", w}, {"curl", w}},
+		},
+		{
 			// A match without score or terms lends nothing; only the
 			// first (FeedbackDocs) of the others does.
 			name:  "documents used",
