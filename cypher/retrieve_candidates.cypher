@@ -145,7 +145,11 @@ CALL (hits, reached) {
          ELSE decayed
        END AS salience
   WHERE salience >= $minSalience
-  WITH collect({m: m, v: v, text: text, vec: vec, salience: salience, graph: graph}) AS cs
+  // The record's fields that ranking reads more than once, read once
+  // here: a property read costs a walk of the node's property chain, and
+  // after collect a node's properties are read again at every mention.
+  WITH collect({m: m, v: v, text: text, vec: vec, salience: salience, graph: graph,
+                id: m.id, type: m.type, createdAt: m.createdAt, confidence: m.confidence}) AS cs
   WITH cs, reduce(best = 0.0, c IN cs | CASE WHEN c.text > best THEN c.text ELSE best END) AS best
   UNWIND cs AS c
   // The score of internal/membrane.Rank, its weights and constants passed
@@ -163,17 +167,17 @@ CALL (hits, reached) {
   WITH f.c AS c, best, top,
        CASE WHEN top > 0 THEN f.fused / top ELSE 0.0 END AS rel,
        CASE WHEN f.c.salience > 1 THEN 1.0 WHEN f.c.salience < 0 THEN 0.0 ELSE f.c.salience END AS sal,
-       CASE WHEN f.c.m.createdAt.epochMillis >= $nowMs THEN 1.0
-            ELSE exp(-($nowMs - f.c.m.createdAt.epochMillis) * log(2.0) / $recencyHalfLifeMs) END AS rec,
-       CASE WHEN f.c.m.confidence > 1 THEN 1.0 WHEN f.c.m.confidence < 0 THEN 0.0 ELSE f.c.m.confidence END AS conf
+       CASE WHEN f.c.createdAt.epochMillis >= $nowMs THEN 1.0
+            ELSE exp(-($nowMs - f.c.createdAt.epochMillis) * log(2.0) / $recencyHalfLifeMs) END AS rec,
+       CASE WHEN f.c.confidence > 1 THEN 1.0 WHEN f.c.confidence < 0 THEN 0.0 ELSE f.c.confidence END AS conf
   WITH c, best, top, $wRelevance * rel + $wSalience * sal + $wRecency * rec + $wConfidence * conf AS score
-  ORDER BY score DESC, $layerRank[c.m.type], c.m.createdAt DESC, c.m.id
+  ORDER BY score DESC, $layerRank[c.type], c.createdAt DESC, c.id
   WITH coalesce(max(best), 0.0) AS best, coalesce(max(top), 0.0) AS top, collect(c) AS ranked
   WITH best, top, ranked,
-       [i IN range(0, size(ranked) - 1) WHERE ranked[i].m.type IN ['competence', 'plan_graph']][0..$selectLimit] AS sel
+       [i IN range(0, size(ranked) - 1) WHERE ranked[i].type IN ['competence', 'plan_graph']][0..$selectLimit] AS sel
   RETURN best, top, [i IN range(0, size(ranked) - 1) WHERE i < $limit OR i IN sel | {
-    id: ranked[i].m.id, type: ranked[i].m.type, text: ranked[i].text, vec: ranked[i].vec, salience: ranked[i].salience,
-    confidence: ranked[i].m.confidence, createdAt: ranked[i].m.createdAt, props: properties(ranked[i].v),
+    id: ranked[i].id, type: ranked[i].type, text: ranked[i].text, vec: ranked[i].vec, salience: ranked[i].salience,
+    confidence: ranked[i].confidence, createdAt: ranked[i].createdAt, props: properties(ranked[i].v),
     context: ranked[i].graph[0], entity: ranked[i].graph[1], derived: ranked[i].graph[2]
   }] AS rows
 }
