@@ -235,17 +235,36 @@ func TestRetrieveEffectiveSalienceMatchesDomain(t *testing.T) {
 			r.Lifecycle.HalfLifeSeconds = 3600
 			r.Lifecycle.MinSalience = 0.1
 		}),
+		// Linear and exponential decay agree at one half-life and once
+		// both are at the floor (the two cases above); a quarter of the
+		// linear span in, they do not (0.75 against 0.707).
+		lc(func(r *membrane.Record) {
+			r.Lifecycle.Curve = membrane.DecayLinear
+			r.Lifecycle.HalfLifeSeconds = 86400
+			r.Lifecycle.LastReinforcedAt = now.Add(-h(12))
+		}),
 		lc(func(r *membrane.Record) { r.Lifecycle.HalfLifeSeconds = 3600; r.Lifecycle.MinSalience = 0.3 }),
 		lc(func(r *membrane.Record) {
 			r.Salience = 0.05
 			r.Lifecycle.HalfLifeSeconds = 3600
 			r.Lifecycle.MinSalience = 0.3
 		}),
+		// A decay anchor in the future (clock skew): no decay, and no
+		// growth either, below the clamp at 1 that would hide it.
 		lc(func(r *membrane.Record) {
+			r.Salience = 0.5
 			r.Lifecycle.HalfLifeSeconds = 86400
 			r.Lifecycle.LastReinforcedAt = now.Add(h(1))
 		}),
 	}
+	// As a decay sweep leaves a record: the stored salience decayed, the
+	// base the salience at the anchor, which decay starts from.
+	swept := lc(func(r *membrane.Record) {
+		r.Lifecycle.HalfLifeSeconds = 86400
+		r.Lifecycle.LastReinforcedAt = now.Add(-h(24))
+	})
+	swept.Salience = 0.4
+	recs = append(recs, swept)
 	stored(t, c, recs...)
 	got := c.retrieve(map[string]any{"query": w, "limit": 20})
 	bySal := map[string]float64{}
@@ -253,7 +272,7 @@ func TestRetrieveEffectiveSalienceMatchesDomain(t *testing.T) {
 		bySal[hit.Record.ID] = hit.Parts.Salience
 	}
 	for i, r := range recs {
-		want := membrane.EffectiveSalience(r.Salience, r.Lifecycle, r.CreatedAt, time.Now())
+		want := membrane.EffectiveSalience(r.Lifecycle.BaseSalience, r.Lifecycle, r.CreatedAt, time.Now())
 		if g, ok := bySal[r.ID]; !ok || math.Abs(g-want) > 1e-4 {
 			t.Errorf("record %d (%+v): salience %v (found %v), domain says %v", i, r.Lifecycle, g, ok, want)
 		}
