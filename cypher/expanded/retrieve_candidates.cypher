@@ -198,36 +198,42 @@ RETURN m {.*, status: coalesce(st, m.status), version: coalesce(pv, m.version),
           salience: CASE WHEN $asOf IS NULL THEN m.salience ELSE eff END} AS v
 }
 WITH m, v, text, vec, ctx, ent, der
-  WITH m, v, text, vec, [ctx, ent, der] AS graph
-  WHERE $includeRetracted OR NOT v.status IN ['retracted', 'superseded']
-  WITH m, v, text, vec, graph, coalesce(v.baseSalience, v.salience) AS base,
-       CASE WHEN $nowMs > v.lastReinforcedAt.epochMillis
-            THEN ($nowMs - v.lastReinforcedAt.epochMillis) / 1000.0 ELSE 0.0 END AS elapsed
-  WITH m, v, text, vec, graph, base,
-       CASE WHEN v.minSalience < base THEN v.minSalience ELSE base END AS floor,
+  WITH m, v, text, vec, [ctx, ent, der] AS graph, v.status AS status
+  WHERE $includeRetracted OR NOT status IN ['retracted', 'superseded']
+  // Every property that ranking reads, read once: a read walks the node's
+  // property chain, and a mention in a later clause, or after collect,
+  // reads it again. The creation time is the record's whatever the
+  // instant (it never changes).
+  WITH m, v, text, vec, graph, v.baseSalience AS baseSalience, v.salience AS stored,
+       v.lastReinforcedAt AS anchor, v.minSalience AS minSalience, v.halfLifeSeconds AS halfLife,
+       v.decayCurve AS curve, v.maxAgeSeconds AS maxAge, v.pinned AS pinned,
+       m.id AS id, m.type AS type, m.createdAt AS createdAt, m.confidence AS confidence
+  WITH v, text, vec, graph, stored, minSalience, halfLife, curve, maxAge, pinned, id, type, createdAt, confidence,
+       coalesce(baseSalience, stored) AS base,
+       CASE WHEN $nowMs > anchor.epochMillis
+            THEN ($nowMs - anchor.epochMillis) / 1000.0 ELSE 0.0 END AS elapsed
+  WITH v, text, vec, graph, stored, halfLife, maxAge, pinned, id, type, createdAt, confidence, base,
+       CASE WHEN minSalience < base THEN minSalience ELSE base END AS floor,
        CASE
-         WHEN v.halfLifeSeconds IS NULL OR v.halfLifeSeconds <= 0 THEN base
-         WHEN v.decayCurve = 'linear'
-           THEN base * CASE WHEN elapsed < 2.0 * v.halfLifeSeconds THEN 1.0 - elapsed / (2.0 * v.halfLifeSeconds) ELSE 0.0 END
-         ELSE base * exp(-elapsed * log(2.0) / v.halfLifeSeconds)
+         WHEN halfLife IS NULL OR halfLife <= 0 THEN base
+         WHEN curve = 'linear'
+           THEN base * CASE WHEN elapsed < 2.0 * halfLife THEN 1.0 - elapsed / (2.0 * halfLife) ELSE 0.0 END
+         ELSE base * exp(-elapsed * log(2.0) / halfLife)
        END AS decayed
-  WITH m, v, text, vec, graph,
+  WITH v, text, vec, graph, id, type, createdAt, confidence,
        CASE
          // As of an instant, STATE (as_of) already gives the effective
          // salience then: decaying it again would count the time from the
          // anchor twice.
-         WHEN $asOf IS NOT NULL THEN v.salience
-         WHEN v.maxAgeSeconds > 0 AND $nowMs - v.createdAt.epochMillis >= v.maxAgeSeconds * 1000 THEN 0.0
-         WHEN v.pinned OR v.halfLifeSeconds IS NULL OR v.halfLifeSeconds <= 0 THEN base
+         WHEN $asOf IS NOT NULL THEN stored
+         WHEN maxAge > 0 AND $nowMs - createdAt.epochMillis >= maxAge * 1000 THEN 0.0
+         WHEN pinned OR halfLife IS NULL OR halfLife <= 0 THEN base
          WHEN isNaN(decayed) OR decayed < floor THEN floor
          ELSE decayed
        END AS salience
   WHERE salience >= $minSalience
-  // The record's fields that ranking reads more than once, read once
-  // here: a property read costs a walk of the node's property chain, and
-  // after collect a node's properties are read again at every mention.
-  WITH collect({m: m, v: v, text: text, vec: vec, salience: salience, graph: graph,
-                id: m.id, type: m.type, createdAt: m.createdAt, confidence: m.confidence}) AS cs
+  WITH collect({v: v, text: text, vec: vec, salience: salience, graph: graph,
+                id: id, type: type, createdAt: createdAt, confidence: confidence}) AS cs
   WITH cs, reduce(best = 0.0, c IN cs | CASE WHEN c.text > best THEN c.text ELSE best END) AS best
   UNWIND cs AS c
   // The score of internal/membrane.Rank, its weights and constants passed
@@ -398,36 +404,42 @@ CALL (hits, reached) {
     AND ($asOf IS NULL OR m.createdAt <= $asOf)
     AND ($tags IS NULL OR all(t IN $tags WHERE t IN m.tags))
   WITH m, m AS v, text, vec, ctx, ent, der
-  WITH m, v, text, vec, [ctx, ent, der] AS graph
-  WHERE $includeRetracted OR NOT v.status IN ['retracted', 'superseded']
-  WITH m, v, text, vec, graph, coalesce(v.baseSalience, v.salience) AS base,
-       CASE WHEN $nowMs > v.lastReinforcedAt.epochMillis
-            THEN ($nowMs - v.lastReinforcedAt.epochMillis) / 1000.0 ELSE 0.0 END AS elapsed
-  WITH m, v, text, vec, graph, base,
-       CASE WHEN v.minSalience < base THEN v.minSalience ELSE base END AS floor,
+  WITH m, v, text, vec, [ctx, ent, der] AS graph, v.status AS status
+  WHERE $includeRetracted OR NOT status IN ['retracted', 'superseded']
+  // Every property that ranking reads, read once: a read walks the node's
+  // property chain, and a mention in a later clause, or after collect,
+  // reads it again. The creation time is the record's whatever the
+  // instant (it never changes).
+  WITH m, v, text, vec, graph, v.baseSalience AS baseSalience, v.salience AS stored,
+       v.lastReinforcedAt AS anchor, v.minSalience AS minSalience, v.halfLifeSeconds AS halfLife,
+       v.decayCurve AS curve, v.maxAgeSeconds AS maxAge, v.pinned AS pinned,
+       m.id AS id, m.type AS type, m.createdAt AS createdAt, m.confidence AS confidence
+  WITH v, text, vec, graph, stored, minSalience, halfLife, curve, maxAge, pinned, id, type, createdAt, confidence,
+       coalesce(baseSalience, stored) AS base,
+       CASE WHEN $nowMs > anchor.epochMillis
+            THEN ($nowMs - anchor.epochMillis) / 1000.0 ELSE 0.0 END AS elapsed
+  WITH v, text, vec, graph, stored, halfLife, maxAge, pinned, id, type, createdAt, confidence, base,
+       CASE WHEN minSalience < base THEN minSalience ELSE base END AS floor,
        CASE
-         WHEN v.halfLifeSeconds IS NULL OR v.halfLifeSeconds <= 0 THEN base
-         WHEN v.decayCurve = 'linear'
-           THEN base * CASE WHEN elapsed < 2.0 * v.halfLifeSeconds THEN 1.0 - elapsed / (2.0 * v.halfLifeSeconds) ELSE 0.0 END
-         ELSE base * exp(-elapsed * log(2.0) / v.halfLifeSeconds)
+         WHEN halfLife IS NULL OR halfLife <= 0 THEN base
+         WHEN curve = 'linear'
+           THEN base * CASE WHEN elapsed < 2.0 * halfLife THEN 1.0 - elapsed / (2.0 * halfLife) ELSE 0.0 END
+         ELSE base * exp(-elapsed * log(2.0) / halfLife)
        END AS decayed
-  WITH m, v, text, vec, graph,
+  WITH v, text, vec, graph, id, type, createdAt, confidence,
        CASE
          // As of an instant, STATE (as_of) already gives the effective
          // salience then: decaying it again would count the time from the
          // anchor twice.
-         WHEN $asOf IS NOT NULL THEN v.salience
-         WHEN v.maxAgeSeconds > 0 AND $nowMs - v.createdAt.epochMillis >= v.maxAgeSeconds * 1000 THEN 0.0
-         WHEN v.pinned OR v.halfLifeSeconds IS NULL OR v.halfLifeSeconds <= 0 THEN base
+         WHEN $asOf IS NOT NULL THEN stored
+         WHEN maxAge > 0 AND $nowMs - createdAt.epochMillis >= maxAge * 1000 THEN 0.0
+         WHEN pinned OR halfLife IS NULL OR halfLife <= 0 THEN base
          WHEN isNaN(decayed) OR decayed < floor THEN floor
          ELSE decayed
        END AS salience
   WHERE salience >= $minSalience
-  // The record's fields that ranking reads more than once, read once
-  // here: a property read costs a walk of the node's property chain, and
-  // after collect a node's properties are read again at every mention.
-  WITH collect({m: m, v: v, text: text, vec: vec, salience: salience, graph: graph,
-                id: m.id, type: m.type, createdAt: m.createdAt, confidence: m.confidence}) AS cs
+  WITH collect({v: v, text: text, vec: vec, salience: salience, graph: graph,
+                id: id, type: type, createdAt: createdAt, confidence: confidence}) AS cs
   WITH cs, reduce(best = 0.0, c IN cs | CASE WHEN c.text > best THEN c.text ELSE best END) AS best
   UNWIND cs AS c
   // The score of internal/membrane.Rank, its weights and constants passed
@@ -663,36 +675,42 @@ RETURN m {.*, status: coalesce(st, m.status), version: coalesce(pv, m.version),
           salience: CASE WHEN $asOf IS NULL THEN m.salience ELSE eff END} AS v
 }
 WITH m, v, text, vec, ctx, ent, der
-  WITH m, v, text, vec, [ctx, ent, der] AS graph
-  WHERE $includeRetracted OR NOT v.status IN ['retracted', 'superseded']
-  WITH m, v, text, vec, graph, coalesce(v.baseSalience, v.salience) AS base,
-       CASE WHEN $nowMs > v.lastReinforcedAt.epochMillis
-            THEN ($nowMs - v.lastReinforcedAt.epochMillis) / 1000.0 ELSE 0.0 END AS elapsed
-  WITH m, v, text, vec, graph, base,
-       CASE WHEN v.minSalience < base THEN v.minSalience ELSE base END AS floor,
+  WITH m, v, text, vec, [ctx, ent, der] AS graph, v.status AS status
+  WHERE $includeRetracted OR NOT status IN ['retracted', 'superseded']
+  // Every property that ranking reads, read once: a read walks the node's
+  // property chain, and a mention in a later clause, or after collect,
+  // reads it again. The creation time is the record's whatever the
+  // instant (it never changes).
+  WITH m, v, text, vec, graph, v.baseSalience AS baseSalience, v.salience AS stored,
+       v.lastReinforcedAt AS anchor, v.minSalience AS minSalience, v.halfLifeSeconds AS halfLife,
+       v.decayCurve AS curve, v.maxAgeSeconds AS maxAge, v.pinned AS pinned,
+       m.id AS id, m.type AS type, m.createdAt AS createdAt, m.confidence AS confidence
+  WITH v, text, vec, graph, stored, minSalience, halfLife, curve, maxAge, pinned, id, type, createdAt, confidence,
+       coalesce(baseSalience, stored) AS base,
+       CASE WHEN $nowMs > anchor.epochMillis
+            THEN ($nowMs - anchor.epochMillis) / 1000.0 ELSE 0.0 END AS elapsed
+  WITH v, text, vec, graph, stored, halfLife, maxAge, pinned, id, type, createdAt, confidence, base,
+       CASE WHEN minSalience < base THEN minSalience ELSE base END AS floor,
        CASE
-         WHEN v.halfLifeSeconds IS NULL OR v.halfLifeSeconds <= 0 THEN base
-         WHEN v.decayCurve = 'linear'
-           THEN base * CASE WHEN elapsed < 2.0 * v.halfLifeSeconds THEN 1.0 - elapsed / (2.0 * v.halfLifeSeconds) ELSE 0.0 END
-         ELSE base * exp(-elapsed * log(2.0) / v.halfLifeSeconds)
+         WHEN halfLife IS NULL OR halfLife <= 0 THEN base
+         WHEN curve = 'linear'
+           THEN base * CASE WHEN elapsed < 2.0 * halfLife THEN 1.0 - elapsed / (2.0 * halfLife) ELSE 0.0 END
+         ELSE base * exp(-elapsed * log(2.0) / halfLife)
        END AS decayed
-  WITH m, v, text, vec, graph,
+  WITH v, text, vec, graph, id, type, createdAt, confidence,
        CASE
          // As of an instant, STATE (as_of) already gives the effective
          // salience then: decaying it again would count the time from the
          // anchor twice.
-         WHEN $asOf IS NOT NULL THEN v.salience
-         WHEN v.maxAgeSeconds > 0 AND $nowMs - v.createdAt.epochMillis >= v.maxAgeSeconds * 1000 THEN 0.0
-         WHEN v.pinned OR v.halfLifeSeconds IS NULL OR v.halfLifeSeconds <= 0 THEN base
+         WHEN $asOf IS NOT NULL THEN stored
+         WHEN maxAge > 0 AND $nowMs - createdAt.epochMillis >= maxAge * 1000 THEN 0.0
+         WHEN pinned OR halfLife IS NULL OR halfLife <= 0 THEN base
          WHEN isNaN(decayed) OR decayed < floor THEN floor
          ELSE decayed
        END AS salience
   WHERE salience >= $minSalience
-  // The record's fields that ranking reads more than once, read once
-  // here: a property read costs a walk of the node's property chain, and
-  // after collect a node's properties are read again at every mention.
-  WITH collect({m: m, v: v, text: text, vec: vec, salience: salience, graph: graph,
-                id: m.id, type: m.type, createdAt: m.createdAt, confidence: m.confidence}) AS cs
+  WITH collect({v: v, text: text, vec: vec, salience: salience, graph: graph,
+                id: id, type: type, createdAt: createdAt, confidence: confidence}) AS cs
   WITH cs, reduce(best = 0.0, c IN cs | CASE WHEN c.text > best THEN c.text ELSE best END) AS best
   UNWIND cs AS c
   // The score of internal/membrane.Rank, its weights and constants passed
@@ -869,36 +887,42 @@ CALL (hits, reached) {
     AND ($asOf IS NULL OR m.createdAt <= $asOf)
     AND ($tags IS NULL OR all(t IN $tags WHERE t IN m.tags))
   WITH m, m AS v, text, vec, ctx, ent, der
-  WITH m, v, text, vec, [ctx, ent, der] AS graph
-  WHERE $includeRetracted OR NOT v.status IN ['retracted', 'superseded']
-  WITH m, v, text, vec, graph, coalesce(v.baseSalience, v.salience) AS base,
-       CASE WHEN $nowMs > v.lastReinforcedAt.epochMillis
-            THEN ($nowMs - v.lastReinforcedAt.epochMillis) / 1000.0 ELSE 0.0 END AS elapsed
-  WITH m, v, text, vec, graph, base,
-       CASE WHEN v.minSalience < base THEN v.minSalience ELSE base END AS floor,
+  WITH m, v, text, vec, [ctx, ent, der] AS graph, v.status AS status
+  WHERE $includeRetracted OR NOT status IN ['retracted', 'superseded']
+  // Every property that ranking reads, read once: a read walks the node's
+  // property chain, and a mention in a later clause, or after collect,
+  // reads it again. The creation time is the record's whatever the
+  // instant (it never changes).
+  WITH m, v, text, vec, graph, v.baseSalience AS baseSalience, v.salience AS stored,
+       v.lastReinforcedAt AS anchor, v.minSalience AS minSalience, v.halfLifeSeconds AS halfLife,
+       v.decayCurve AS curve, v.maxAgeSeconds AS maxAge, v.pinned AS pinned,
+       m.id AS id, m.type AS type, m.createdAt AS createdAt, m.confidence AS confidence
+  WITH v, text, vec, graph, stored, minSalience, halfLife, curve, maxAge, pinned, id, type, createdAt, confidence,
+       coalesce(baseSalience, stored) AS base,
+       CASE WHEN $nowMs > anchor.epochMillis
+            THEN ($nowMs - anchor.epochMillis) / 1000.0 ELSE 0.0 END AS elapsed
+  WITH v, text, vec, graph, stored, halfLife, maxAge, pinned, id, type, createdAt, confidence, base,
+       CASE WHEN minSalience < base THEN minSalience ELSE base END AS floor,
        CASE
-         WHEN v.halfLifeSeconds IS NULL OR v.halfLifeSeconds <= 0 THEN base
-         WHEN v.decayCurve = 'linear'
-           THEN base * CASE WHEN elapsed < 2.0 * v.halfLifeSeconds THEN 1.0 - elapsed / (2.0 * v.halfLifeSeconds) ELSE 0.0 END
-         ELSE base * exp(-elapsed * log(2.0) / v.halfLifeSeconds)
+         WHEN halfLife IS NULL OR halfLife <= 0 THEN base
+         WHEN curve = 'linear'
+           THEN base * CASE WHEN elapsed < 2.0 * halfLife THEN 1.0 - elapsed / (2.0 * halfLife) ELSE 0.0 END
+         ELSE base * exp(-elapsed * log(2.0) / halfLife)
        END AS decayed
-  WITH m, v, text, vec, graph,
+  WITH v, text, vec, graph, id, type, createdAt, confidence,
        CASE
          // As of an instant, STATE (as_of) already gives the effective
          // salience then: decaying it again would count the time from the
          // anchor twice.
-         WHEN $asOf IS NOT NULL THEN v.salience
-         WHEN v.maxAgeSeconds > 0 AND $nowMs - v.createdAt.epochMillis >= v.maxAgeSeconds * 1000 THEN 0.0
-         WHEN v.pinned OR v.halfLifeSeconds IS NULL OR v.halfLifeSeconds <= 0 THEN base
+         WHEN $asOf IS NOT NULL THEN stored
+         WHEN maxAge > 0 AND $nowMs - createdAt.epochMillis >= maxAge * 1000 THEN 0.0
+         WHEN pinned OR halfLife IS NULL OR halfLife <= 0 THEN base
          WHEN isNaN(decayed) OR decayed < floor THEN floor
          ELSE decayed
        END AS salience
   WHERE salience >= $minSalience
-  // The record's fields that ranking reads more than once, read once
-  // here: a property read costs a walk of the node's property chain, and
-  // after collect a node's properties are read again at every mention.
-  WITH collect({m: m, v: v, text: text, vec: vec, salience: salience, graph: graph,
-                id: m.id, type: m.type, createdAt: m.createdAt, confidence: m.confidence}) AS cs
+  WITH collect({v: v, text: text, vec: vec, salience: salience, graph: graph,
+                id: id, type: type, createdAt: createdAt, confidence: confidence}) AS cs
   WITH cs, reduce(best = 0.0, c IN cs | CASE WHEN c.text > best THEN c.text ELSE best END) AS best
   UNWIND cs AS c
   // The score of internal/membrane.Rank, its weights and constants passed
@@ -1152,36 +1176,42 @@ RETURN m {.*, status: coalesce(st, m.status), version: coalesce(pv, m.version),
           salience: CASE WHEN $asOf IS NULL THEN m.salience ELSE eff END} AS v
 }
 WITH m, v, text, vec, ctx, ent, der
-  WITH m, v, text, vec, [ctx, ent, der] AS graph
-  WHERE $includeRetracted OR NOT v.status IN ['retracted', 'superseded']
-  WITH m, v, text, vec, graph, coalesce(v.baseSalience, v.salience) AS base,
-       CASE WHEN $nowMs > v.lastReinforcedAt.epochMillis
-            THEN ($nowMs - v.lastReinforcedAt.epochMillis) / 1000.0 ELSE 0.0 END AS elapsed
-  WITH m, v, text, vec, graph, base,
-       CASE WHEN v.minSalience < base THEN v.minSalience ELSE base END AS floor,
+  WITH m, v, text, vec, [ctx, ent, der] AS graph, v.status AS status
+  WHERE $includeRetracted OR NOT status IN ['retracted', 'superseded']
+  // Every property that ranking reads, read once: a read walks the node's
+  // property chain, and a mention in a later clause, or after collect,
+  // reads it again. The creation time is the record's whatever the
+  // instant (it never changes).
+  WITH m, v, text, vec, graph, v.baseSalience AS baseSalience, v.salience AS stored,
+       v.lastReinforcedAt AS anchor, v.minSalience AS minSalience, v.halfLifeSeconds AS halfLife,
+       v.decayCurve AS curve, v.maxAgeSeconds AS maxAge, v.pinned AS pinned,
+       m.id AS id, m.type AS type, m.createdAt AS createdAt, m.confidence AS confidence
+  WITH v, text, vec, graph, stored, minSalience, halfLife, curve, maxAge, pinned, id, type, createdAt, confidence,
+       coalesce(baseSalience, stored) AS base,
+       CASE WHEN $nowMs > anchor.epochMillis
+            THEN ($nowMs - anchor.epochMillis) / 1000.0 ELSE 0.0 END AS elapsed
+  WITH v, text, vec, graph, stored, halfLife, maxAge, pinned, id, type, createdAt, confidence, base,
+       CASE WHEN minSalience < base THEN minSalience ELSE base END AS floor,
        CASE
-         WHEN v.halfLifeSeconds IS NULL OR v.halfLifeSeconds <= 0 THEN base
-         WHEN v.decayCurve = 'linear'
-           THEN base * CASE WHEN elapsed < 2.0 * v.halfLifeSeconds THEN 1.0 - elapsed / (2.0 * v.halfLifeSeconds) ELSE 0.0 END
-         ELSE base * exp(-elapsed * log(2.0) / v.halfLifeSeconds)
+         WHEN halfLife IS NULL OR halfLife <= 0 THEN base
+         WHEN curve = 'linear'
+           THEN base * CASE WHEN elapsed < 2.0 * halfLife THEN 1.0 - elapsed / (2.0 * halfLife) ELSE 0.0 END
+         ELSE base * exp(-elapsed * log(2.0) / halfLife)
        END AS decayed
-  WITH m, v, text, vec, graph,
+  WITH v, text, vec, graph, id, type, createdAt, confidence,
        CASE
          // As of an instant, STATE (as_of) already gives the effective
          // salience then: decaying it again would count the time from the
          // anchor twice.
-         WHEN $asOf IS NOT NULL THEN v.salience
-         WHEN v.maxAgeSeconds > 0 AND $nowMs - v.createdAt.epochMillis >= v.maxAgeSeconds * 1000 THEN 0.0
-         WHEN v.pinned OR v.halfLifeSeconds IS NULL OR v.halfLifeSeconds <= 0 THEN base
+         WHEN $asOf IS NOT NULL THEN stored
+         WHEN maxAge > 0 AND $nowMs - createdAt.epochMillis >= maxAge * 1000 THEN 0.0
+         WHEN pinned OR halfLife IS NULL OR halfLife <= 0 THEN base
          WHEN isNaN(decayed) OR decayed < floor THEN floor
          ELSE decayed
        END AS salience
   WHERE salience >= $minSalience
-  // The record's fields that ranking reads more than once, read once
-  // here: a property read costs a walk of the node's property chain, and
-  // after collect a node's properties are read again at every mention.
-  WITH collect({m: m, v: v, text: text, vec: vec, salience: salience, graph: graph,
-                id: m.id, type: m.type, createdAt: m.createdAt, confidence: m.confidence}) AS cs
+  WITH collect({v: v, text: text, vec: vec, salience: salience, graph: graph,
+                id: id, type: type, createdAt: createdAt, confidence: confidence}) AS cs
   WITH cs, reduce(best = 0.0, c IN cs | CASE WHEN c.text > best THEN c.text ELSE best END) AS best
   UNWIND cs AS c
   // The score of internal/membrane.Rank, its weights and constants passed
@@ -1376,36 +1406,42 @@ CALL (hits, reached) {
     AND ($asOf IS NULL OR m.createdAt <= $asOf)
     AND ($tags IS NULL OR all(t IN $tags WHERE t IN m.tags))
   WITH m, m AS v, text, vec, ctx, ent, der
-  WITH m, v, text, vec, [ctx, ent, der] AS graph
-  WHERE $includeRetracted OR NOT v.status IN ['retracted', 'superseded']
-  WITH m, v, text, vec, graph, coalesce(v.baseSalience, v.salience) AS base,
-       CASE WHEN $nowMs > v.lastReinforcedAt.epochMillis
-            THEN ($nowMs - v.lastReinforcedAt.epochMillis) / 1000.0 ELSE 0.0 END AS elapsed
-  WITH m, v, text, vec, graph, base,
-       CASE WHEN v.minSalience < base THEN v.minSalience ELSE base END AS floor,
+  WITH m, v, text, vec, [ctx, ent, der] AS graph, v.status AS status
+  WHERE $includeRetracted OR NOT status IN ['retracted', 'superseded']
+  // Every property that ranking reads, read once: a read walks the node's
+  // property chain, and a mention in a later clause, or after collect,
+  // reads it again. The creation time is the record's whatever the
+  // instant (it never changes).
+  WITH m, v, text, vec, graph, v.baseSalience AS baseSalience, v.salience AS stored,
+       v.lastReinforcedAt AS anchor, v.minSalience AS minSalience, v.halfLifeSeconds AS halfLife,
+       v.decayCurve AS curve, v.maxAgeSeconds AS maxAge, v.pinned AS pinned,
+       m.id AS id, m.type AS type, m.createdAt AS createdAt, m.confidence AS confidence
+  WITH v, text, vec, graph, stored, minSalience, halfLife, curve, maxAge, pinned, id, type, createdAt, confidence,
+       coalesce(baseSalience, stored) AS base,
+       CASE WHEN $nowMs > anchor.epochMillis
+            THEN ($nowMs - anchor.epochMillis) / 1000.0 ELSE 0.0 END AS elapsed
+  WITH v, text, vec, graph, stored, halfLife, maxAge, pinned, id, type, createdAt, confidence, base,
+       CASE WHEN minSalience < base THEN minSalience ELSE base END AS floor,
        CASE
-         WHEN v.halfLifeSeconds IS NULL OR v.halfLifeSeconds <= 0 THEN base
-         WHEN v.decayCurve = 'linear'
-           THEN base * CASE WHEN elapsed < 2.0 * v.halfLifeSeconds THEN 1.0 - elapsed / (2.0 * v.halfLifeSeconds) ELSE 0.0 END
-         ELSE base * exp(-elapsed * log(2.0) / v.halfLifeSeconds)
+         WHEN halfLife IS NULL OR halfLife <= 0 THEN base
+         WHEN curve = 'linear'
+           THEN base * CASE WHEN elapsed < 2.0 * halfLife THEN 1.0 - elapsed / (2.0 * halfLife) ELSE 0.0 END
+         ELSE base * exp(-elapsed * log(2.0) / halfLife)
        END AS decayed
-  WITH m, v, text, vec, graph,
+  WITH v, text, vec, graph, id, type, createdAt, confidence,
        CASE
          // As of an instant, STATE (as_of) already gives the effective
          // salience then: decaying it again would count the time from the
          // anchor twice.
-         WHEN $asOf IS NOT NULL THEN v.salience
-         WHEN v.maxAgeSeconds > 0 AND $nowMs - v.createdAt.epochMillis >= v.maxAgeSeconds * 1000 THEN 0.0
-         WHEN v.pinned OR v.halfLifeSeconds IS NULL OR v.halfLifeSeconds <= 0 THEN base
+         WHEN $asOf IS NOT NULL THEN stored
+         WHEN maxAge > 0 AND $nowMs - createdAt.epochMillis >= maxAge * 1000 THEN 0.0
+         WHEN pinned OR halfLife IS NULL OR halfLife <= 0 THEN base
          WHEN isNaN(decayed) OR decayed < floor THEN floor
          ELSE decayed
        END AS salience
   WHERE salience >= $minSalience
-  // The record's fields that ranking reads more than once, read once
-  // here: a property read costs a walk of the node's property chain, and
-  // after collect a node's properties are read again at every mention.
-  WITH collect({m: m, v: v, text: text, vec: vec, salience: salience, graph: graph,
-                id: m.id, type: m.type, createdAt: m.createdAt, confidence: m.confidence}) AS cs
+  WITH collect({v: v, text: text, vec: vec, salience: salience, graph: graph,
+                id: id, type: type, createdAt: createdAt, confidence: confidence}) AS cs
   WITH cs, reduce(best = 0.0, c IN cs | CASE WHEN c.text > best THEN c.text ELSE best END) AS best
   UNWIND cs AS c
   // The score of internal/membrane.Rank, its weights and constants passed
