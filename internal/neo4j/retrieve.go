@@ -440,14 +440,22 @@ func (db *DB) expandQuery(ctx context.Context, tx neo4j.ManagedTransaction, q me
 	if q.Scopes != nil {
 		params["scopes"] = q.Scopes
 	}
-	rows, err := collect(ctx, tx, cypher.Must("retrieve_feedback"), params)
+	row, err := single(ctx, tx, cypher.Must("retrieve_feedback"), params)
 	if err != nil {
 		return "", err
 	}
-	docs := make([]membrane.FeedbackDoc, 0, len(rows))
-	for _, r := range rows {
-		terms, _ := r.Values[0].(string)
-		docs = append(docs, membrane.FeedbackDoc{Terms: strings.Fields(terms), Score: float(r.Values[1])})
+	var matches []any
+	if row != nil { // an aggregate always has its row
+		matches, _ = row.Values[0].([]any)
+	}
+	docs := make([]membrane.FeedbackDoc, 0, len(matches))
+	for _, m := range matches {
+		d, _ := m.([]any)
+		if len(d) != 2 {
+			continue
+		}
+		terms, _ := d[0].(string)
+		docs = append(docs, membrane.FeedbackDoc{Terms: strings.Fields(terms), Score: float(d[1])})
 	}
 	return textLucene(q.Terms, membrane.Expansion(q.Terms, docs), scopes, scoped), nil
 }
