@@ -85,21 +85,22 @@ CALL (seeds, seedBest) {
   UNWIND seeds AS s
   WITH s[0] AS x, s[1] / seedBest AS t
   CALL (x, t) {
-    MATCH (x)-[:NEXT]->(n:Memory)
-    RETURN n, $contextAfter * t AS ctx, 0.0 AS ent, 0.0 AS der
-    UNION ALL
-    MATCH (x)<-[:NEXT]-(n:Memory)
-    RETURN n, $contextBefore * t AS ctx, 0.0 AS ent, 0.0 AS der
-    UNION ALL
-    MATCH (x)-[:NEXT]->(y:Memory)-[:NEXT]->(n:Memory)
-    WHERE y.sensitivityLevel <= $ceiling AND ($allScopes OR y.scope = '' OR y.scope IN $trustScopes)
-      AND ($asOf IS NULL OR y.createdAt <= $asOf)
-    RETURN n, $contextAfter * $secondHop * t AS ctx, 0.0 AS ent, 0.0 AS der
-    UNION ALL
-    MATCH (x)<-[:NEXT]-(y:Memory)<-[:NEXT]-(n:Memory)
-    WHERE y.sensitivityLevel <= $ceiling AND ($allScopes OR y.scope = '' OR y.scope IN $trustScopes)
-      AND ($asOf IS NULL OR y.createdAt <= $asOf)
-    RETURN n, $contextBefore * $secondHop * t AS ctx, 0.0 AS ent, 0.0 AS der
+    // The session neighbours: the seed's links read once, either way
+    // (four directed patterns read them four times), then each
+    // neighbour's own, onwards in the same direction.
+    MATCH (x)-[r:NEXT]-(y:Memory)
+    WITH y, t, startNode(r) = x AS after
+    CALL (y, t, after) {
+      RETURN y AS n, CASE WHEN after THEN $contextAfter ELSE $contextBefore END * t AS ctx
+      UNION ALL
+      WITH y, t, after
+      WHERE y.sensitivityLevel <= $ceiling AND ($allScopes OR y.scope = '' OR y.scope IN $trustScopes)
+        AND ($asOf IS NULL OR y.createdAt <= $asOf)
+      MATCH (y)-[r2:NEXT]-(n:Memory)
+      WHERE (startNode(r2) = y) = after
+      RETURN n, CASE WHEN after THEN $contextAfter ELSE $contextBefore END * $secondHop * t AS ctx
+    }
+    RETURN n, ctx, 0.0 AS ent, 0.0 AS der
     UNION ALL
     MATCH (x:Entity)<-[:MENTIONS|ABOUT]-(n:Memory)
     WHERE n.sensitivityLevel <= $ceiling AND ($allScopes OR n.scope = '' OR n.scope IN $trustScopes)
@@ -350,21 +351,22 @@ CALL (seeds, seedBest) {
   UNWIND seeds AS s
   WITH s[0] AS x, s[1] / seedBest AS t
   CALL (x, t) {
-    MATCH (x)-[:NEXT]->(n:Memory)
-    RETURN n, $contextAfter * t AS ctx, 0.0 AS ent, 0.0 AS der
-    UNION ALL
-    MATCH (x)<-[:NEXT]-(n:Memory)
-    RETURN n, $contextBefore * t AS ctx, 0.0 AS ent, 0.0 AS der
-    UNION ALL
-    MATCH (x)-[:NEXT]->(y:Memory)-[:NEXT]->(n:Memory)
-    WHERE y.sensitivityLevel <= $ceiling AND ($allScopes OR y.scope = '' OR y.scope IN $trustScopes)
-      AND ($asOf IS NULL OR y.createdAt <= $asOf)
-    RETURN n, $contextAfter * $secondHop * t AS ctx, 0.0 AS ent, 0.0 AS der
-    UNION ALL
-    MATCH (x)<-[:NEXT]-(y:Memory)<-[:NEXT]-(n:Memory)
-    WHERE y.sensitivityLevel <= $ceiling AND ($allScopes OR y.scope = '' OR y.scope IN $trustScopes)
-      AND ($asOf IS NULL OR y.createdAt <= $asOf)
-    RETURN n, $contextBefore * $secondHop * t AS ctx, 0.0 AS ent, 0.0 AS der
+    // The session neighbours: the seed's links read once, either way
+    // (four directed patterns read them four times), then each
+    // neighbour's own, onwards in the same direction.
+    MATCH (x)-[r:NEXT]-(y:Memory)
+    WITH y, t, startNode(r) = x AS after
+    CALL (y, t, after) {
+      RETURN y AS n, CASE WHEN after THEN $contextAfter ELSE $contextBefore END * t AS ctx
+      UNION ALL
+      WITH y, t, after
+      WHERE y.sensitivityLevel <= $ceiling AND ($allScopes OR y.scope = '' OR y.scope IN $trustScopes)
+        AND ($asOf IS NULL OR y.createdAt <= $asOf)
+      MATCH (y)-[r2:NEXT]-(n:Memory)
+      WHERE (startNode(r2) = y) = after
+      RETURN n, CASE WHEN after THEN $contextAfter ELSE $contextBefore END * $secondHop * t AS ctx
+    }
+    RETURN n, ctx, 0.0 AS ent, 0.0 AS der
     UNION ALL
     MATCH (x:Entity)<-[:MENTIONS|ABOUT]-(n:Memory)
     WHERE n.sensitivityLevel <= $ceiling AND ($allScopes OR n.scope = '' OR n.scope IN $trustScopes)
@@ -562,21 +564,22 @@ CALL (seeds, seedBest) {
   UNWIND seeds AS s
   WITH s[0] AS x, s[1] / seedBest AS t
   CALL (x, t) {
-    MATCH (x)-[:NEXT]->(n:Memory)
-    RETURN n, $contextAfter * t AS ctx, 0.0 AS ent, 0.0 AS der
-    UNION ALL
-    MATCH (x)<-[:NEXT]-(n:Memory)
-    RETURN n, $contextBefore * t AS ctx, 0.0 AS ent, 0.0 AS der
-    UNION ALL
-    MATCH (x)-[:NEXT]->(y:Memory)-[:NEXT]->(n:Memory)
-    WHERE y.sensitivityLevel <= $ceiling AND ($allScopes OR y.scope = '' OR y.scope IN $trustScopes)
-      AND ($asOf IS NULL OR y.createdAt <= $asOf)
-    RETURN n, $contextAfter * $secondHop * t AS ctx, 0.0 AS ent, 0.0 AS der
-    UNION ALL
-    MATCH (x)<-[:NEXT]-(y:Memory)<-[:NEXT]-(n:Memory)
-    WHERE y.sensitivityLevel <= $ceiling AND ($allScopes OR y.scope = '' OR y.scope IN $trustScopes)
-      AND ($asOf IS NULL OR y.createdAt <= $asOf)
-    RETURN n, $contextBefore * $secondHop * t AS ctx, 0.0 AS ent, 0.0 AS der
+    // The session neighbours: the seed's links read once, either way
+    // (four directed patterns read them four times), then each
+    // neighbour's own, onwards in the same direction.
+    MATCH (x)-[r:NEXT]-(y:Memory)
+    WITH y, t, startNode(r) = x AS after
+    CALL (y, t, after) {
+      RETURN y AS n, CASE WHEN after THEN $contextAfter ELSE $contextBefore END * t AS ctx
+      UNION ALL
+      WITH y, t, after
+      WHERE y.sensitivityLevel <= $ceiling AND ($allScopes OR y.scope = '' OR y.scope IN $trustScopes)
+        AND ($asOf IS NULL OR y.createdAt <= $asOf)
+      MATCH (y)-[r2:NEXT]-(n:Memory)
+      WHERE (startNode(r2) = y) = after
+      RETURN n, CASE WHEN after THEN $contextAfter ELSE $contextBefore END * $secondHop * t AS ctx
+    }
+    RETURN n, ctx, 0.0 AS ent, 0.0 AS der
     UNION ALL
     MATCH (x:Entity)<-[:MENTIONS|ABOUT]-(n:Memory)
     WHERE n.sensitivityLevel <= $ceiling AND ($allScopes OR n.scope = '' OR n.scope IN $trustScopes)
@@ -833,21 +836,22 @@ CALL (seeds, seedBest) {
   UNWIND seeds AS s
   WITH s[0] AS x, s[1] / seedBest AS t
   CALL (x, t) {
-    MATCH (x)-[:NEXT]->(n:Memory)
-    RETURN n, $contextAfter * t AS ctx, 0.0 AS ent, 0.0 AS der
-    UNION ALL
-    MATCH (x)<-[:NEXT]-(n:Memory)
-    RETURN n, $contextBefore * t AS ctx, 0.0 AS ent, 0.0 AS der
-    UNION ALL
-    MATCH (x)-[:NEXT]->(y:Memory)-[:NEXT]->(n:Memory)
-    WHERE y.sensitivityLevel <= $ceiling AND ($allScopes OR y.scope = '' OR y.scope IN $trustScopes)
-      AND ($asOf IS NULL OR y.createdAt <= $asOf)
-    RETURN n, $contextAfter * $secondHop * t AS ctx, 0.0 AS ent, 0.0 AS der
-    UNION ALL
-    MATCH (x)<-[:NEXT]-(y:Memory)<-[:NEXT]-(n:Memory)
-    WHERE y.sensitivityLevel <= $ceiling AND ($allScopes OR y.scope = '' OR y.scope IN $trustScopes)
-      AND ($asOf IS NULL OR y.createdAt <= $asOf)
-    RETURN n, $contextBefore * $secondHop * t AS ctx, 0.0 AS ent, 0.0 AS der
+    // The session neighbours: the seed's links read once, either way
+    // (four directed patterns read them four times), then each
+    // neighbour's own, onwards in the same direction.
+    MATCH (x)-[r:NEXT]-(y:Memory)
+    WITH y, t, startNode(r) = x AS after
+    CALL (y, t, after) {
+      RETURN y AS n, CASE WHEN after THEN $contextAfter ELSE $contextBefore END * t AS ctx
+      UNION ALL
+      WITH y, t, after
+      WHERE y.sensitivityLevel <= $ceiling AND ($allScopes OR y.scope = '' OR y.scope IN $trustScopes)
+        AND ($asOf IS NULL OR y.createdAt <= $asOf)
+      MATCH (y)-[r2:NEXT]-(n:Memory)
+      WHERE (startNode(r2) = y) = after
+      RETURN n, CASE WHEN after THEN $contextAfter ELSE $contextBefore END * $secondHop * t AS ctx
+    }
+    RETURN n, ctx, 0.0 AS ent, 0.0 AS der
     UNION ALL
     MATCH (x:Entity)<-[:MENTIONS|ABOUT]-(n:Memory)
     WHERE n.sensitivityLevel <= $ceiling AND ($allScopes OR n.scope = '' OR n.scope IN $trustScopes)
@@ -1063,21 +1067,22 @@ CALL (seeds, seedBest) {
   UNWIND seeds AS s
   WITH s[0] AS x, s[1] / seedBest AS t
   CALL (x, t) {
-    MATCH (x)-[:NEXT]->(n:Memory)
-    RETURN n, $contextAfter * t AS ctx, 0.0 AS ent, 0.0 AS der
-    UNION ALL
-    MATCH (x)<-[:NEXT]-(n:Memory)
-    RETURN n, $contextBefore * t AS ctx, 0.0 AS ent, 0.0 AS der
-    UNION ALL
-    MATCH (x)-[:NEXT]->(y:Memory)-[:NEXT]->(n:Memory)
-    WHERE y.sensitivityLevel <= $ceiling AND ($allScopes OR y.scope = '' OR y.scope IN $trustScopes)
-      AND ($asOf IS NULL OR y.createdAt <= $asOf)
-    RETURN n, $contextAfter * $secondHop * t AS ctx, 0.0 AS ent, 0.0 AS der
-    UNION ALL
-    MATCH (x)<-[:NEXT]-(y:Memory)<-[:NEXT]-(n:Memory)
-    WHERE y.sensitivityLevel <= $ceiling AND ($allScopes OR y.scope = '' OR y.scope IN $trustScopes)
-      AND ($asOf IS NULL OR y.createdAt <= $asOf)
-    RETURN n, $contextBefore * $secondHop * t AS ctx, 0.0 AS ent, 0.0 AS der
+    // The session neighbours: the seed's links read once, either way
+    // (four directed patterns read them four times), then each
+    // neighbour's own, onwards in the same direction.
+    MATCH (x)-[r:NEXT]-(y:Memory)
+    WITH y, t, startNode(r) = x AS after
+    CALL (y, t, after) {
+      RETURN y AS n, CASE WHEN after THEN $contextAfter ELSE $contextBefore END * t AS ctx
+      UNION ALL
+      WITH y, t, after
+      WHERE y.sensitivityLevel <= $ceiling AND ($allScopes OR y.scope = '' OR y.scope IN $trustScopes)
+        AND ($asOf IS NULL OR y.createdAt <= $asOf)
+      MATCH (y)-[r2:NEXT]-(n:Memory)
+      WHERE (startNode(r2) = y) = after
+      RETURN n, CASE WHEN after THEN $contextAfter ELSE $contextBefore END * $secondHop * t AS ctx
+    }
+    RETURN n, ctx, 0.0 AS ent, 0.0 AS der
     UNION ALL
     MATCH (x:Entity)<-[:MENTIONS|ABOUT]-(n:Memory)
     WHERE n.sensitivityLevel <= $ceiling AND ($allScopes OR n.scope = '' OR n.scope IN $trustScopes)
@@ -1352,21 +1357,22 @@ CALL (seeds, seedBest) {
   UNWIND seeds AS s
   WITH s[0] AS x, s[1] / seedBest AS t
   CALL (x, t) {
-    MATCH (x)-[:NEXT]->(n:Memory)
-    RETURN n, $contextAfter * t AS ctx, 0.0 AS ent, 0.0 AS der
-    UNION ALL
-    MATCH (x)<-[:NEXT]-(n:Memory)
-    RETURN n, $contextBefore * t AS ctx, 0.0 AS ent, 0.0 AS der
-    UNION ALL
-    MATCH (x)-[:NEXT]->(y:Memory)-[:NEXT]->(n:Memory)
-    WHERE y.sensitivityLevel <= $ceiling AND ($allScopes OR y.scope = '' OR y.scope IN $trustScopes)
-      AND ($asOf IS NULL OR y.createdAt <= $asOf)
-    RETURN n, $contextAfter * $secondHop * t AS ctx, 0.0 AS ent, 0.0 AS der
-    UNION ALL
-    MATCH (x)<-[:NEXT]-(y:Memory)<-[:NEXT]-(n:Memory)
-    WHERE y.sensitivityLevel <= $ceiling AND ($allScopes OR y.scope = '' OR y.scope IN $trustScopes)
-      AND ($asOf IS NULL OR y.createdAt <= $asOf)
-    RETURN n, $contextBefore * $secondHop * t AS ctx, 0.0 AS ent, 0.0 AS der
+    // The session neighbours: the seed's links read once, either way
+    // (four directed patterns read them four times), then each
+    // neighbour's own, onwards in the same direction.
+    MATCH (x)-[r:NEXT]-(y:Memory)
+    WITH y, t, startNode(r) = x AS after
+    CALL (y, t, after) {
+      RETURN y AS n, CASE WHEN after THEN $contextAfter ELSE $contextBefore END * t AS ctx
+      UNION ALL
+      WITH y, t, after
+      WHERE y.sensitivityLevel <= $ceiling AND ($allScopes OR y.scope = '' OR y.scope IN $trustScopes)
+        AND ($asOf IS NULL OR y.createdAt <= $asOf)
+      MATCH (y)-[r2:NEXT]-(n:Memory)
+      WHERE (startNode(r2) = y) = after
+      RETURN n, CASE WHEN after THEN $contextAfter ELSE $contextBefore END * $secondHop * t AS ctx
+    }
+    RETURN n, ctx, 0.0 AS ent, 0.0 AS der
     UNION ALL
     MATCH (x:Entity)<-[:MENTIONS|ABOUT]-(n:Memory)
     WHERE n.sensitivityLevel <= $ceiling AND ($allScopes OR n.scope = '' OR n.scope IN $trustScopes)
