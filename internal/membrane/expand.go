@@ -20,10 +20,12 @@ import (
 // (ExpandedLuceneQuery).
 //
 // The constants were chosen on the conversation eval (eval/README.md,
-// "Query expansion"): one feedback document and five words gave the best
-// recall with vectors, MRR unchanged; more documents drifted to the second
-// match's topic, and without the common-word rule (FeedbackScan) the
-// expansion cost MRR on full text.
+// "Query expansion"): one feedback document gave the best recall with
+// vectors, MRR unchanged; more documents drifted to the second match's
+// topic, and without the common-word rule (FeedbackScan) the expansion
+// cost MRR on full text. Three words rather than five: within 0.01 on
+// both evals, and each lent word costs the full-text query the walk of
+// its postings (eval/README.md, "Three lent words").
 const (
 	// FeedbackDocs is how many of the best text matches (those the caller
 	// sees in full, as the graph's seeds) lend their terms. Expansion
@@ -38,7 +40,7 @@ const (
 	// the candidates' own full-text query.
 	FeedbackScan = 10
 	// FeedbackTerms bounds the expansion terms added to a query.
-	FeedbackTerms = 5
+	FeedbackTerms = 3
 	// FeedbackWeight is the weight of the best expansion term, against 1
 	// for each of the query's own terms; the others weigh in proportion
 	// to their feedback weight.
