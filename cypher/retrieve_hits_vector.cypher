@@ -1,13 +1,14 @@
 // The hits of a retrieval with a query vector (see retrieve_candidates):
-// the best $scan full-text matches of $lucene (none when it is empty) and the $scan nearest
+// the best $scan full-text matches of lucene (the expanded query,
+// retrieve_expansion; none when it is empty) and the $scan nearest
 // embeddings in $vectorIndex, as [node, text score (0 when only the vector
 // matched), cosine similarity (null when the record has no embedding of
 // the query's dimensions)]. Neo4j's cosine similarity is (1 + cos) / 2;
 // 2s - 1 turns it back into the cosine.
-CALL () {
-  CALL () {
+CALL (lucene) {
+  CALL (lucene) {
     // A query of only stop words has no terms: the vector alone searches.
-    WITH $lucene AS lucene
+    WITH lucene
     WHERE lucene <> ''
     CALL db.index.fulltext.queryNodes('memory_terms', lucene, {limit: $scan}) YIELD node, score
     RETURN node, score

@@ -1,11 +1,11 @@
 package membrane
 
 import (
+	"math"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 )
 
 // Query expansion by pseudo-relevance feedback (RM3; docs/retrieval.md,
@@ -75,6 +75,10 @@ type WeightedTerm struct {
 // that hold it, and one that none of them holds changes nothing.
 // Only single words are eligible: not whole identifiers (their words are),
 // not a full-text entry's scope token. Nothing without feedback.
+//
+// Expansion is the definition: the retrieval statement computes the same
+// words in Cypher (cypher/retrieve_expansion.cypher), so that a retrieval
+// is one statement, and TestExpansionStatement holds it to this function.
 func Expansion(terms []string, docs []FeedbackDoc) []WeightedTerm {
 	type used struct {
 		doc FeedbackDoc
@@ -149,46 +153,68 @@ func Expansion(terms []string, docs []FeedbackDoc) []WeightedTerm {
 }
 
 // feedbackTerm reports whether an index term may expand a query: a word of
-// at least minFeedbackRunes letters (marks allowed), so not a whole
-// identifier, a scope token, nor a code with digits (a version, a ticket,
-// a turn's number): a code is specific to the records that carry it, and
-// borrowing it from a match finds records that share it by accident,
-// while a query that names one matches it already.
-func feedbackTerm(t string) bool {
-	return utf8.RuneCountInString(t) >= minFeedbackRunes &&
-		!strings.ContainsFunc(t, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsMark(r) })
-}
+// at least three letters (marks allowed; FeedbackWordPattern), so not a
+// whole identifier, a scope token, nor a code with digits (a version, a
+// ticket, a turn's number): a code is specific to the records that carry
+// it, and borrowing it from a match finds records that share it by
+// accident, while a query that names one matches it already. Shorter
+// stems are mostly the parts of identifiers ("n", "pg", "io").
+func feedbackTerm(t string) bool { return feedbackWord.MatchString(t) }
 
-// minFeedbackRunes is the shortest expansion term: shorter stems are
-// mostly the parts of identifiers ("n", "pg", "io").
-const minFeedbackRunes = 3
+// FeedbackWordPattern is the regular expression a whole term must match
+// to expand a query (feedbackTerm). The retrieval statement tests it with
+// Cypher's =~ (Java's regular expressions), Go with RE2: the two read
+// this pattern alike, letters and marks by Unicode category, counted by
+// code point.
+const FeedbackWordPattern = `[\p{L}\p{M}]{3,}`
+
+var feedbackWord = regexp.MustCompile(`^(?:` + FeedbackWordPattern + `)$`)
 
 // isScopeToken reports whether an index term is a full-text entry's scope
 // token (ScopeToken), which is no word of the record.
 func isScopeToken(t string) bool { return strings.HasPrefix(t, "#") }
 
-// ExpandedLuceneQuery is the full-text query of terms expanded with exp:
-// LuceneQuery(terms) as a required clause and the expansion terms beside
-// it, each boosted by its weight, "+(<terms>) <exp>^<weight>…". A record
-// must match one of the query's own terms; the expansion only re-ranks
-// those records, so it never brings in a record that shares no word with
-// the query (topic drift). Without expansion, or without terms, it is
-// LuceneQuery(terms).
-func ExpandedLuceneQuery(terms []string, exp []WeightedTerm) string {
+// RequiredLucene is LuceneQuery(terms) as a required clause, "+(<terms>)",
+// or "" without terms. Alone it matches and scores as LuceneQuery(terms)
+// (Lucene rewrites a lone required clause to the clause); optional clauses
+// appended to it (ExpandedLuceneQuery) only re-rank its matches.
+func RequiredLucene(terms []string) string {
 	q := LuceneQuery(terms)
 	if q == "" {
 		return ""
 	}
+	return "+(" + q + ")"
+}
+
+// ExpandedLuceneQuery is the full-text query lucene, whose own terms are
+// required (RequiredLucene, or ScopedLucene of LuceneQuery), expanded with
+// exp: each expansion term beside it as an optional clause boosted by its
+// weight (FormatBoost), "<lucene> <exp>^<weight>…". A record must match one
+// of the query's own terms; the expansion only re-ranks those records, so
+// it never brings in a record that shares no word with the query (topic
+// drift). Without expansion, or without a query, it is lucene. The
+// retrieval statement builds the same string (retrieve_expansion.cypher);
+// it escapes nothing, since a word that may expand a query is letters only.
+func ExpandedLuceneQuery(lucene string, exp []WeightedTerm) string {
+	if lucene == "" {
+		return ""
+	}
 	var b strings.Builder
+	b.WriteString(lucene)
 	for _, e := range exp {
 		t := luceneEscaper.Replace(e.Term)
 		if t == "" || !(e.Weight > 0) {
 			continue
 		}
-		b.WriteString(" " + t + "^" + strconv.FormatFloat(e.Weight, 'f', 4, 64))
+		b.WriteString(" " + t + "^" + FormatBoost(e.Weight))
 	}
-	if b.Len() == 0 {
-		return q
-	}
-	return "+(" + q + ")" + b.String()
+	return b.String()
+}
+
+// FormatBoost writes a boost in Lucene's query syntax: four decimals,
+// rounded half up (as Cypher's round, which the retrieval statement
+// formats its boosts with), never an exponent, which the query parser
+// would read as a term.
+func FormatBoost(w float64) string {
+	return strconv.FormatFloat(math.Round(w*1e4)/1e4, 'f', 4, 64)
 }

@@ -96,23 +96,60 @@ func TestExpansion(t *testing.T) {
 func TestExpandedLuceneQuery(t *testing.T) {
 	exp := []membrane.WeightedTerm{{"postgresql", 0.5}, {"cluster", 0.25}}
 	tests := []struct {
-		terms []string
-		exp   []membrane.WeightedTerm
-		want  string
+		lucene string
+		exp    []membrane.WeightedTerm
+		want   string
 	}{
-		{nil, nil, ""},
-		// Nothing to expand without terms: the query matches nothing.
-		{nil, exp, ""},
-		{[]string{"bill", "billing_service"}, nil, "bill billing_service^0.3"},
+		{"", nil, ""},
+		// Nothing to expand without a query: it matches nothing.
+		{"", exp, ""},
+		{"+(bill billing_service^0.3)", nil, "+(bill billing_service^0.3)"},
 		// The query's own terms are required, the expansion re-ranks.
-		{[]string{"databas", "bill"}, exp, "+(databas bill) postgresql^0.5000 cluster^0.2500"},
+		{"+(databas bill)", exp, "+(databas bill) postgresql^0.5000 cluster^0.2500"},
+		{"+(#u)^0 +(databas)", exp[:1], "+(#u)^0 +(databas) postgresql^0.5000"},
 		// Weightless terms are left out; syntax is escaped all the same.
-		{[]string{"a"}, []membrane.WeightedTerm{{"zero", 0}, {"x:y", 0.1}}, `+(a) x\:y^0.1000`},
-		{[]string{"a"}, []membrane.WeightedTerm{{"zero", 0}}, "a"},
+		{"+(a)", []membrane.WeightedTerm{{"zero", 0}, {"x:y", 0.1}}, `+(a) x\:y^0.1000`},
+		{"+(a)", []membrane.WeightedTerm{{"zero", 0}}, "+(a)"},
 	}
 	for _, tt := range tests {
-		if got := membrane.ExpandedLuceneQuery(tt.terms, tt.exp); got != tt.want {
-			t.Errorf("ExpandedLuceneQuery(%q, %v) = %q, want %q", tt.terms, tt.exp, got, tt.want)
+		if got := membrane.ExpandedLuceneQuery(tt.lucene, tt.exp); got != tt.want {
+			t.Errorf("ExpandedLuceneQuery(%q, %v) = %q, want %q", tt.lucene, tt.exp, got, tt.want)
+		}
+	}
+}
+
+func TestRequiredLucene(t *testing.T) {
+	for _, tt := range []struct {
+		terms []string
+		want  string
+	}{
+		{nil, ""},
+		{[]string{"bill", "billing_service"}, "+(bill billing_service^0.3)"},
+	} {
+		if got := membrane.RequiredLucene(tt.terms); got != tt.want {
+			t.Errorf("RequiredLucene(%q) = %q, want %q", tt.terms, got, tt.want)
+		}
+	}
+}
+
+// Boosts are written as the retrieval statement writes them: four
+// decimals, half up, never an exponent (which Lucene's parser would read
+// as a term).
+func TestFormatBoost(t *testing.T) {
+	for _, tt := range []struct {
+		w    float64
+		want string
+	}{
+		{0.5, "0.5000"},
+		{0.5 / 3, "0.1667"},
+		// Exactly half way in binary: half up, where %.4f rounds to even.
+		{0.5 / 16, "0.0313"},
+		{0.00004, "0.0000"},
+		{1e-7, "0.0000"},
+		{1, "1.0000"},
+	} {
+		if got := membrane.FormatBoost(tt.w); got != tt.want {
+			t.Errorf("FormatBoost(%v) = %q, want %q", tt.w, got, tt.want)
 		}
 	}
 }

@@ -26,7 +26,7 @@ const expandedDir = "../../cypher/expanded"
 var fragments = []string{
 	"as_now", "as_of", "effective_salience", "record_filter", "record_state_filter",
 	"records_all", "records_in_scopes", "records_match_all", "records_match_text",
-	"retrieve_hits_blind", "retrieve_hits_browse", "retrieve_hits_text", "retrieve_hits_vector",
+	"retrieve_expansion", "retrieve_hits_blind", "retrieve_hits_browse", "retrieve_hits_text", "retrieve_hits_vector",
 }
 
 var placeholder = regexp.MustCompile(`__[A-Z][A-Z_]*__`)
@@ -211,6 +211,7 @@ var explainValues = map[string]any{
 	// Integers.
 	"batch": int64(100), "budget": int64(10), "candidates": int64(5), "ceiling": int64(1),
 	"edgeLimit": int64(80), "fanout": int64(10), "fanoutScan": int64(100), "level": int64(2),
+	"feedbackDocs": int64(1), "feedbackScan": int64(10), "feedbackTerms": int64(3),
 	"limit": int64(10), "maxIds": int64(100), "maxRefs": int64(1000), "minSteps": int64(2),
 	"nowMs": at.UnixMilli(), "recencyHalfLifeMs": int64(86_400_000), "redacted": int64(1),
 	"rowLimit": int64(100), "scan": int64(100), "seeds": int64(10), "selectLimit": int64(10),
@@ -219,7 +220,7 @@ var explainValues = map[string]any{
 	"buckets": []int64{1, 2}, "counts": []int64{1},
 	// Numbers.
 	"contextAfter": 0.5, "contextBefore": 0.5, "contextNorm": 1.0, "factor": 0.5,
-	"fContext": 0.1, "fDerived": 0.1, "fEntity": 0.1, "fText": 0.4, "fTotal": 1.0, "fVector": 0.4,
+	"feedbackWeight": 0.5, "fContext": 0.1, "fDerived": 0.1, "fEntity": 0.1, "fText": 0.4, "fTotal": 1.0, "fVector": 0.4,
 	"floor": 0.01, "maxSalience": 1.0, "minSalience": 0.0, "secondHop": 0.5,
 	"wConfidence": 0.1, "wRecency": 0.2, "wRelevance": 0.5, "wSalience": 0.2,
 	"vector": []float64{0.1, 0.2, 0.3},
@@ -227,14 +228,14 @@ var explainValues = map[string]any{
 	"allScopes": false, "in": true, "out": true, "includeRetracted": false, "withRecords": true,
 	// Texts.
 	"abandoned": "abandoned", "action": "create", "actor": "actor", "afterId": "id", "afterKey": nil,
-	"blindLucene": nil, "blindQuery": "blindNames:\"0\"", "error": "", "fingerprint": "f",
+	"blindLucene": nil, "blindQuery": "blindNames:\"0\"", "error": "", "feedbackWord": "[a-z]{3,}", "fingerprint": "f",
 	"holder": "holder", "id": "id", "job": "decay", "key": "key", "keyId": "test", "lucene": "terms:x",
 	"name": "name", "operation": "createRecord", "outcome": "ok", "prefix": "p", "query": "terms:x",
 	"recordId": "id", "scope": "scope", "sealed": "sealed", "vectorIndex": "memory_embedding_1536",
 	// Lists of texts.
 	"actions": []string{"create"}, "actors": []string{"actor"}, "blindNames": []string{"0"},
 	"checks": []string{"c"}, "frontier": []string{"id"}, "ids": []string{"id"}, "keyIds": []string{"test"},
-	"keys": []string{"key"}, "layers": []string{"Fact"}, "only": []string{"scope"}, "prefixes": []string{"p"}, "read": []string{"id"},
+	"keys": []string{"key"}, "layers": []string{"Fact"}, "only": []string{"scope"}, "prefixes": []string{"p"}, "queryTerms": []string{"x"}, "read": []string{"id"},
 	"resultIds": []string{"id"}, "scopes": []string{"scope"}, "seen": []string{"id"},
 	"statuses": []string{"active"}, "tags": []string{"tag"}, "terms": []string{"term"},
 	"trustScopes": []string{"scope"}, "types": []string{"Fact"},

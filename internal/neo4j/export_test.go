@@ -1,6 +1,13 @@
 package neo4j
 
-import "context"
+import (
+	"context"
+	"maps"
+
+	"github.com/membrane/membrane/cypher"
+	"github.com/membrane/membrane/internal/membrane"
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+)
 
 // CommitUncertain exposes commitUncertain to the external tests, which
 // classify real driver errors with it.
@@ -94,4 +101,40 @@ func (db *DB) BlindBackfillAs(ctx context.Context, name string, scopes []string)
 // of scopes only, without its bookkeeping (see KeySealedDigestsIn).
 func (db *DB) ObjectTypesIn(ctx context.Context, scopes []string) error {
 	return db.objectTypesIn(ctx, scopes)
+}
+
+// ExpansionOf runs the query expansion of q (retrieve_expansion.cypher)
+// alone, with the parameters the candidates statement gives it, and
+// returns the feedback documents it read (best first) and the full-text
+// query it built.
+func (db *DB) ExpansionOf(ctx context.Context, q membrane.RetrieveQuery) ([]membrane.FeedbackDoc, string, error) {
+	scopes, scoped := membrane.SearchScopes(membrane.TrustFromContext(ctx), q.Scopes)
+	params := gated(ctx, map[string]any{"asOf": timeParam(q.AsOf), "includeRetracted": q.IncludeRetracted, "scopes": nil})
+	maps.Copy(params, expansionParams(q, scopes, scoped))
+	if q.Scopes != nil {
+		params["scopes"] = q.Scopes
+	}
+	type out struct {
+		docs   []membrane.FeedbackDoc
+		lucene string
+	}
+	o, err := read(ctx, db, func(tx neo4j.ManagedTransaction) (out, error) {
+		row, err := single(ctx, tx, cypher.Must("retrieve_expansion")+"\nRETURN read, scores, lucene", params)
+		if err != nil {
+			return out{}, err
+		}
+		read, _ := row.Values[0].([]any)
+		scores, _ := row.Values[1].([]any)
+		var o out
+		for i, d := range read {
+			var terms []string
+			for _, t := range d.([]any) {
+				terms = append(terms, t.(string))
+			}
+			o.docs = append(o.docs, membrane.FeedbackDoc{Terms: terms, Score: scores[i].(float64)})
+		}
+		o.lucene, _ = row.Values[2].(string)
+		return o, nil
+	})
+	return o.docs, o.lucene, err
 }

@@ -223,7 +223,7 @@ func (db *DB) filterParams(ctx context.Context, f membrane.RecordFilter) map[str
 		// scope's matches never count towards the bound.
 		scopes, scoped := membrane.SearchScopes(membrane.TrustFromContext(ctx), nilIfEmpty(f.Scopes))
 		q := membrane.RetrieveQuery{Terms: f.TextTerms}
-		p["lucene"] = textLucene(q.Terms, nil, scopes, scoped)
+		p["lucene"] = textLucene(q.Terms, scopes, scoped)
 		p["blindLucene"] = db.blindLucene(ctx, q, scopes, scoped)
 		p["textMatches"] = int64(membrane.MaxTextMatches)
 		if db.textMatches > 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -30,8 +31,9 @@ var (
 		for _, hits := range []string{"text", "vector", "browse"} {
 			hitsFrag := cypher.Must("retrieve_hits_" + hits)
 			if hits != "browse" {
-				// Sealed records are matched by their blind terms.
-				hitsFrag += "\n" + cypher.Must("retrieve_hits_blind")
+				// The query is expanded in the same statement; sealed
+				// records are matched by their blind terms.
+				hitsFrag = cypher.Must("retrieve_expansion") + "\n" + hitsFrag + "\n" + cypher.Must("retrieve_hits_blind")
 			}
 			for state, frag := range map[string]string{"now": stateNow, "asOf": stateAsOf} {
 				out[hits+"/"+state] = strings.NewReplacer(
@@ -45,19 +47,40 @@ var (
 	retrieveRecordsAsOf = strings.ReplaceAll(cypher.Must("retrieve_records_as_of"), "__AS_OF__", asOfFragment)
 )
 
-// Retrieve ranks records for q in one read transaction, usually of one
-// statement: the candidates with the records of the best (run again,
-// scanning further, when gating left fewer candidates than asked for and
-// the index had more).
+// Retrieve ranks records for q. Most retrievals are one statement (the
+// candidates, with the records of the best), and that statement runs
+// alone as an auto-commit transaction: one Bolt round trip. When its
+// answer is not the whole retrieval (gating left fewer candidates than
+// asked for and the index had more, so the statement must scan further;
+// or ranking picked a record it did not return), the retrieval runs again
+// in a read transaction, whose statements read one snapshot.
 func (db *DB) Retrieve(ctx context.Context, q membrane.RetrieveQuery, threshold float64) (*membrane.Retrieval, error) {
 	now := db.rankingInstant(q)
+	first, err := readOnce(ctx, db, func(tx runner) (attempt, error) {
+		r, whole, err := db.retrieve(ctx, tx, q, threshold, now, true)
+		return attempt{r, whole}, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("retrieve: %w", err)
+	}
+	if first.whole {
+		return first.r, nil
+	}
 	out, err := read(ctx, db, func(tx neo4j.ManagedTransaction) (*membrane.Retrieval, error) {
-		return db.retrieve(ctx, tx, q, threshold, now)
+		r, _, err := db.retrieve(ctx, tx, q, threshold, now, false)
+		return r, err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("retrieve: %w", err)
 	}
 	return out, nil
+}
+
+// attempt is a retrieval's first statement run alone: the retrieval when
+// whole, else nothing (it takes more statements).
+type attempt struct {
+	r     *membrane.Retrieval
+	whole bool
 }
 
 // rankingInstant is when decay and recency are measured: asOf, or now.
@@ -73,13 +96,18 @@ func (db *DB) rankingInstant(q membrane.RetrieveQuery) time.Time {
 
 // retrieve runs a retrieval in tx: the candidates statement, which also
 // returns the records of the best, then (only if ranking in Go picked one
-// it did not return) the missing records.
-func (db *DB) retrieve(ctx context.Context, tx neo4j.ManagedTransaction, q membrane.RetrieveQuery, threshold float64, now time.Time) (*membrane.Retrieval, error) {
-	cands, best, top, err := db.candidates(ctx, tx, q, now)
-	if err != nil {
-		return nil, err
+// it did not return) the missing records. With alone, tx runs one
+// statement only (readOnce): the retrieval is not whole, and nil, when it
+// needs another.
+func (db *DB) retrieve(ctx context.Context, tx runner, q membrane.RetrieveQuery, threshold float64, now time.Time, alone bool) (*membrane.Retrieval, bool, error) {
+	cands, best, top, whole, err := db.candidates(ctx, tx, q, now, alone)
+	if err != nil || !whole {
+		return nil, false, err
 	}
 	r, missing := membrane.Finish(q, cands, best, top, threshold, now)
+	if len(missing) > 0 && alone {
+		return nil, false, nil
+	}
 	if len(missing) > 0 {
 		stmt := cypher.Must("retrieve_records")
 		if q.AsOf != nil {
@@ -87,27 +115,28 @@ func (db *DB) retrieve(ctx context.Context, tx neo4j.ManagedTransaction, q membr
 		}
 		recs, err := db.recordsIn(ctx, tx, stmt, gated(ctx, map[string]any{"ids": missing, "asOf": timeParam(q.AsOf)}), q.AsOf)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		r.Complete(recs, threshold, now)
 	}
-	return r, nil
+	return r, true, nil
 }
 
 // candidates reads the candidates of q, the best text score and the best
-// fused score among them, scanning further (up to maxScan matches) while the index returned as
-// many matches as were asked for but gating and filters left fewer
-// candidates than q.Limit.
-func (db *DB) candidates(ctx context.Context, tx neo4j.ManagedTransaction, q membrane.RetrieveQuery, now time.Time) ([]membrane.Candidate, float64, float64, error) {
+// fused score among them, scanning further (up to maxScan matches) while
+// the index returned as many matches as were asked for but gating and
+// filters left fewer candidates than q.Limit. With alone it runs one
+// statement: the candidates are not whole when it would scan further.
+func (db *DB) candidates(ctx context.Context, tx runner, q membrane.RetrieveQuery, now time.Time, alone bool) (cands []membrane.Candidate, best, top float64, whole bool, err error) {
 	if q.Unmatchable() {
 		// Only stop words: nothing to search for, and no browsing either.
-		return nil, 0, 0, nil
+		return nil, 0, 0, true, nil
 	}
 	scopes, scoped := membrane.SearchScopes(membrane.TrustFromContext(ctx), q.Scopes)
 	if scoped && len(scopes) == 0 {
 		// The scopes filter names none the caller may see: no record
 		// passes the gate, so there is nothing to read.
-		return nil, 0, 0, nil
+		return nil, 0, 0, true, nil
 	}
 	hits := "browse"
 	switch {
@@ -126,12 +155,8 @@ func (db *DB) candidates(ctx context.Context, tx neo4j.ManagedTransaction, q mem
 	for _, t := range membrane.MemoryTypes {
 		layerRank[string(t)] = int64(membrane.LayerIndex(t))
 	}
-	lucene, err := db.expandQuery(ctx, tx, q, scopes, scoped)
-	if err != nil {
-		return nil, 0, 0, err
-	}
 	params := gated(ctx, map[string]any{
-		"lucene": lucene, "layers": stringsOf(q.Layers), "asOf": timeParam(q.AsOf),
+		"layers": stringsOf(q.Layers), "asOf": timeParam(q.AsOf),
 		"includeRetracted": q.IncludeRetracted, "minSalience": q.MinSalience, "nowMs": now.UnixMilli(),
 		"vector": nil, "vectorIndex": nil, "scopes": nil, "tags": nil,
 		"wRelevance": w.Relevance, "wSalience": w.Salience, "wRecency": w.Recency, "wConfidence": w.Confidence,
@@ -142,6 +167,7 @@ func (db *DB) candidates(ctx context.Context, tx neo4j.ManagedTransaction, q mem
 		"fText": f.Text, "fVector": f.Vector, "fContext": f.Context, "fEntity": f.Entity, "fDerived": f.Derived,
 		"fTotal": f.Total(len(q.Vector) > 0),
 	})
+	maps.Copy(params, expansionParams(q, scopes, scoped))
 	if q.Scopes != nil {
 		params["scopes"] = q.Scopes
 	}
@@ -156,14 +182,17 @@ func (db *DB) candidates(ctx context.Context, tx neo4j.ManagedTransaction, q mem
 		params["scan"] = int64(scan)
 		row, err := single(ctx, tx, stmt, params)
 		if err != nil {
-			return nil, 0, 0, err
+			return nil, 0, 0, false, err
 		}
 		raw, _ := row.Values[0].(int64)
 		best, top := float(row.Values[1]), float(row.Values[2])
 		rows, _ := row.Values[3].([]any)
 		if len(rows) >= q.Limit || raw < int64(scan) || scan >= maxScan || hits == "browse" {
 			cands, err := db.candidateRows(ctx, rows, q.AsOf)
-			return cands, best, top, err
+			return cands, best, top, err == nil, err
+		}
+		if alone {
+			return nil, 0, 0, false, nil
 		}
 	}
 }
@@ -202,7 +231,7 @@ func (db *DB) candidateRows(ctx context.Context, rows []any, asOf *time.Time) ([
 
 // recordsIn runs a statement returning one record per row and returns
 // those the request may see, keyed by id.
-func (db *DB) recordsIn(ctx context.Context, tx neo4j.ManagedTransaction, stmt string, params map[string]any, asOf *time.Time) (map[string]*membrane.Record, error) {
+func (db *DB) recordsIn(ctx context.Context, tx runner, stmt string, params map[string]any, asOf *time.Time) (map[string]*membrane.Record, error) {
 	rows, err := collect(ctx, tx, stmt, params)
 	if err != nil {
 		return nil, err
@@ -225,7 +254,7 @@ func (db *DB) RetrieveGraph(ctx context.Context, g membrane.GraphQuery, threshol
 	now := db.rankingInstant(g.Roots)
 	t := membrane.TrustFromContext(ctx)
 	out, err := read(ctx, db, func(tx neo4j.ManagedTransaction) (*membrane.GraphRetrieval, error) {
-		r, err := db.retrieve(ctx, tx, g.Roots, threshold, now)
+		r, _, err := db.retrieve(ctx, tx, g.Roots, threshold, now, false)
 		if err != nil {
 			return nil, err
 		}
@@ -409,53 +438,36 @@ func (db *DB) blindQuery(ctx context.Context, terms []string) any {
 	return strings.Join(toks, " ")
 }
 
-// textLucene is the query of memory_terms for terms and their expansion
-// (membrane.ExpandedLuceneQuery), restricted to the scopes the request
-// searches (membrane.SearchScopes) when scoped, so that the index's best
-// $scan matches are the caller's own. It is unused (and empty) without
-// terms.
-func textLucene(terms []string, exp []membrane.WeightedTerm, scopes []string, scoped bool) string {
-	lucene := membrane.ExpandedLuceneQuery(terms, exp)
-	if lucene == "" || !scoped {
-		return lucene
+// textLucene is the query of memory_terms for terms, required
+// (membrane.RequiredLucene), restricted to the scopes the request searches
+// (membrane.SearchScopes) when scoped, so that the index's best $scan
+// matches are the caller's own. It is unused (and empty) without terms.
+func textLucene(terms []string, scopes []string, scoped bool) string {
+	if !scoped {
+		return membrane.RequiredLucene(terms)
 	}
-	return membrane.ScopedLucene(lucene, scopes)
+	if q := membrane.LuceneQuery(terms); q != "" {
+		return membrane.ScopedLucene(q, scopes)
+	}
+	return ""
 }
 
-// expandQuery returns the full-text query of a retrieval: q's terms
-// expanded with the words of its best match (membrane.Expansion), which
-// one statement reads first (retrieve_feedback.cypher), gated as the
-// candidates are. Without terms there is nothing to expand, and no
-// statement. The query vector is not expanded (tried with the match's
-// embedding and not kept: eval/README.md, "Query expansion").
-func (db *DB) expandQuery(ctx context.Context, tx neo4j.ManagedTransaction, q membrane.RetrieveQuery, scopes []string, scoped bool) (string, error) {
-	lucene := textLucene(q.Terms, nil, scopes, scoped)
-	if lucene == "" {
-		return "", nil
+// expansionParams are the parameters of retrieve_expansion.cypher, which
+// expands q's full-text query with the words of its best match in the
+// candidates statement itself (membrane.Expansion; gated as the candidates
+// are, with the same $scopes, $asOf and $includeRetracted). Without terms
+// $lucene is empty: nothing is read or expanded. The query vector is not
+// expanded (tried with the match's embedding and not kept: eval/README.md,
+// "Query expansion").
+func expansionParams(q membrane.RetrieveQuery, scopes []string, scoped bool) map[string]any {
+	terms := q.Terms
+	if terms == nil {
+		terms = []string{}
 	}
-	params := gated(ctx, map[string]any{
-		"lucene": lucene, "scan": int64(membrane.FeedbackScan),
-		"scopes": nil, "asOf": timeParam(q.AsOf), "includeRetracted": q.IncludeRetracted,
-	})
-	if q.Scopes != nil {
-		params["scopes"] = q.Scopes
+	return map[string]any{
+		"lucene": textLucene(q.Terms, scopes, scoped), "queryTerms": terms,
+		"feedbackScan": int64(membrane.FeedbackScan), "feedbackDocs": int64(membrane.FeedbackDocs),
+		"feedbackTerms": int64(membrane.FeedbackTerms), "feedbackWeight": membrane.FeedbackWeight,
+		"feedbackWord": membrane.FeedbackWordPattern,
 	}
-	row, err := single(ctx, tx, cypher.Must("retrieve_feedback"), params)
-	if err != nil {
-		return "", err
-	}
-	var matches []any
-	if row != nil { // an aggregate always has its row
-		matches, _ = row.Values[0].([]any)
-	}
-	docs := make([]membrane.FeedbackDoc, 0, len(matches))
-	for _, m := range matches {
-		d, _ := m.([]any)
-		if len(d) != 2 {
-			continue
-		}
-		terms, _ := d[0].(string)
-		docs = append(docs, membrane.FeedbackDoc{Terms: strings.Fields(terms), Score: float(d[1])})
-	}
-	return textLucene(q.Terms, membrane.Expansion(q.Terms, docs), scopes, scoped), nil
 }

@@ -1,6 +1,8 @@
 package neo4j_test
 
 import (
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -87,5 +89,178 @@ func TestRetrieveQueryExpansion(t *testing.T) {
 	got := retrieve(t, trustAt(membrane.SensitivityLow, scope))
 	if len(got) != 6 || got[0] != "match" || got[1] != "related" || got[5] != "leak" {
 		t.Errorf("low caller: hits %v, want match, related, the others, leak last", got)
+	}
+}
+
+// The retrieval statement expands a query as membrane.Expansion and
+// membrane.ExpandedLuceneQuery define it: for every query over a scope of
+// records written from a small vocabulary (so that words repeat within
+// and across the best matches: weights, ties and the common-word rule all
+// decide), the full-text query the statement builds is the one Go builds
+// from the documents the statement read.
+func TestExpansionStatement(t *testing.T) {
+	db := neo4jtest.DB(t)
+	scope := neo4jtest.Scope(t)
+	vocab := make([]string, 12)
+	for i := range vocab {
+		vocab[i] = uniqueWord("voc")
+	}
+	// Besides words: a code with digits, a word of two letters and an
+	// identifier, none of which may expand a query.
+	others := []string{"v2", "pq", "snake_case_name"}
+	rng := rand.New(rand.NewPCG(10, 13))
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	var ings []*membrane.Ingested
+	for range 40 {
+		var words []string
+		// Skewed: some words are common, and some repeat in a record.
+		for range 3 + rng.IntN(8) {
+			words = append(words, vocab[rng.IntN(1+rng.IntN(len(vocab)))])
+		}
+		if rng.IntN(3) == 0 {
+			words = append(words, others[rng.IntN(len(others))])
+		}
+		ings = append(ings, scopedFact(t, scope, words[0], strings.Join(words[1:], " "), 0.5, 0.5, now))
+	}
+	ctx := membrane.NewContextWithTrust(t.Context(), membrane.SystemTrust("test"))
+	if _, err := db.CreateRecords(ctx, nil, ings); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.AwaitSearchIndexes(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	// Every word, and every pair: one of a pair may be held by few of the
+	// other's matches (and then must not be lent to its own query).
+	queries := slices.Clone(vocab)
+	for i := range vocab {
+		for j := i + 1; j < len(vocab); j++ {
+			queries = append(queries, vocab[i]+" "+vocab[j])
+		}
+	}
+	var expanded, tied, ruled int
+	boosts := map[string]bool{}
+	for _, text := range queries {
+		q, err := membrane.NewRetrieveQuery(&text, nil, []string{scope}, nil, nil, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs, got, err := db.ExpansionOf(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		exp := membrane.Expansion(q.Terms, docs)
+		plain := membrane.ScopedLucene(membrane.LuceneQuery(q.Terms), []string{scope})
+		if want := membrane.ExpandedLuceneQuery(plain, exp); got != want {
+			t.Errorf("%q: the statement built\n  %s\nGo builds\n  %s\nfrom %v", text, got, want, docs)
+		}
+		if len(exp) > 0 {
+			expanded++
+		}
+		for _, e := range exp {
+			boosts[membrane.FormatBoost(e.Weight)] = true
+		}
+		for i := 1; i < len(exp); i++ {
+			if exp[i].Weight == exp[i-1].Weight {
+				tied++
+				break
+			}
+		}
+		if !slices.Equal(exp, membrane.Expansion(q.Terms, docs[:min(1, len(docs))])) {
+			ruled++ // the other matches read changed what was lent
+		}
+	}
+	t.Logf("%d queries, %d expanded, %d tied, %d ruled, boosts %v", len(queries), expanded, tied, ruled, boosts)
+	// The comparison decides something only if the data exercise it.
+	if expanded < len(queries)/2 || tied == 0 || ruled == 0 {
+		t.Errorf("of %d queries %d expanded, %d with tied words, %d where the other matches changed the words: the fixture no longer exercises the expansion", len(queries), expanded, tied, ruled)
+	}
+}
+
+// A retrieval is one statement, its query expanded in it, sent as one
+// auto-commit round trip: one RUN, no BEGIN, no COMMIT. When gating leaves
+// fewer candidates than asked for while the index had more, the statement
+// must scan further: the retrieval then runs again in a read transaction
+// (one snapshot for its statements) and still finds the caller's records.
+func TestRetrieveOneRoundTrip(t *testing.T) {
+	p := neo4jtest.NewBoltProxy(t)
+	db := p.Open(t)
+	shared := neo4jtest.DB(t)
+	scope := neo4jtest.Scope(t)
+	word, lent := uniqueWord("trip"), uniqueWord("lent")
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	var ings []*membrane.Ingested
+	visible := map[string]bool{}
+	for range 3 {
+		in := scopedFact(t, scope, word, lent, 0.5, 0.5, now)
+		visible[in.Record.ID] = true
+		ings = append(ings, in)
+	}
+	ctx := membrane.NewContextWithTrust(t.Context(), membrane.SystemTrust("test"))
+	if _, err := shared.CreateRecords(ctx, nil, ings); err != nil {
+		t.Fatal(err)
+	}
+	if err := shared.AwaitSearchIndexes(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	type sent struct{ begin, commit, run int }
+	count := func() sent {
+		return sent{p.Sent(neo4jtest.SigBegin), p.Sent(neo4jtest.SigCommit), p.Sent(neo4jtest.SigRun)}
+	}
+	retrieve := func(t *testing.T) ([]string, sent) {
+		t.Helper()
+		q, err := membrane.NewRetrieveQuery(&word, nil, []string{scope}, nil, nil, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := count()
+		r, err := db.Retrieve(membrane.NewContextWithTrust(t.Context(), trustAt(membrane.SensitivityLow, scope)), q, membrane.DefaultSelectionThreshold)
+		if err != nil {
+			t.Fatal(err)
+		}
+		after := count()
+		var ids []string
+		for _, h := range r.Hits {
+			ids = append(ids, h.ID)
+		}
+		return ids, sent{after.begin - before.begin, after.commit - before.commit, after.run - before.run}
+	}
+	check := func(t *testing.T, ids []string) {
+		t.Helper()
+		if len(ids) != len(visible) {
+			t.Fatalf("hits %v, want the %d records the caller sees", ids, len(visible))
+		}
+		for _, id := range ids {
+			if !visible[id] {
+				t.Fatalf("hit %s is not the caller's to see", id)
+			}
+		}
+	}
+
+	ids, s := retrieve(t)
+	check(t, ids)
+	if s != (sent{0, 0, 1}) {
+		t.Errorf("a retrieval sent %d BEGIN, %d COMMIT and %d RUN, want 0, 0 and 1", s.begin, s.commit, s.run)
+	}
+
+	// Better matches the caller may not see in full (one level above:
+	// redacted, no candidates) fill the first scan (100).
+	var hidden []*membrane.Ingested
+	for range 120 {
+		in := scopedFact(t, scope, word+" "+word, word, 0.5, 0.5, now)
+		in.Record.Sensitivity = membrane.SensitivityMedium
+		hidden = append(hidden, in)
+	}
+	if _, err := shared.CreateRecords(ctx, nil, hidden); err != nil {
+		t.Fatal(err)
+	}
+	if err := shared.AwaitSearchIndexes(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	ids, s = retrieve(t)
+	check(t, ids)
+	// The statement alone, then in a transaction the same statement and
+	// the scan further.
+	if s != (sent{1, 1, 3}) {
+		t.Errorf("a retrieval that scans further sent %d BEGIN, %d COMMIT and %d RUN, want 1, 1 and 3", s.begin, s.commit, s.run)
 	}
 }
