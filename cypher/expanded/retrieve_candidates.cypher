@@ -533,8 +533,10 @@ RETURN raw, best, top, rows;
 // stays one statement. It binds lucene for the hits fragments, and read
 // and scores (what it read) for that test.
 //
-// $lucene is the query's own terms, required (membrane.RequiredLucene, or
-// ScopedLucene), or '' without terms: then nothing is read or expanded.
+// $lucene is the query's own terms (membrane.LuceneQuery, in ScopedLucene
+// when the request is scoped), or '' without terms: then nothing is read
+// or expanded. The expanded query is $luceneHead, the lent words and
+// $luceneTail: membrane.ExpandedLuceneQuery, in ScopedLucene when scoped.
 // The feedback documents are its best $feedbackScan matches the caller
 // sees in full, in the scopes asked for, that existed at $asOf and that
 // may be hits (not retracted or superseded unless asked for): a record the
@@ -575,8 +577,8 @@ CALL (read, scores) {
 // $feedbackWeight times its weight over the heaviest's, written as
 // membrane.FormatBoost writes it (four decimals, half up).
 WITH read, scores, lent, [e IN lent | toInteger(round($feedbackWeight * e[1] / lent[0][1] * 10000))] AS boosts
-WITH read, scores, $lucene + reduce(s = '', i IN range(0, size(lent) - 1) |
-    s + ' ' + lent[i][0] + '^' + toString(boosts[i] / 10000) + '.' + substring(toString(10000 + boosts[i] % 10000), 1)) AS lucene
+WITH read, scores, CASE WHEN $lucene = '' THEN '' ELSE $luceneHead + reduce(s = '', i IN range(0, size(lent) - 1) |
+    s + ' ' + lent[i][0] + '^' + toString(boosts[i] / 10000) + '.' + substring(toString(10000 + boosts[i] % 10000), 1)) + $luceneTail END AS lucene
 // The hits of a full-text retrieval (see retrieve_candidates): the best
 // $scan matches of lucene (the expanded query, retrieve_expansion) in
 // memory_terms, as [node, score, null].
@@ -856,8 +858,10 @@ RETURN raw, best, top, rows;
 // stays one statement. It binds lucene for the hits fragments, and read
 // and scores (what it read) for that test.
 //
-// $lucene is the query's own terms, required (membrane.RequiredLucene, or
-// ScopedLucene), or '' without terms: then nothing is read or expanded.
+// $lucene is the query's own terms (membrane.LuceneQuery, in ScopedLucene
+// when the request is scoped), or '' without terms: then nothing is read
+// or expanded. The expanded query is $luceneHead, the lent words and
+// $luceneTail: membrane.ExpandedLuceneQuery, in ScopedLucene when scoped.
 // The feedback documents are its best $feedbackScan matches the caller
 // sees in full, in the scopes asked for, that existed at $asOf and that
 // may be hits (not retracted or superseded unless asked for): a record the
@@ -898,8 +902,8 @@ CALL (read, scores) {
 // $feedbackWeight times its weight over the heaviest's, written as
 // membrane.FormatBoost writes it (four decimals, half up).
 WITH read, scores, lent, [e IN lent | toInteger(round($feedbackWeight * e[1] / lent[0][1] * 10000))] AS boosts
-WITH read, scores, $lucene + reduce(s = '', i IN range(0, size(lent) - 1) |
-    s + ' ' + lent[i][0] + '^' + toString(boosts[i] / 10000) + '.' + substring(toString(10000 + boosts[i] % 10000), 1)) AS lucene
+WITH read, scores, CASE WHEN $lucene = '' THEN '' ELSE $luceneHead + reduce(s = '', i IN range(0, size(lent) - 1) |
+    s + ' ' + lent[i][0] + '^' + toString(boosts[i] / 10000) + '.' + substring(toString(10000 + boosts[i] % 10000), 1)) + $luceneTail END AS lucene
 // The hits of a full-text retrieval (see retrieve_candidates): the best
 // $scan matches of lucene (the expanded query, retrieve_expansion) in
 // memory_terms, as [node, score, null].
@@ -1120,8 +1124,10 @@ RETURN raw, best, top, rows;
 // stays one statement. It binds lucene for the hits fragments, and read
 // and scores (what it read) for that test.
 //
-// $lucene is the query's own terms, required (membrane.RequiredLucene, or
-// ScopedLucene), or '' without terms: then nothing is read or expanded.
+// $lucene is the query's own terms (membrane.LuceneQuery, in ScopedLucene
+// when the request is scoped), or '' without terms: then nothing is read
+// or expanded. The expanded query is $luceneHead, the lent words and
+// $luceneTail: membrane.ExpandedLuceneQuery, in ScopedLucene when scoped.
 // The feedback documents are its best $feedbackScan matches the caller
 // sees in full, in the scopes asked for, that existed at $asOf and that
 // may be hits (not retracted or superseded unless asked for): a record the
@@ -1162,8 +1168,8 @@ CALL (read, scores) {
 // $feedbackWeight times its weight over the heaviest's, written as
 // membrane.FormatBoost writes it (four decimals, half up).
 WITH read, scores, lent, [e IN lent | toInteger(round($feedbackWeight * e[1] / lent[0][1] * 10000))] AS boosts
-WITH read, scores, $lucene + reduce(s = '', i IN range(0, size(lent) - 1) |
-    s + ' ' + lent[i][0] + '^' + toString(boosts[i] / 10000) + '.' + substring(toString(10000 + boosts[i] % 10000), 1)) AS lucene
+WITH read, scores, CASE WHEN $lucene = '' THEN '' ELSE $luceneHead + reduce(s = '', i IN range(0, size(lent) - 1) |
+    s + ' ' + lent[i][0] + '^' + toString(boosts[i] / 10000) + '.' + substring(toString(10000 + boosts[i] % 10000), 1)) + $luceneTail END AS lucene
 // The hits of a retrieval with a query vector (see retrieve_candidates):
 // the best $scan full-text matches of lucene (the expanded query,
 // retrieve_expansion; none when it is empty) and the $scan nearest
@@ -1461,8 +1467,10 @@ RETURN raw, best, top, rows;
 // stays one statement. It binds lucene for the hits fragments, and read
 // and scores (what it read) for that test.
 //
-// $lucene is the query's own terms, required (membrane.RequiredLucene, or
-// ScopedLucene), or '' without terms: then nothing is read or expanded.
+// $lucene is the query's own terms (membrane.LuceneQuery, in ScopedLucene
+// when the request is scoped), or '' without terms: then nothing is read
+// or expanded. The expanded query is $luceneHead, the lent words and
+// $luceneTail: membrane.ExpandedLuceneQuery, in ScopedLucene when scoped.
 // The feedback documents are its best $feedbackScan matches the caller
 // sees in full, in the scopes asked for, that existed at $asOf and that
 // may be hits (not retracted or superseded unless asked for): a record the
@@ -1503,8 +1511,8 @@ CALL (read, scores) {
 // $feedbackWeight times its weight over the heaviest's, written as
 // membrane.FormatBoost writes it (four decimals, half up).
 WITH read, scores, lent, [e IN lent | toInteger(round($feedbackWeight * e[1] / lent[0][1] * 10000))] AS boosts
-WITH read, scores, $lucene + reduce(s = '', i IN range(0, size(lent) - 1) |
-    s + ' ' + lent[i][0] + '^' + toString(boosts[i] / 10000) + '.' + substring(toString(10000 + boosts[i] % 10000), 1)) AS lucene
+WITH read, scores, CASE WHEN $lucene = '' THEN '' ELSE $luceneHead + reduce(s = '', i IN range(0, size(lent) - 1) |
+    s + ' ' + lent[i][0] + '^' + toString(boosts[i] / 10000) + '.' + substring(toString(10000 + boosts[i] % 10000), 1)) + $luceneTail END AS lucene
 // The hits of a retrieval with a query vector (see retrieve_candidates):
 // the best $scan full-text matches of lucene (the expanded query,
 // retrieve_expansion; none when it is empty) and the $scan nearest

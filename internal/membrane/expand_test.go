@@ -96,24 +96,23 @@ func TestExpansion(t *testing.T) {
 func TestExpandedLuceneQuery(t *testing.T) {
 	exp := []membrane.WeightedTerm{{"postgresql", 0.5}, {"cluster", 0.25}}
 	tests := []struct {
-		lucene string
-		exp    []membrane.WeightedTerm
-		want   string
+		terms []string
+		exp   []membrane.WeightedTerm
+		want  string
 	}{
-		{"", nil, ""},
-		// Nothing to expand without a query: it matches nothing.
-		{"", exp, ""},
-		{"+(bill billing_service^0.3)", nil, "+(bill billing_service^0.3)"},
+		{nil, nil, ""},
+		// Nothing to expand without terms: the query matches nothing.
+		{nil, exp, ""},
+		{[]string{"bill", "billing_service"}, nil, "+(bill billing_service^0.3)"},
 		// The query's own terms are required, the expansion re-ranks.
-		{"+(databas bill)", exp, "+(databas bill) postgresql^0.5000 cluster^0.2500"},
-		{"+(#u)^0 +(databas)", exp[:1], "+(#u)^0 +(databas) postgresql^0.5000"},
+		{[]string{"databas", "bill"}, exp, "+(databas bill) postgresql^0.5000 cluster^0.2500"},
 		// Weightless terms are left out; syntax is escaped all the same.
-		{"+(a)", []membrane.WeightedTerm{{"zero", 0}, {"x:y", 0.1}}, `+(a) x\:y^0.1000`},
-		{"+(a)", []membrane.WeightedTerm{{"zero", 0}}, "+(a)"},
+		{[]string{"a"}, []membrane.WeightedTerm{{"zero", 0}, {"x:y", 0.1}}, `+(a) x\:y^0.1000`},
+		{[]string{"a"}, []membrane.WeightedTerm{{"zero", 0}}, "+(a)"},
 	}
 	for _, tt := range tests {
-		if got := membrane.ExpandedLuceneQuery(tt.lucene, tt.exp); got != tt.want {
-			t.Errorf("ExpandedLuceneQuery(%q, %v) = %q, want %q", tt.lucene, tt.exp, got, tt.want)
+		if got := membrane.ExpandedLuceneQuery(tt.terms, tt.exp); got != tt.want {
+			t.Errorf("ExpandedLuceneQuery(%q, %v) = %q, want %q", tt.terms, tt.exp, got, tt.want)
 		}
 	}
 }

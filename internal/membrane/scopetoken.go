@@ -72,9 +72,17 @@ func SearchScopes(t Trust, filter []string) (scopes []string, ok bool) {
 // every scope before the gate filtered them, and another tenant's better
 // matches would crowd a caller's own records out of the candidates.
 func ScopedLucene(q string, scopes []string) string {
+	before, after := ScopedLuceneAround(scopes)
+	return before + q + after
+}
+
+// ScopedLuceneAround is what ScopedLucene writes before and after its
+// query, for a statement that builds the query itself (the retrieval's
+// expansion, retrieve_expansion.cypher).
+func ScopedLuceneAround(scopes []string) (before, after string) {
 	toks := make([]string, len(scopes))
 	for i, s := range scopes {
 		toks[i] = ScopeToken(s)
 	}
-	return "+(" + strings.Join(toks, " ") + ")^0 +(" + q + ")"
+	return "+(" + strings.Join(toks, " ") + ")^0 +(", ")"
 }

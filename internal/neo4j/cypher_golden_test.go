@@ -229,7 +229,7 @@ var explainValues = map[string]any{
 	// Texts.
 	"abandoned": "abandoned", "action": "create", "actor": "actor", "afterId": "id", "afterKey": nil,
 	"blindLucene": nil, "blindQuery": "blindNames:\"0\"", "error": "", "feedbackWord": "[a-z]{3,}", "fingerprint": "f",
-	"holder": "holder", "id": "id", "job": "decay", "key": "key", "keyId": "test", "lucene": "terms:x",
+	"holder": "holder", "id": "id", "job": "decay", "key": "key", "keyId": "test", "lucene": "terms:x", "luceneHead": "+(x)", "luceneTail": "",
 	"name": "name", "operation": "createRecord", "outcome": "ok", "prefix": "p", "query": "terms:x",
 	"recordId": "id", "scope": "scope", "sealed": "sealed", "vectorIndex": "memory_embedding_1536",
 	// Lists of texts.

@@ -455,17 +455,25 @@ func textLucene(terms []string, scopes []string, scoped bool) string {
 // expansionParams are the parameters of retrieve_expansion.cypher, which
 // expands q's full-text query with the words of its best match in the
 // candidates statement itself (membrane.Expansion; gated as the candidates
-// are, with the same $scopes, $asOf and $includeRetracted). Without terms
-// $lucene is empty: nothing is read or expanded. The query vector is not
-// expanded (tried with the match's embedding and not kept: eval/README.md,
-// "Query expansion").
+// are, with the same $scopes, $asOf and $includeRetracted): $lucene, the
+// query's own terms (textLucene), which the feedback reads, and the
+// expanded query's text before and after the lent words,
+// membrane.ExpandedLuceneQuery (inside ScopedLucene when scoped). Without
+// terms $lucene is empty: nothing is read or expanded. The query vector is
+// not expanded (tried with the match's embedding and not kept:
+// eval/README.md, "Query expansion").
 func expansionParams(q membrane.RetrieveQuery, scopes []string, scoped bool) map[string]any {
 	terms := q.Terms
 	if terms == nil {
 		terms = []string{}
 	}
+	head, tail := membrane.RequiredLucene(q.Terms), ""
+	if scoped && head != "" {
+		before, after := membrane.ScopedLuceneAround(scopes)
+		head, tail = before+head, after
+	}
 	return map[string]any{
-		"lucene": textLucene(q.Terms, scopes, scoped), "queryTerms": terms,
+		"lucene": textLucene(q.Terms, scopes, scoped), "luceneHead": head, "luceneTail": tail, "queryTerms": terms,
 		"feedbackScan": int64(membrane.FeedbackScan), "feedbackDocs": int64(membrane.FeedbackDocs),
 		"feedbackTerms": int64(membrane.FeedbackTerms), "feedbackWeight": membrane.FeedbackWeight,
 		"feedbackWord": membrane.FeedbackWordPattern,

@@ -149,8 +149,7 @@ func TestExpansionStatement(t *testing.T) {
 			t.Fatal(err)
 		}
 		exp := membrane.Expansion(q.Terms, docs)
-		plain := membrane.ScopedLucene(membrane.LuceneQuery(q.Terms), []string{scope})
-		if want := membrane.ExpandedLuceneQuery(plain, exp); got != want {
+		if want := membrane.ScopedLucene(membrane.ExpandedLuceneQuery(q.Terms, exp), []string{scope}); got != want {
 			t.Errorf("%q: the statement built\n  %s\nGo builds\n  %s\nfrom %v", text, got, want, docs)
 		}
 		if len(exp) > 0 {
