@@ -13,14 +13,15 @@
 // may be hits (not retracted or superseded unless asked for): a record the
 // caller may not see lends no word to its query, as it is no seed of the
 // graph signals (retrieve_candidates). Each is read as its full-text
-// entry's terms (scope token first), with its score.
+// entry's first $feedbackDocTerms terms (scope token first), with its
+// score: the lent words' cost is per term read.
 CALL () {
   UNWIND CASE WHEN $lucene = '' THEN [] ELSE [$lucene] END AS q
   CALL db.index.fulltext.queryNodes('memory_terms', q, {limit: $feedbackScan}) YIELD node AS x, score
   WHERE x.sensitivityLevel <= $ceiling AND ($allScopes OR x.scope = '' OR x.scope IN $trustScopes)
     AND ($scopes IS NULL OR x.scope IN $scopes) AND ($asOf IS NULL OR x.createdAt <= $asOf)
     AND ($includeRetracted OR NOT x.status IN ['retracted', 'superseded'])
-  RETURN collect([t IN split(coalesce(x.searchTerms, ''), ' ') WHERE t <> '']) AS read, collect(score) AS scores
+  RETURN collect([t IN split(coalesce(x.searchTerms, ''), ' ')[0..$feedbackDocTerms] WHERE t <> '']) AS read, collect(score) AS scores
 }
 // The lent words: of the first $feedbackDocs documents with a positive
 // score and a term besides the scope token (used), each term weighs

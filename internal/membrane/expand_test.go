@@ -70,6 +70,15 @@ func TestExpansion(t *testing.T) {
 			want: []membrane.WeightedTerm{{"reindex", w}, {"consum", w}, {"full", w}, {"corrupt", w}, {"curl", w}}[:membrane.FeedbackTerms],
 		},
 		{
+			// Only a document's first FeedbackDocTerms terms are read: a
+			// word repeated after them weighs nothing.
+			name:  "a long document's beginning",
+			terms: []string{"q"},
+			docs: []membrane.FeedbackDoc{doc(1, "#u alpha "+strings.Repeat("beta ", membrane.FeedbackDocTerms-2)+
+				strings.Repeat("gamma ", 2*membrane.FeedbackDocTerms))},
+			want: []membrane.WeightedTerm{{"beta", w}, {"alpha", w / float64(membrane.FeedbackDocTerms-2)}},
+		},
+		{
 			// A match without score or terms lends nothing; only the
 			// first (FeedbackDocs) of the others does.
 			name:  "documents used",

@@ -211,7 +211,7 @@ var explainValues = map[string]any{
 	// Integers.
 	"batch": int64(100), "budget": int64(10), "candidates": int64(5), "ceiling": int64(1),
 	"edgeLimit": int64(80), "fanout": int64(10), "fanoutScan": int64(100), "level": int64(2),
-	"feedbackDocs": int64(1), "feedbackScan": int64(10), "feedbackTerms": int64(3),
+	"feedbackDocs": int64(1), "feedbackDocTerms": int64(500), "feedbackScan": int64(10), "feedbackTerms": int64(3),
 	"limit": int64(10), "maxIds": int64(100), "maxRefs": int64(1000), "minSteps": int64(2),
 	"nowMs": at.UnixMilli(), "recencyHalfLifeMs": int64(86_400_000), "redacted": int64(1),
 	"rowLimit": int64(100), "scan": int64(100), "seeds": int64(10), "selectLimit": int64(10),

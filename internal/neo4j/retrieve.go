@@ -438,18 +438,16 @@ func (db *DB) blindQuery(ctx context.Context, terms []string) any {
 	return strings.Join(toks, " ")
 }
 
-// textLucene is the query of memory_terms for terms, required
-// (membrane.RequiredLucene), restricted to the scopes the request searches
+// textLucene is the query of memory_terms for terms
+// (membrane.LuceneQuery), restricted to the scopes the request searches
 // (membrane.SearchScopes) when scoped, so that the index's best $scan
 // matches are the caller's own. It is unused (and empty) without terms.
 func textLucene(terms []string, scopes []string, scoped bool) string {
-	if !scoped {
-		return membrane.RequiredLucene(terms)
+	q := membrane.LuceneQuery(terms)
+	if q == "" || !scoped {
+		return q
 	}
-	if q := membrane.LuceneQuery(terms); q != "" {
-		return membrane.ScopedLucene(q, scopes)
-	}
-	return ""
+	return membrane.ScopedLucene(q, scopes)
 }
 
 // expansionParams are the parameters of retrieve_expansion.cypher, which
@@ -474,7 +472,7 @@ func expansionParams(q membrane.RetrieveQuery, scopes []string, scoped bool) map
 	}
 	return map[string]any{
 		"lucene": textLucene(q.Terms, scopes, scoped), "luceneHead": head, "luceneTail": tail, "queryTerms": terms,
-		"feedbackScan": int64(membrane.FeedbackScan), "feedbackDocs": int64(membrane.FeedbackDocs),
+		"feedbackScan": int64(membrane.FeedbackScan), "feedbackDocs": int64(membrane.FeedbackDocs), "feedbackDocTerms": int64(membrane.FeedbackDocTerms),
 		"feedbackTerms": int64(membrane.FeedbackTerms), "feedbackWeight": membrane.FeedbackWeight,
 		"feedbackWord": membrane.FeedbackWordPattern,
 	}

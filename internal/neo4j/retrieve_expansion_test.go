@@ -122,6 +122,9 @@ func TestExpansionStatement(t *testing.T) {
 		}
 		ings = append(ings, scopedFact(t, scope, words[0], strings.Join(words[1:], " "), 0.5, 0.5, now))
 	}
+	// A long record: the statement reads its first FeedbackDocTerms terms.
+	long := strings.Repeat(vocab[0]+" "+vocab[1]+" ", membrane.FeedbackDocTerms) + vocab[2]
+	ings = append(ings, scopedFact(t, scope, vocab[0], long, 0.5, 0.5, now))
 	ctx := membrane.NewContextWithTrust(t.Context(), membrane.SystemTrust("test"))
 	if _, err := db.CreateRecords(ctx, nil, ings); err != nil {
 		t.Fatal(err)
@@ -147,6 +150,11 @@ func TestExpansionStatement(t *testing.T) {
 		docs, got, err := db.ExpansionOf(ctx, q)
 		if err != nil {
 			t.Fatal(err)
+		}
+		for _, d := range docs {
+			if len(d.Terms) > membrane.FeedbackDocTerms {
+				t.Fatalf("%q: the statement read %d terms of a document, at most %d", text, len(d.Terms), membrane.FeedbackDocTerms)
+			}
 		}
 		exp := membrane.Expansion(q.Terms, docs)
 		if want := membrane.ScopedLucene(membrane.ExpandedLuceneQuery(q.Terms, exp), []string{scope}); got != want {
