@@ -630,8 +630,9 @@ type GraphRetrieval struct {
 	Truncated bool
 }
 
-// RetrievalStore retrieves. Each call is one read transaction of a
-// bounded number of statements; gating happens in Cypher.
+// RetrievalStore retrieves. Each call reads one snapshot with a bounded
+// number of statements (a retrieval is mostly one); gating happens in
+// Cypher.
 type RetrievalStore interface {
 	// Retrieve ranks records for q with the request's trust.
 	Retrieve(ctx context.Context, q RetrieveQuery, threshold float64) (*Retrieval, error)
