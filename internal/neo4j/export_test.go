@@ -2,7 +2,6 @@ package neo4j
 
 import (
 	"context"
-	"maps"
 
 	"github.com/membrane/membrane/cypher"
 	"github.com/membrane/membrane/internal/membrane"
@@ -109,11 +108,7 @@ func (db *DB) ObjectTypesIn(ctx context.Context, scopes []string) error {
 // query it built.
 func (db *DB) ExpansionOf(ctx context.Context, q membrane.RetrieveQuery) ([]membrane.FeedbackDoc, string, error) {
 	scopes, scoped := membrane.SearchScopes(membrane.TrustFromContext(ctx), q.Scopes)
-	params := gated(ctx, map[string]any{"asOf": timeParam(q.AsOf), "includeRetracted": q.IncludeRetracted, "scopes": nil})
-	maps.Copy(params, expansionParams(q, scopes, scoped))
-	if q.Scopes != nil {
-		params["scopes"] = q.Scopes
-	}
+	params := gated(ctx, expansionParams(q, scopes, scoped))
 	type out struct {
 		docs   []membrane.FeedbackDoc
 		lucene string

@@ -156,9 +156,8 @@ func (db *DB) candidates(ctx context.Context, tx runner, q membrane.RetrieveQuer
 		layerRank[string(t)] = int64(membrane.LayerIndex(t))
 	}
 	params := gated(ctx, map[string]any{
-		"layers": stringsOf(q.Layers), "asOf": timeParam(q.AsOf),
-		"includeRetracted": q.IncludeRetracted, "minSalience": q.MinSalience, "nowMs": now.UnixMilli(),
-		"vector": nil, "vectorIndex": nil, "scopes": nil, "tags": nil,
+		"layers": stringsOf(q.Layers), "minSalience": q.MinSalience, "nowMs": now.UnixMilli(),
+		"vector": nil, "vectorIndex": nil, "tags": nil,
 		"wRelevance": w.Relevance, "wSalience": w.Salience, "wRecency": w.Recency, "wConfidence": w.Confidence,
 		"recencyHalfLifeMs": float64(membrane.RecencyHalfLife.Milliseconds()),
 		"layerRank":         layerRank, "limit": int64(q.Limit), "selectLimit": int64(membrane.MaxSelectionCandidates),
@@ -168,9 +167,6 @@ func (db *DB) candidates(ctx context.Context, tx runner, q membrane.RetrieveQuer
 		"fTotal": f.Total(len(q.Vector) > 0),
 	})
 	maps.Copy(params, expansionParams(q, scopes, scoped))
-	if q.Scopes != nil {
-		params["scopes"] = q.Scopes
-	}
 	params["blindLucene"] = db.blindLucene(ctx, q, scopes, scoped)
 	if len(q.Tags) > 0 {
 		params["tags"] = q.Tags
@@ -452,8 +448,9 @@ func textLucene(terms []string, scopes []string, scoped bool) string {
 
 // expansionParams are the parameters of retrieve_expansion.cypher, which
 // expands q's full-text query with the words of its best match in the
-// candidates statement itself (membrane.Expansion; gated as the candidates
-// are, with the same $scopes, $asOf and $includeRetracted): $lucene, the
+// candidates statement itself (membrane.Expansion): the request's filters
+// it shares with the candidates ($scopes, $asOf, $includeRetracted; its
+// gate is theirs, with gated's trust parameters), $lucene, the
 // query's own terms (textLucene), which the feedback reads, and the
 // expanded query's text before and after the lent words,
 // membrane.ExpandedLuceneQuery (inside ScopedLucene when scoped). Without
@@ -465,12 +462,17 @@ func expansionParams(q membrane.RetrieveQuery, scopes []string, scoped bool) map
 	if terms == nil {
 		terms = []string{}
 	}
+	var filter any // no scopes filter: null, not an empty list
+	if q.Scopes != nil {
+		filter = q.Scopes
+	}
 	head, tail := membrane.RequiredLucene(q.Terms), ""
 	if scoped && head != "" {
 		before, after := membrane.ScopedLuceneAround(scopes)
 		head, tail = before+head, after
 	}
 	return map[string]any{
+		"scopes": filter, "asOf": timeParam(q.AsOf), "includeRetracted": q.IncludeRetracted,
 		"lucene": textLucene(q.Terms, scopes, scoped), "luceneHead": head, "luceneTail": tail, "queryTerms": terms,
 		"feedbackScan": int64(membrane.FeedbackScan), "feedbackDocs": int64(membrane.FeedbackDocs), "feedbackDocTerms": int64(membrane.FeedbackDocTerms),
 		"feedbackTerms": int64(membrane.FeedbackTerms), "feedbackWeight": membrane.FeedbackWeight,
