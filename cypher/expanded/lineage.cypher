@@ -5,20 +5,46 @@
 // ---- variant: direction=both maxDepth=100 state=asOf
 // Lineage of one record: every record reachable over edges of $types in
 // the direction -[r:$any($types)]- within 100 hops, each with its depth
-// (shortest distance), and the edges among them. -[r:$any($types)]- and
+// (shortest distance), and the edges among them. -[r:$any($types)]-, -[*1..100]- and
 // 100 come from a fixed set of arrows and a validated integer.
-// Trust gate: the traversal only expands from records seen in full (a),
-// may reach records seen redacted (x), and never reaches invisible ones, so
-// it cannot reveal their ids, edges or predicates.
+// Trust gate: the traversal only expands from records seen in full, may
+// reach records seen redacted, and never reaches invisible ones, so it
+// cannot reveal their ids, edges or predicates.
 MATCH (root:Memory {id: $id})
 WHERE ($asOf IS NULL OR root.createdAt <= $asOf)
   AND root.sensitivityLevel <= $ceiling + 1 AND ($allScopes OR root.scope = '' OR root.scope IN $trustScopes)
+// The records seen in full that a walk through records seen in full
+// reaches, root included in the walk (so a redacted root reaches nothing).
+// Every node and relationship predicate holds for the whole path, so the
+// planner walks breadth first and keeps each record once, at its shortest
+// distance (VarLengthExpand(Pruning,BFS)): linear in what is reached. A
+// shortest-path search (ANY SHORTEST over a quantified pattern) gave the
+// same answer at about twice the cost (docs/BENCHMARKS.md, "A lineage of
+// 100").
 CALL (root) {
-  MATCH p = ANY SHORTEST (root)((a)-[r:$any($types)]-(x:Memory)
-      WHERE ($asOf IS NULL OR (r.createdAt <= $asOf AND x.createdAt <= $asOf))
-        AND a.sensitivityLevel <= $ceiling AND ($allScopes OR a.scope = '' OR a.scope IN $trustScopes)
-        AND x.sensitivityLevel <= $ceiling + 1 AND ($allScopes OR x.scope = '' OR x.scope IN $trustScopes)){1,100}(n:Memory)
-  WITH n, length(p) AS depth
+  MATCH p = (root)-[*1..100]-(n:Memory)
+  WHERE n <> root
+    AND all(r IN relationships(p) WHERE type(r) IN $types AND ($asOf IS NULL OR r.createdAt <= $asOf))
+    AND all(x IN nodes(p) WHERE x:Memory AND x.sensitivityLevel <= $ceiling
+      AND ($allScopes OR x.scope = '' OR x.scope IN $trustScopes) AND ($asOf IS NULL OR x.createdAt <= $asOf))
+  WITH n, min(length(p)) AS depth
+  RETURN collect({n: n, depth: depth}) AS walked
+}
+// The records seen redacted one hop past a record seen in full (root, if
+// seen in full, at depth 0): shown, never expanded.
+CALL (root, walked) {
+  UNWIND [f IN walked WHERE f.depth < 100]
+    + CASE WHEN root.sensitivityLevel <= $ceiling THEN [{n: root, depth: 0}] ELSE [] END AS f
+  WITH f.n AS a, f.depth AS d
+  MATCH (a)-[r:$any($types)]-(x:Memory)
+  WHERE x.sensitivityLevel = $ceiling + 1 AND ($allScopes OR x.scope = '' OR x.scope IN $trustScopes)
+    AND ($asOf IS NULL OR (r.createdAt <= $asOf AND x.createdAt <= $asOf))
+  WITH x, min(d) + 1 AS depth
+  RETURN collect({n: x, depth: depth}) AS redacted
+}
+CALL (walked, redacted) {
+  UNWIND walked + redacted AS f
+  WITH f.n AS n, f.depth AS depth
   ORDER BY depth, n.id
   LIMIT $limit
   RETURN collect({m: n, depth: depth}) AS found
@@ -104,20 +130,46 @@ RETURN collect({node: v, depth: depth}) AS nodes, edges;
 // ---- variant: direction=both maxDepth=100 state=now
 // Lineage of one record: every record reachable over edges of $types in
 // the direction -[r:$any($types)]- within 100 hops, each with its depth
-// (shortest distance), and the edges among them. -[r:$any($types)]- and
+// (shortest distance), and the edges among them. -[r:$any($types)]-, -[*1..100]- and
 // 100 come from a fixed set of arrows and a validated integer.
-// Trust gate: the traversal only expands from records seen in full (a),
-// may reach records seen redacted (x), and never reaches invisible ones, so
-// it cannot reveal their ids, edges or predicates.
+// Trust gate: the traversal only expands from records seen in full, may
+// reach records seen redacted, and never reaches invisible ones, so it
+// cannot reveal their ids, edges or predicates.
 MATCH (root:Memory {id: $id})
 WHERE ($asOf IS NULL OR root.createdAt <= $asOf)
   AND root.sensitivityLevel <= $ceiling + 1 AND ($allScopes OR root.scope = '' OR root.scope IN $trustScopes)
+// The records seen in full that a walk through records seen in full
+// reaches, root included in the walk (so a redacted root reaches nothing).
+// Every node and relationship predicate holds for the whole path, so the
+// planner walks breadth first and keeps each record once, at its shortest
+// distance (VarLengthExpand(Pruning,BFS)): linear in what is reached. A
+// shortest-path search (ANY SHORTEST over a quantified pattern) gave the
+// same answer at about twice the cost (docs/BENCHMARKS.md, "A lineage of
+// 100").
 CALL (root) {
-  MATCH p = ANY SHORTEST (root)((a)-[r:$any($types)]-(x:Memory)
-      WHERE ($asOf IS NULL OR (r.createdAt <= $asOf AND x.createdAt <= $asOf))
-        AND a.sensitivityLevel <= $ceiling AND ($allScopes OR a.scope = '' OR a.scope IN $trustScopes)
-        AND x.sensitivityLevel <= $ceiling + 1 AND ($allScopes OR x.scope = '' OR x.scope IN $trustScopes)){1,100}(n:Memory)
-  WITH n, length(p) AS depth
+  MATCH p = (root)-[*1..100]-(n:Memory)
+  WHERE n <> root
+    AND all(r IN relationships(p) WHERE type(r) IN $types AND ($asOf IS NULL OR r.createdAt <= $asOf))
+    AND all(x IN nodes(p) WHERE x:Memory AND x.sensitivityLevel <= $ceiling
+      AND ($allScopes OR x.scope = '' OR x.scope IN $trustScopes) AND ($asOf IS NULL OR x.createdAt <= $asOf))
+  WITH n, min(length(p)) AS depth
+  RETURN collect({n: n, depth: depth}) AS walked
+}
+// The records seen redacted one hop past a record seen in full (root, if
+// seen in full, at depth 0): shown, never expanded.
+CALL (root, walked) {
+  UNWIND [f IN walked WHERE f.depth < 100]
+    + CASE WHEN root.sensitivityLevel <= $ceiling THEN [{n: root, depth: 0}] ELSE [] END AS f
+  WITH f.n AS a, f.depth AS d
+  MATCH (a)-[r:$any($types)]-(x:Memory)
+  WHERE x.sensitivityLevel = $ceiling + 1 AND ($allScopes OR x.scope = '' OR x.scope IN $trustScopes)
+    AND ($asOf IS NULL OR (r.createdAt <= $asOf AND x.createdAt <= $asOf))
+  WITH x, min(d) + 1 AS depth
+  RETURN collect({n: x, depth: depth}) AS redacted
+}
+CALL (walked, redacted) {
+  UNWIND walked + redacted AS f
+  WITH f.n AS n, f.depth AS depth
   ORDER BY depth, n.id
   LIMIT $limit
   RETURN collect({m: n, depth: depth}) AS found
@@ -151,20 +203,46 @@ RETURN collect({node: v, depth: depth}) AS nodes, edges;
 // ---- variant: direction=in maxDepth=100 state=asOf
 // Lineage of one record: every record reachable over edges of $types in
 // the direction <-[r:$any($types)]- within 100 hops, each with its depth
-// (shortest distance), and the edges among them. <-[r:$any($types)]- and
+// (shortest distance), and the edges among them. <-[r:$any($types)]-, <-[*1..100]- and
 // 100 come from a fixed set of arrows and a validated integer.
-// Trust gate: the traversal only expands from records seen in full (a),
-// may reach records seen redacted (x), and never reaches invisible ones, so
-// it cannot reveal their ids, edges or predicates.
+// Trust gate: the traversal only expands from records seen in full, may
+// reach records seen redacted, and never reaches invisible ones, so it
+// cannot reveal their ids, edges or predicates.
 MATCH (root:Memory {id: $id})
 WHERE ($asOf IS NULL OR root.createdAt <= $asOf)
   AND root.sensitivityLevel <= $ceiling + 1 AND ($allScopes OR root.scope = '' OR root.scope IN $trustScopes)
+// The records seen in full that a walk through records seen in full
+// reaches, root included in the walk (so a redacted root reaches nothing).
+// Every node and relationship predicate holds for the whole path, so the
+// planner walks breadth first and keeps each record once, at its shortest
+// distance (VarLengthExpand(Pruning,BFS)): linear in what is reached. A
+// shortest-path search (ANY SHORTEST over a quantified pattern) gave the
+// same answer at about twice the cost (docs/BENCHMARKS.md, "A lineage of
+// 100").
 CALL (root) {
-  MATCH p = ANY SHORTEST (root)((a)<-[r:$any($types)]-(x:Memory)
-      WHERE ($asOf IS NULL OR (r.createdAt <= $asOf AND x.createdAt <= $asOf))
-        AND a.sensitivityLevel <= $ceiling AND ($allScopes OR a.scope = '' OR a.scope IN $trustScopes)
-        AND x.sensitivityLevel <= $ceiling + 1 AND ($allScopes OR x.scope = '' OR x.scope IN $trustScopes)){1,100}(n:Memory)
-  WITH n, length(p) AS depth
+  MATCH p = (root)<-[*1..100]-(n:Memory)
+  WHERE n <> root
+    AND all(r IN relationships(p) WHERE type(r) IN $types AND ($asOf IS NULL OR r.createdAt <= $asOf))
+    AND all(x IN nodes(p) WHERE x:Memory AND x.sensitivityLevel <= $ceiling
+      AND ($allScopes OR x.scope = '' OR x.scope IN $trustScopes) AND ($asOf IS NULL OR x.createdAt <= $asOf))
+  WITH n, min(length(p)) AS depth
+  RETURN collect({n: n, depth: depth}) AS walked
+}
+// The records seen redacted one hop past a record seen in full (root, if
+// seen in full, at depth 0): shown, never expanded.
+CALL (root, walked) {
+  UNWIND [f IN walked WHERE f.depth < 100]
+    + CASE WHEN root.sensitivityLevel <= $ceiling THEN [{n: root, depth: 0}] ELSE [] END AS f
+  WITH f.n AS a, f.depth AS d
+  MATCH (a)<-[r:$any($types)]-(x:Memory)
+  WHERE x.sensitivityLevel = $ceiling + 1 AND ($allScopes OR x.scope = '' OR x.scope IN $trustScopes)
+    AND ($asOf IS NULL OR (r.createdAt <= $asOf AND x.createdAt <= $asOf))
+  WITH x, min(d) + 1 AS depth
+  RETURN collect({n: x, depth: depth}) AS redacted
+}
+CALL (walked, redacted) {
+  UNWIND walked + redacted AS f
+  WITH f.n AS n, f.depth AS depth
   ORDER BY depth, n.id
   LIMIT $limit
   RETURN collect({m: n, depth: depth}) AS found
@@ -250,20 +328,46 @@ RETURN collect({node: v, depth: depth}) AS nodes, edges;
 // ---- variant: direction=in maxDepth=100 state=now
 // Lineage of one record: every record reachable over edges of $types in
 // the direction <-[r:$any($types)]- within 100 hops, each with its depth
-// (shortest distance), and the edges among them. <-[r:$any($types)]- and
+// (shortest distance), and the edges among them. <-[r:$any($types)]-, <-[*1..100]- and
 // 100 come from a fixed set of arrows and a validated integer.
-// Trust gate: the traversal only expands from records seen in full (a),
-// may reach records seen redacted (x), and never reaches invisible ones, so
-// it cannot reveal their ids, edges or predicates.
+// Trust gate: the traversal only expands from records seen in full, may
+// reach records seen redacted, and never reaches invisible ones, so it
+// cannot reveal their ids, edges or predicates.
 MATCH (root:Memory {id: $id})
 WHERE ($asOf IS NULL OR root.createdAt <= $asOf)
   AND root.sensitivityLevel <= $ceiling + 1 AND ($allScopes OR root.scope = '' OR root.scope IN $trustScopes)
+// The records seen in full that a walk through records seen in full
+// reaches, root included in the walk (so a redacted root reaches nothing).
+// Every node and relationship predicate holds for the whole path, so the
+// planner walks breadth first and keeps each record once, at its shortest
+// distance (VarLengthExpand(Pruning,BFS)): linear in what is reached. A
+// shortest-path search (ANY SHORTEST over a quantified pattern) gave the
+// same answer at about twice the cost (docs/BENCHMARKS.md, "A lineage of
+// 100").
 CALL (root) {
-  MATCH p = ANY SHORTEST (root)((a)<-[r:$any($types)]-(x:Memory)
-      WHERE ($asOf IS NULL OR (r.createdAt <= $asOf AND x.createdAt <= $asOf))
-        AND a.sensitivityLevel <= $ceiling AND ($allScopes OR a.scope = '' OR a.scope IN $trustScopes)
-        AND x.sensitivityLevel <= $ceiling + 1 AND ($allScopes OR x.scope = '' OR x.scope IN $trustScopes)){1,100}(n:Memory)
-  WITH n, length(p) AS depth
+  MATCH p = (root)<-[*1..100]-(n:Memory)
+  WHERE n <> root
+    AND all(r IN relationships(p) WHERE type(r) IN $types AND ($asOf IS NULL OR r.createdAt <= $asOf))
+    AND all(x IN nodes(p) WHERE x:Memory AND x.sensitivityLevel <= $ceiling
+      AND ($allScopes OR x.scope = '' OR x.scope IN $trustScopes) AND ($asOf IS NULL OR x.createdAt <= $asOf))
+  WITH n, min(length(p)) AS depth
+  RETURN collect({n: n, depth: depth}) AS walked
+}
+// The records seen redacted one hop past a record seen in full (root, if
+// seen in full, at depth 0): shown, never expanded.
+CALL (root, walked) {
+  UNWIND [f IN walked WHERE f.depth < 100]
+    + CASE WHEN root.sensitivityLevel <= $ceiling THEN [{n: root, depth: 0}] ELSE [] END AS f
+  WITH f.n AS a, f.depth AS d
+  MATCH (a)<-[r:$any($types)]-(x:Memory)
+  WHERE x.sensitivityLevel = $ceiling + 1 AND ($allScopes OR x.scope = '' OR x.scope IN $trustScopes)
+    AND ($asOf IS NULL OR (r.createdAt <= $asOf AND x.createdAt <= $asOf))
+  WITH x, min(d) + 1 AS depth
+  RETURN collect({n: x, depth: depth}) AS redacted
+}
+CALL (walked, redacted) {
+  UNWIND walked + redacted AS f
+  WITH f.n AS n, f.depth AS depth
   ORDER BY depth, n.id
   LIMIT $limit
   RETURN collect({m: n, depth: depth}) AS found
@@ -297,20 +401,46 @@ RETURN collect({node: v, depth: depth}) AS nodes, edges;
 // ---- variant: direction=out maxDepth=100 state=asOf
 // Lineage of one record: every record reachable over edges of $types in
 // the direction -[r:$any($types)]-> within 100 hops, each with its depth
-// (shortest distance), and the edges among them. -[r:$any($types)]-> and
+// (shortest distance), and the edges among them. -[r:$any($types)]->, -[*1..100]-> and
 // 100 come from a fixed set of arrows and a validated integer.
-// Trust gate: the traversal only expands from records seen in full (a),
-// may reach records seen redacted (x), and never reaches invisible ones, so
-// it cannot reveal their ids, edges or predicates.
+// Trust gate: the traversal only expands from records seen in full, may
+// reach records seen redacted, and never reaches invisible ones, so it
+// cannot reveal their ids, edges or predicates.
 MATCH (root:Memory {id: $id})
 WHERE ($asOf IS NULL OR root.createdAt <= $asOf)
   AND root.sensitivityLevel <= $ceiling + 1 AND ($allScopes OR root.scope = '' OR root.scope IN $trustScopes)
+// The records seen in full that a walk through records seen in full
+// reaches, root included in the walk (so a redacted root reaches nothing).
+// Every node and relationship predicate holds for the whole path, so the
+// planner walks breadth first and keeps each record once, at its shortest
+// distance (VarLengthExpand(Pruning,BFS)): linear in what is reached. A
+// shortest-path search (ANY SHORTEST over a quantified pattern) gave the
+// same answer at about twice the cost (docs/BENCHMARKS.md, "A lineage of
+// 100").
 CALL (root) {
-  MATCH p = ANY SHORTEST (root)((a)-[r:$any($types)]->(x:Memory)
-      WHERE ($asOf IS NULL OR (r.createdAt <= $asOf AND x.createdAt <= $asOf))
-        AND a.sensitivityLevel <= $ceiling AND ($allScopes OR a.scope = '' OR a.scope IN $trustScopes)
-        AND x.sensitivityLevel <= $ceiling + 1 AND ($allScopes OR x.scope = '' OR x.scope IN $trustScopes)){1,100}(n:Memory)
-  WITH n, length(p) AS depth
+  MATCH p = (root)-[*1..100]->(n:Memory)
+  WHERE n <> root
+    AND all(r IN relationships(p) WHERE type(r) IN $types AND ($asOf IS NULL OR r.createdAt <= $asOf))
+    AND all(x IN nodes(p) WHERE x:Memory AND x.sensitivityLevel <= $ceiling
+      AND ($allScopes OR x.scope = '' OR x.scope IN $trustScopes) AND ($asOf IS NULL OR x.createdAt <= $asOf))
+  WITH n, min(length(p)) AS depth
+  RETURN collect({n: n, depth: depth}) AS walked
+}
+// The records seen redacted one hop past a record seen in full (root, if
+// seen in full, at depth 0): shown, never expanded.
+CALL (root, walked) {
+  UNWIND [f IN walked WHERE f.depth < 100]
+    + CASE WHEN root.sensitivityLevel <= $ceiling THEN [{n: root, depth: 0}] ELSE [] END AS f
+  WITH f.n AS a, f.depth AS d
+  MATCH (a)-[r:$any($types)]->(x:Memory)
+  WHERE x.sensitivityLevel = $ceiling + 1 AND ($allScopes OR x.scope = '' OR x.scope IN $trustScopes)
+    AND ($asOf IS NULL OR (r.createdAt <= $asOf AND x.createdAt <= $asOf))
+  WITH x, min(d) + 1 AS depth
+  RETURN collect({n: x, depth: depth}) AS redacted
+}
+CALL (walked, redacted) {
+  UNWIND walked + redacted AS f
+  WITH f.n AS n, f.depth AS depth
   ORDER BY depth, n.id
   LIMIT $limit
   RETURN collect({m: n, depth: depth}) AS found
@@ -396,20 +526,46 @@ RETURN collect({node: v, depth: depth}) AS nodes, edges;
 // ---- variant: direction=out maxDepth=100 state=now
 // Lineage of one record: every record reachable over edges of $types in
 // the direction -[r:$any($types)]-> within 100 hops, each with its depth
-// (shortest distance), and the edges among them. -[r:$any($types)]-> and
+// (shortest distance), and the edges among them. -[r:$any($types)]->, -[*1..100]-> and
 // 100 come from a fixed set of arrows and a validated integer.
-// Trust gate: the traversal only expands from records seen in full (a),
-// may reach records seen redacted (x), and never reaches invisible ones, so
-// it cannot reveal their ids, edges or predicates.
+// Trust gate: the traversal only expands from records seen in full, may
+// reach records seen redacted, and never reaches invisible ones, so it
+// cannot reveal their ids, edges or predicates.
 MATCH (root:Memory {id: $id})
 WHERE ($asOf IS NULL OR root.createdAt <= $asOf)
   AND root.sensitivityLevel <= $ceiling + 1 AND ($allScopes OR root.scope = '' OR root.scope IN $trustScopes)
+// The records seen in full that a walk through records seen in full
+// reaches, root included in the walk (so a redacted root reaches nothing).
+// Every node and relationship predicate holds for the whole path, so the
+// planner walks breadth first and keeps each record once, at its shortest
+// distance (VarLengthExpand(Pruning,BFS)): linear in what is reached. A
+// shortest-path search (ANY SHORTEST over a quantified pattern) gave the
+// same answer at about twice the cost (docs/BENCHMARKS.md, "A lineage of
+// 100").
 CALL (root) {
-  MATCH p = ANY SHORTEST (root)((a)-[r:$any($types)]->(x:Memory)
-      WHERE ($asOf IS NULL OR (r.createdAt <= $asOf AND x.createdAt <= $asOf))
-        AND a.sensitivityLevel <= $ceiling AND ($allScopes OR a.scope = '' OR a.scope IN $trustScopes)
-        AND x.sensitivityLevel <= $ceiling + 1 AND ($allScopes OR x.scope = '' OR x.scope IN $trustScopes)){1,100}(n:Memory)
-  WITH n, length(p) AS depth
+  MATCH p = (root)-[*1..100]->(n:Memory)
+  WHERE n <> root
+    AND all(r IN relationships(p) WHERE type(r) IN $types AND ($asOf IS NULL OR r.createdAt <= $asOf))
+    AND all(x IN nodes(p) WHERE x:Memory AND x.sensitivityLevel <= $ceiling
+      AND ($allScopes OR x.scope = '' OR x.scope IN $trustScopes) AND ($asOf IS NULL OR x.createdAt <= $asOf))
+  WITH n, min(length(p)) AS depth
+  RETURN collect({n: n, depth: depth}) AS walked
+}
+// The records seen redacted one hop past a record seen in full (root, if
+// seen in full, at depth 0): shown, never expanded.
+CALL (root, walked) {
+  UNWIND [f IN walked WHERE f.depth < 100]
+    + CASE WHEN root.sensitivityLevel <= $ceiling THEN [{n: root, depth: 0}] ELSE [] END AS f
+  WITH f.n AS a, f.depth AS d
+  MATCH (a)-[r:$any($types)]->(x:Memory)
+  WHERE x.sensitivityLevel = $ceiling + 1 AND ($allScopes OR x.scope = '' OR x.scope IN $trustScopes)
+    AND ($asOf IS NULL OR (r.createdAt <= $asOf AND x.createdAt <= $asOf))
+  WITH x, min(d) + 1 AS depth
+  RETURN collect({n: x, depth: depth}) AS redacted
+}
+CALL (walked, redacted) {
+  UNWIND walked + redacted AS f
+  WITH f.n AS n, f.depth AS depth
   ORDER BY depth, n.id
   LIMIT $limit
   RETURN collect({m: n, depth: depth}) AS found

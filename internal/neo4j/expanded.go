@@ -44,9 +44,9 @@ func Expanded() []Statement {
 		state := "state=" + stateName(asOf != nil)
 		add("neighbors", state, neighborsStmt.at(asOf))
 		add("supersede_chain", state, supersedeChain.at(asOf))
-		for dir, arrow := range lineageArrows {
+		for dir := range lineageArrows {
 			add("lineage", fmt.Sprintf("direction=%s maxDepth=%d %s", dir, membrane.MaxLineageDepth, state),
-				lineageStatement(arrow, membrane.MaxLineageDepth, asOf))
+				lineageStatement(dir, membrane.MaxLineageDepth, asOf))
 		}
 		for dir, arrow := range lineageArrows {
 			add("graph", fmt.Sprintf("direction=%s hops=%d %s", dir, membrane.MaxGraphHops, state), graphStatement(arrow, membrane.MaxGraphHops, asOf))

@@ -62,10 +62,21 @@ var lineageArrows = map[membrane.Direction]string{
 	membrane.DirBoth: "-[r:$any($types)]-",
 }
 
-// lineageStatement is the lineage statement over arrow (one of
-// lineageArrows) within maxDepth hops (validated by the caller).
-func lineageStatement(arrow string, maxDepth int, asOf *time.Time) string {
-	return strings.NewReplacer("__ARROW__", arrow, "__MAXDEPTH__", strconv.Itoa(maxDepth)).Replace(lineageTmpl.at(asOf))
+// lineageWalks are the only texts __WALK__ takes: the variable-length
+// form of each arrow, its upper bound __MAXDEPTH__. The relationship types
+// are a predicate on the path, not a type in the pattern: a parameter
+// ($types) keeps one plan per direction and depth.
+var lineageWalks = map[membrane.Direction]string{
+	membrane.DirOut:  "-[*1..__MAXDEPTH__]->",
+	membrane.DirIn:   "<-[*1..__MAXDEPTH__]-",
+	membrane.DirBoth: "-[*1..__MAXDEPTH__]-",
+}
+
+// lineageStatement is the lineage statement in direction dir within
+// maxDepth hops (both validated by the caller).
+func lineageStatement(dir membrane.Direction, maxDepth int, asOf *time.Time) string {
+	walk := strings.NewReplacer("__ARROW__", lineageArrows[dir], "__WALK__", lineageWalks[dir]).Replace(lineageTmpl.at(asOf))
+	return strings.ReplaceAll(walk, "__MAXDEPTH__", strconv.Itoa(maxDepth))
 }
 
 func timeParam(t *time.Time) any {
@@ -208,11 +219,10 @@ func (db *DB) SupersedeChains(ctx context.Context, ids []string, asOf *time.Time
 
 // Lineage returns the bounded lineage graph of a record in one round trip.
 func (db *DB) Lineage(ctx context.Context, id string, q membrane.LineageQuery) (*membrane.Lineage, error) {
-	arrow, ok := lineageArrows[q.Direction]
-	if !ok || q.MaxDepth < 1 || q.MaxDepth > membrane.MaxLineageDepth {
+	if _, ok := lineageArrows[q.Direction]; !ok || q.MaxDepth < 1 || q.MaxDepth > membrane.MaxLineageDepth {
 		return nil, membrane.Errorf(membrane.EINVALID, "invalid lineage query")
 	}
-	stmt := lineageStatement(arrow, q.MaxDepth, q.AsOf)
+	stmt := lineageStatement(q.Direction, q.MaxDepth, q.AsOf)
 	params := gated(ctx, map[string]any{"id": id, "types": relTypes(q.Predicates), "asOf": timeParam(q.AsOf), "limit": int64(q.Limit + 1), "edgeLimit": int64(8 * (q.Limit + 1))})
 	lin, err := read(ctx, db, func(tx neo4j.ManagedTransaction) (*membrane.Lineage, error) {
 		row, err := single(ctx, tx, stmt, params)
