@@ -1,13 +1,16 @@
 // Graph around a set of roots ($ids): every record reachable from one of
 // them over edges of $types in the direction __ARROW__ within __HOPS__
 // hops, each with its depth (shortest distance from the nearest root), and
-// the edges among them. __ARROW__ and __HOPS__ come from a fixed set of
-// arrows and a validated integer. The roots found are the nodes at depth 0
+// the edges among them. __ARROW__, __WALK__ and __HOPS__ come from a fixed
+// set of arrows and a validated integer. The roots found are the nodes at depth 0
 // (no row when none is), so the caller answers NOT_FOUND for a root that
 // is missing or invisible.
 // Trust gate, as in lineage.cypher: the traversal only expands from records
-// seen in full (a), may reach records seen redacted (x), and never reaches
-// invisible ones, so it cannot reveal their ids, edges or predicates.
+// seen in full, may reach records seen redacted, and never reaches
+// invisible ones, so it cannot reveal their ids, edges or predicates. The
+// walk is lineage.cypher's: breadth first through records seen in full
+// (VarLengthExpand(Pruning,BFS) from each root), then one hop to records
+// seen redacted.
 OPTIONAL MATCH (root:Memory)
 WHERE root.id IN $ids
   AND ($asOf IS NULL OR root.createdAt <= $asOf)
@@ -15,12 +18,28 @@ WHERE root.id IN $ids
 WITH collect(root) AS roots
 CALL (roots) {
   UNWIND roots AS root
-  MATCH p = ANY SHORTEST (root)((a)__ARROW__(x:Memory)
-      WHERE ($asOf IS NULL OR (r.createdAt <= $asOf AND x.createdAt <= $asOf))
-        AND a.sensitivityLevel <= $ceiling AND ($allScopes OR a.scope = '' OR a.scope IN $trustScopes)
-        AND x.sensitivityLevel <= $ceiling + 1 AND ($allScopes OR x.scope = '' OR x.scope IN $trustScopes)){1,__HOPS__}(n:Memory)
+  MATCH p = (root)__WALK__(n:Memory)
   WHERE NOT n IN roots
-  WITH n, min(length(p)) AS depth
+    AND all(r IN relationships(p) WHERE type(r) IN $types AND ($asOf IS NULL OR r.createdAt <= $asOf))
+    AND all(x IN nodes(p) WHERE x:Memory AND x.sensitivityLevel <= $ceiling
+      AND ($allScopes OR x.scope = '' OR x.scope IN $trustScopes) AND ($asOf IS NULL OR x.createdAt <= $asOf))
+  WITH root, n, min(length(p)) AS depth
+  WITH n, min(depth) AS depth
+  RETURN collect({n: n, depth: depth}) AS walked
+}
+CALL (roots, walked) {
+  UNWIND [f IN walked WHERE f.depth < __HOPS__]
+    + [r IN roots WHERE r.sensitivityLevel <= $ceiling | {n: r, depth: 0}] AS f
+  WITH f.n AS a, f.depth AS d
+  MATCH (a)__ARROW__(x:Memory)
+  WHERE x.sensitivityLevel = $ceiling + 1 AND ($allScopes OR x.scope = '' OR x.scope IN $trustScopes)
+    AND ($asOf IS NULL OR (r.createdAt <= $asOf AND x.createdAt <= $asOf)) AND NOT x IN roots
+  WITH x, min(d) + 1 AS depth
+  RETURN collect({n: x, depth: depth}) AS redacted
+}
+CALL (walked, redacted) {
+  UNWIND walked + redacted AS f
+  WITH f.n AS n, f.depth AS depth
   ORDER BY depth, n.id
   LIMIT $limit
   RETURN collect({m: n, depth: depth}) AS found

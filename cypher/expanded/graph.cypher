@@ -6,13 +6,16 @@
 // Graph around a set of roots ($ids): every record reachable from one of
 // them over edges of $types in the direction -[r:$any($types)]- within 10
 // hops, each with its depth (shortest distance from the nearest root), and
-// the edges among them. -[r:$any($types)]- and 10 come from a fixed set of
-// arrows and a validated integer. The roots found are the nodes at depth 0
+// the edges among them. -[r:$any($types)]-, -[*1..10]- and 10 come from a fixed
+// set of arrows and a validated integer. The roots found are the nodes at depth 0
 // (no row when none is), so the caller answers NOT_FOUND for a root that
 // is missing or invisible.
 // Trust gate, as in lineage.cypher: the traversal only expands from records
-// seen in full (a), may reach records seen redacted (x), and never reaches
-// invisible ones, so it cannot reveal their ids, edges or predicates.
+// seen in full, may reach records seen redacted, and never reaches
+// invisible ones, so it cannot reveal their ids, edges or predicates. The
+// walk is lineage.cypher's: breadth first through records seen in full
+// (VarLengthExpand(Pruning,BFS) from each root), then one hop to records
+// seen redacted.
 OPTIONAL MATCH (root:Memory)
 WHERE root.id IN $ids
   AND ($asOf IS NULL OR root.createdAt <= $asOf)
@@ -20,12 +23,28 @@ WHERE root.id IN $ids
 WITH collect(root) AS roots
 CALL (roots) {
   UNWIND roots AS root
-  MATCH p = ANY SHORTEST (root)((a)-[r:$any($types)]-(x:Memory)
-      WHERE ($asOf IS NULL OR (r.createdAt <= $asOf AND x.createdAt <= $asOf))
-        AND a.sensitivityLevel <= $ceiling AND ($allScopes OR a.scope = '' OR a.scope IN $trustScopes)
-        AND x.sensitivityLevel <= $ceiling + 1 AND ($allScopes OR x.scope = '' OR x.scope IN $trustScopes)){1,10}(n:Memory)
+  MATCH p = (root)-[*1..10]-(n:Memory)
   WHERE NOT n IN roots
-  WITH n, min(length(p)) AS depth
+    AND all(r IN relationships(p) WHERE type(r) IN $types AND ($asOf IS NULL OR r.createdAt <= $asOf))
+    AND all(x IN nodes(p) WHERE x:Memory AND x.sensitivityLevel <= $ceiling
+      AND ($allScopes OR x.scope = '' OR x.scope IN $trustScopes) AND ($asOf IS NULL OR x.createdAt <= $asOf))
+  WITH root, n, min(length(p)) AS depth
+  WITH n, min(depth) AS depth
+  RETURN collect({n: n, depth: depth}) AS walked
+}
+CALL (roots, walked) {
+  UNWIND [f IN walked WHERE f.depth < 10]
+    + [r IN roots WHERE r.sensitivityLevel <= $ceiling | {n: r, depth: 0}] AS f
+  WITH f.n AS a, f.depth AS d
+  MATCH (a)-[r:$any($types)]-(x:Memory)
+  WHERE x.sensitivityLevel = $ceiling + 1 AND ($allScopes OR x.scope = '' OR x.scope IN $trustScopes)
+    AND ($asOf IS NULL OR (r.createdAt <= $asOf AND x.createdAt <= $asOf)) AND NOT x IN roots
+  WITH x, min(d) + 1 AS depth
+  RETURN collect({n: x, depth: depth}) AS redacted
+}
+CALL (walked, redacted) {
+  UNWIND walked + redacted AS f
+  WITH f.n AS n, f.depth AS depth
   ORDER BY depth, n.id
   LIMIT $limit
   RETURN collect({m: n, depth: depth}) AS found
@@ -113,13 +132,16 @@ RETURN collect({node: v, depth: depth}) AS nodes, edges;
 // Graph around a set of roots ($ids): every record reachable from one of
 // them over edges of $types in the direction -[r:$any($types)]- within 10
 // hops, each with its depth (shortest distance from the nearest root), and
-// the edges among them. -[r:$any($types)]- and 10 come from a fixed set of
-// arrows and a validated integer. The roots found are the nodes at depth 0
+// the edges among them. -[r:$any($types)]-, -[*1..10]- and 10 come from a fixed
+// set of arrows and a validated integer. The roots found are the nodes at depth 0
 // (no row when none is), so the caller answers NOT_FOUND for a root that
 // is missing or invisible.
 // Trust gate, as in lineage.cypher: the traversal only expands from records
-// seen in full (a), may reach records seen redacted (x), and never reaches
-// invisible ones, so it cannot reveal their ids, edges or predicates.
+// seen in full, may reach records seen redacted, and never reaches
+// invisible ones, so it cannot reveal their ids, edges or predicates. The
+// walk is lineage.cypher's: breadth first through records seen in full
+// (VarLengthExpand(Pruning,BFS) from each root), then one hop to records
+// seen redacted.
 OPTIONAL MATCH (root:Memory)
 WHERE root.id IN $ids
   AND ($asOf IS NULL OR root.createdAt <= $asOf)
@@ -127,12 +149,28 @@ WHERE root.id IN $ids
 WITH collect(root) AS roots
 CALL (roots) {
   UNWIND roots AS root
-  MATCH p = ANY SHORTEST (root)((a)-[r:$any($types)]-(x:Memory)
-      WHERE ($asOf IS NULL OR (r.createdAt <= $asOf AND x.createdAt <= $asOf))
-        AND a.sensitivityLevel <= $ceiling AND ($allScopes OR a.scope = '' OR a.scope IN $trustScopes)
-        AND x.sensitivityLevel <= $ceiling + 1 AND ($allScopes OR x.scope = '' OR x.scope IN $trustScopes)){1,10}(n:Memory)
+  MATCH p = (root)-[*1..10]-(n:Memory)
   WHERE NOT n IN roots
-  WITH n, min(length(p)) AS depth
+    AND all(r IN relationships(p) WHERE type(r) IN $types AND ($asOf IS NULL OR r.createdAt <= $asOf))
+    AND all(x IN nodes(p) WHERE x:Memory AND x.sensitivityLevel <= $ceiling
+      AND ($allScopes OR x.scope = '' OR x.scope IN $trustScopes) AND ($asOf IS NULL OR x.createdAt <= $asOf))
+  WITH root, n, min(length(p)) AS depth
+  WITH n, min(depth) AS depth
+  RETURN collect({n: n, depth: depth}) AS walked
+}
+CALL (roots, walked) {
+  UNWIND [f IN walked WHERE f.depth < 10]
+    + [r IN roots WHERE r.sensitivityLevel <= $ceiling | {n: r, depth: 0}] AS f
+  WITH f.n AS a, f.depth AS d
+  MATCH (a)-[r:$any($types)]-(x:Memory)
+  WHERE x.sensitivityLevel = $ceiling + 1 AND ($allScopes OR x.scope = '' OR x.scope IN $trustScopes)
+    AND ($asOf IS NULL OR (r.createdAt <= $asOf AND x.createdAt <= $asOf)) AND NOT x IN roots
+  WITH x, min(d) + 1 AS depth
+  RETURN collect({n: x, depth: depth}) AS redacted
+}
+CALL (walked, redacted) {
+  UNWIND walked + redacted AS f
+  WITH f.n AS n, f.depth AS depth
   ORDER BY depth, n.id
   LIMIT $limit
   RETURN collect({m: n, depth: depth}) AS found
@@ -168,13 +206,16 @@ RETURN collect({node: v, depth: depth}) AS nodes, edges;
 // Graph around a set of roots ($ids): every record reachable from one of
 // them over edges of $types in the direction <-[r:$any($types)]- within 10
 // hops, each with its depth (shortest distance from the nearest root), and
-// the edges among them. <-[r:$any($types)]- and 10 come from a fixed set of
-// arrows and a validated integer. The roots found are the nodes at depth 0
+// the edges among them. <-[r:$any($types)]-, <-[*1..10]- and 10 come from a fixed
+// set of arrows and a validated integer. The roots found are the nodes at depth 0
 // (no row when none is), so the caller answers NOT_FOUND for a root that
 // is missing or invisible.
 // Trust gate, as in lineage.cypher: the traversal only expands from records
-// seen in full (a), may reach records seen redacted (x), and never reaches
-// invisible ones, so it cannot reveal their ids, edges or predicates.
+// seen in full, may reach records seen redacted, and never reaches
+// invisible ones, so it cannot reveal their ids, edges or predicates. The
+// walk is lineage.cypher's: breadth first through records seen in full
+// (VarLengthExpand(Pruning,BFS) from each root), then one hop to records
+// seen redacted.
 OPTIONAL MATCH (root:Memory)
 WHERE root.id IN $ids
   AND ($asOf IS NULL OR root.createdAt <= $asOf)
@@ -182,12 +223,28 @@ WHERE root.id IN $ids
 WITH collect(root) AS roots
 CALL (roots) {
   UNWIND roots AS root
-  MATCH p = ANY SHORTEST (root)((a)<-[r:$any($types)]-(x:Memory)
-      WHERE ($asOf IS NULL OR (r.createdAt <= $asOf AND x.createdAt <= $asOf))
-        AND a.sensitivityLevel <= $ceiling AND ($allScopes OR a.scope = '' OR a.scope IN $trustScopes)
-        AND x.sensitivityLevel <= $ceiling + 1 AND ($allScopes OR x.scope = '' OR x.scope IN $trustScopes)){1,10}(n:Memory)
+  MATCH p = (root)<-[*1..10]-(n:Memory)
   WHERE NOT n IN roots
-  WITH n, min(length(p)) AS depth
+    AND all(r IN relationships(p) WHERE type(r) IN $types AND ($asOf IS NULL OR r.createdAt <= $asOf))
+    AND all(x IN nodes(p) WHERE x:Memory AND x.sensitivityLevel <= $ceiling
+      AND ($allScopes OR x.scope = '' OR x.scope IN $trustScopes) AND ($asOf IS NULL OR x.createdAt <= $asOf))
+  WITH root, n, min(length(p)) AS depth
+  WITH n, min(depth) AS depth
+  RETURN collect({n: n, depth: depth}) AS walked
+}
+CALL (roots, walked) {
+  UNWIND [f IN walked WHERE f.depth < 10]
+    + [r IN roots WHERE r.sensitivityLevel <= $ceiling | {n: r, depth: 0}] AS f
+  WITH f.n AS a, f.depth AS d
+  MATCH (a)<-[r:$any($types)]-(x:Memory)
+  WHERE x.sensitivityLevel = $ceiling + 1 AND ($allScopes OR x.scope = '' OR x.scope IN $trustScopes)
+    AND ($asOf IS NULL OR (r.createdAt <= $asOf AND x.createdAt <= $asOf)) AND NOT x IN roots
+  WITH x, min(d) + 1 AS depth
+  RETURN collect({n: x, depth: depth}) AS redacted
+}
+CALL (walked, redacted) {
+  UNWIND walked + redacted AS f
+  WITH f.n AS n, f.depth AS depth
   ORDER BY depth, n.id
   LIMIT $limit
   RETURN collect({m: n, depth: depth}) AS found
@@ -275,13 +332,16 @@ RETURN collect({node: v, depth: depth}) AS nodes, edges;
 // Graph around a set of roots ($ids): every record reachable from one of
 // them over edges of $types in the direction <-[r:$any($types)]- within 10
 // hops, each with its depth (shortest distance from the nearest root), and
-// the edges among them. <-[r:$any($types)]- and 10 come from a fixed set of
-// arrows and a validated integer. The roots found are the nodes at depth 0
+// the edges among them. <-[r:$any($types)]-, <-[*1..10]- and 10 come from a fixed
+// set of arrows and a validated integer. The roots found are the nodes at depth 0
 // (no row when none is), so the caller answers NOT_FOUND for a root that
 // is missing or invisible.
 // Trust gate, as in lineage.cypher: the traversal only expands from records
-// seen in full (a), may reach records seen redacted (x), and never reaches
-// invisible ones, so it cannot reveal their ids, edges or predicates.
+// seen in full, may reach records seen redacted, and never reaches
+// invisible ones, so it cannot reveal their ids, edges or predicates. The
+// walk is lineage.cypher's: breadth first through records seen in full
+// (VarLengthExpand(Pruning,BFS) from each root), then one hop to records
+// seen redacted.
 OPTIONAL MATCH (root:Memory)
 WHERE root.id IN $ids
   AND ($asOf IS NULL OR root.createdAt <= $asOf)
@@ -289,12 +349,28 @@ WHERE root.id IN $ids
 WITH collect(root) AS roots
 CALL (roots) {
   UNWIND roots AS root
-  MATCH p = ANY SHORTEST (root)((a)<-[r:$any($types)]-(x:Memory)
-      WHERE ($asOf IS NULL OR (r.createdAt <= $asOf AND x.createdAt <= $asOf))
-        AND a.sensitivityLevel <= $ceiling AND ($allScopes OR a.scope = '' OR a.scope IN $trustScopes)
-        AND x.sensitivityLevel <= $ceiling + 1 AND ($allScopes OR x.scope = '' OR x.scope IN $trustScopes)){1,10}(n:Memory)
+  MATCH p = (root)<-[*1..10]-(n:Memory)
   WHERE NOT n IN roots
-  WITH n, min(length(p)) AS depth
+    AND all(r IN relationships(p) WHERE type(r) IN $types AND ($asOf IS NULL OR r.createdAt <= $asOf))
+    AND all(x IN nodes(p) WHERE x:Memory AND x.sensitivityLevel <= $ceiling
+      AND ($allScopes OR x.scope = '' OR x.scope IN $trustScopes) AND ($asOf IS NULL OR x.createdAt <= $asOf))
+  WITH root, n, min(length(p)) AS depth
+  WITH n, min(depth) AS depth
+  RETURN collect({n: n, depth: depth}) AS walked
+}
+CALL (roots, walked) {
+  UNWIND [f IN walked WHERE f.depth < 10]
+    + [r IN roots WHERE r.sensitivityLevel <= $ceiling | {n: r, depth: 0}] AS f
+  WITH f.n AS a, f.depth AS d
+  MATCH (a)<-[r:$any($types)]-(x:Memory)
+  WHERE x.sensitivityLevel = $ceiling + 1 AND ($allScopes OR x.scope = '' OR x.scope IN $trustScopes)
+    AND ($asOf IS NULL OR (r.createdAt <= $asOf AND x.createdAt <= $asOf)) AND NOT x IN roots
+  WITH x, min(d) + 1 AS depth
+  RETURN collect({n: x, depth: depth}) AS redacted
+}
+CALL (walked, redacted) {
+  UNWIND walked + redacted AS f
+  WITH f.n AS n, f.depth AS depth
   ORDER BY depth, n.id
   LIMIT $limit
   RETURN collect({m: n, depth: depth}) AS found
@@ -330,13 +406,16 @@ RETURN collect({node: v, depth: depth}) AS nodes, edges;
 // Graph around a set of roots ($ids): every record reachable from one of
 // them over edges of $types in the direction -[r:$any($types)]-> within 10
 // hops, each with its depth (shortest distance from the nearest root), and
-// the edges among them. -[r:$any($types)]-> and 10 come from a fixed set of
-// arrows and a validated integer. The roots found are the nodes at depth 0
+// the edges among them. -[r:$any($types)]->, -[*1..10]-> and 10 come from a fixed
+// set of arrows and a validated integer. The roots found are the nodes at depth 0
 // (no row when none is), so the caller answers NOT_FOUND for a root that
 // is missing or invisible.
 // Trust gate, as in lineage.cypher: the traversal only expands from records
-// seen in full (a), may reach records seen redacted (x), and never reaches
-// invisible ones, so it cannot reveal their ids, edges or predicates.
+// seen in full, may reach records seen redacted, and never reaches
+// invisible ones, so it cannot reveal their ids, edges or predicates. The
+// walk is lineage.cypher's: breadth first through records seen in full
+// (VarLengthExpand(Pruning,BFS) from each root), then one hop to records
+// seen redacted.
 OPTIONAL MATCH (root:Memory)
 WHERE root.id IN $ids
   AND ($asOf IS NULL OR root.createdAt <= $asOf)
@@ -344,12 +423,28 @@ WHERE root.id IN $ids
 WITH collect(root) AS roots
 CALL (roots) {
   UNWIND roots AS root
-  MATCH p = ANY SHORTEST (root)((a)-[r:$any($types)]->(x:Memory)
-      WHERE ($asOf IS NULL OR (r.createdAt <= $asOf AND x.createdAt <= $asOf))
-        AND a.sensitivityLevel <= $ceiling AND ($allScopes OR a.scope = '' OR a.scope IN $trustScopes)
-        AND x.sensitivityLevel <= $ceiling + 1 AND ($allScopes OR x.scope = '' OR x.scope IN $trustScopes)){1,10}(n:Memory)
+  MATCH p = (root)-[*1..10]->(n:Memory)
   WHERE NOT n IN roots
-  WITH n, min(length(p)) AS depth
+    AND all(r IN relationships(p) WHERE type(r) IN $types AND ($asOf IS NULL OR r.createdAt <= $asOf))
+    AND all(x IN nodes(p) WHERE x:Memory AND x.sensitivityLevel <= $ceiling
+      AND ($allScopes OR x.scope = '' OR x.scope IN $trustScopes) AND ($asOf IS NULL OR x.createdAt <= $asOf))
+  WITH root, n, min(length(p)) AS depth
+  WITH n, min(depth) AS depth
+  RETURN collect({n: n, depth: depth}) AS walked
+}
+CALL (roots, walked) {
+  UNWIND [f IN walked WHERE f.depth < 10]
+    + [r IN roots WHERE r.sensitivityLevel <= $ceiling | {n: r, depth: 0}] AS f
+  WITH f.n AS a, f.depth AS d
+  MATCH (a)-[r:$any($types)]->(x:Memory)
+  WHERE x.sensitivityLevel = $ceiling + 1 AND ($allScopes OR x.scope = '' OR x.scope IN $trustScopes)
+    AND ($asOf IS NULL OR (r.createdAt <= $asOf AND x.createdAt <= $asOf)) AND NOT x IN roots
+  WITH x, min(d) + 1 AS depth
+  RETURN collect({n: x, depth: depth}) AS redacted
+}
+CALL (walked, redacted) {
+  UNWIND walked + redacted AS f
+  WITH f.n AS n, f.depth AS depth
   ORDER BY depth, n.id
   LIMIT $limit
   RETURN collect({m: n, depth: depth}) AS found
@@ -437,13 +532,16 @@ RETURN collect({node: v, depth: depth}) AS nodes, edges;
 // Graph around a set of roots ($ids): every record reachable from one of
 // them over edges of $types in the direction -[r:$any($types)]-> within 10
 // hops, each with its depth (shortest distance from the nearest root), and
-// the edges among them. -[r:$any($types)]-> and 10 come from a fixed set of
-// arrows and a validated integer. The roots found are the nodes at depth 0
+// the edges among them. -[r:$any($types)]->, -[*1..10]-> and 10 come from a fixed
+// set of arrows and a validated integer. The roots found are the nodes at depth 0
 // (no row when none is), so the caller answers NOT_FOUND for a root that
 // is missing or invisible.
 // Trust gate, as in lineage.cypher: the traversal only expands from records
-// seen in full (a), may reach records seen redacted (x), and never reaches
-// invisible ones, so it cannot reveal their ids, edges or predicates.
+// seen in full, may reach records seen redacted, and never reaches
+// invisible ones, so it cannot reveal their ids, edges or predicates. The
+// walk is lineage.cypher's: breadth first through records seen in full
+// (VarLengthExpand(Pruning,BFS) from each root), then one hop to records
+// seen redacted.
 OPTIONAL MATCH (root:Memory)
 WHERE root.id IN $ids
   AND ($asOf IS NULL OR root.createdAt <= $asOf)
@@ -451,12 +549,28 @@ WHERE root.id IN $ids
 WITH collect(root) AS roots
 CALL (roots) {
   UNWIND roots AS root
-  MATCH p = ANY SHORTEST (root)((a)-[r:$any($types)]->(x:Memory)
-      WHERE ($asOf IS NULL OR (r.createdAt <= $asOf AND x.createdAt <= $asOf))
-        AND a.sensitivityLevel <= $ceiling AND ($allScopes OR a.scope = '' OR a.scope IN $trustScopes)
-        AND x.sensitivityLevel <= $ceiling + 1 AND ($allScopes OR x.scope = '' OR x.scope IN $trustScopes)){1,10}(n:Memory)
+  MATCH p = (root)-[*1..10]->(n:Memory)
   WHERE NOT n IN roots
-  WITH n, min(length(p)) AS depth
+    AND all(r IN relationships(p) WHERE type(r) IN $types AND ($asOf IS NULL OR r.createdAt <= $asOf))
+    AND all(x IN nodes(p) WHERE x:Memory AND x.sensitivityLevel <= $ceiling
+      AND ($allScopes OR x.scope = '' OR x.scope IN $trustScopes) AND ($asOf IS NULL OR x.createdAt <= $asOf))
+  WITH root, n, min(length(p)) AS depth
+  WITH n, min(depth) AS depth
+  RETURN collect({n: n, depth: depth}) AS walked
+}
+CALL (roots, walked) {
+  UNWIND [f IN walked WHERE f.depth < 10]
+    + [r IN roots WHERE r.sensitivityLevel <= $ceiling | {n: r, depth: 0}] AS f
+  WITH f.n AS a, f.depth AS d
+  MATCH (a)-[r:$any($types)]->(x:Memory)
+  WHERE x.sensitivityLevel = $ceiling + 1 AND ($allScopes OR x.scope = '' OR x.scope IN $trustScopes)
+    AND ($asOf IS NULL OR (r.createdAt <= $asOf AND x.createdAt <= $asOf)) AND NOT x IN roots
+  WITH x, min(d) + 1 AS depth
+  RETURN collect({n: x, depth: depth}) AS redacted
+}
+CALL (walked, redacted) {
+  UNWIND walked + redacted AS f
+  WITH f.n AS n, f.depth AS depth
   ORDER BY depth, n.id
   LIMIT $limit
   RETURN collect({m: n, depth: depth}) AS found

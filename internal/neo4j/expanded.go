@@ -48,8 +48,8 @@ func Expanded() []Statement {
 			add("lineage", fmt.Sprintf("direction=%s maxDepth=%d %s", dir, membrane.MaxLineageDepth, state),
 				lineageStatement(dir, membrane.MaxLineageDepth, asOf))
 		}
-		for dir, arrow := range lineageArrows {
-			add("graph", fmt.Sprintf("direction=%s hops=%d %s", dir, membrane.MaxGraphHops, state), graphStatement(arrow, membrane.MaxGraphHops, asOf))
+		for dir := range lineageArrows {
+			add("graph", fmt.Sprintf("direction=%s hops=%d %s", dir, membrane.MaxGraphHops, state), graphStatement(dir, membrane.MaxGraphHops, asOf))
 		}
 	}
 	add("retrieve_records_as_of", "", retrieveRecordsAsOf)

@@ -11,18 +11,18 @@ import (
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 )
 
-// graphStatement is the graph statement over arrow (one of lineageArrows)
-// within hops (validated by the caller), at asOf (nil: now).
-func graphStatement(arrow string, hops int, asOf *time.Time) string {
-	return strings.NewReplacer("__ARROW__", arrow, "__HOPS__", strconv.Itoa(hops)).Replace(graphTmpl.at(asOf))
+// graphStatement is the graph statement in direction dir within hops (both
+// validated by the caller), at asOf (nil: now).
+func graphStatement(dir membrane.Direction, hops int, asOf *time.Time) string {
+	walk := strings.NewReplacer("__ARROW__", lineageArrows[dir], "__WALK__", lineageWalks[dir]).Replace(graphTmpl.at(asOf))
+	return strings.ReplaceAll(strings.ReplaceAll(walk, "__MAXDEPTH__", strconv.Itoa(hops)), "__HOPS__", strconv.Itoa(hops))
 }
 
 // Graph returns the records within q.Hops of q.Roots and the edges among
 // them in one round trip. Nodes are ordered by depth, then id; the roots
 // come first, at depth 0.
 func (db *DB) Graph(ctx context.Context, q membrane.ExportQuery) (*membrane.Lineage, error) {
-	arrow, ok := lineageArrows[q.Direction]
-	if !ok || q.Hops < 1 || q.Hops > membrane.MaxGraphHops || len(q.Roots) == 0 || len(q.Roots) > q.Limit {
+	if _, ok := lineageArrows[q.Direction]; !ok || q.Hops < 1 || q.Hops > membrane.MaxGraphHops || len(q.Roots) == 0 || len(q.Roots) > q.Limit {
 		return nil, membrane.Errorf(membrane.EINVALID, "invalid graph query")
 	}
 	// One node beyond the limit, and one edge beyond the edge limit, tell
@@ -30,7 +30,7 @@ func (db *DB) Graph(ctx context.Context, q membrane.ExportQuery) (*membrane.Line
 	params := gated(ctx, map[string]any{"ids": q.Roots, "types": relTypes(q.Predicates), "asOf": timeParam(q.AsOf),
 		"limit": int64(q.Limit - len(q.Roots) + 1), "edgeLimit": int64(q.EdgeLimit() + 1)})
 	g, err := read(ctx, db, func(tx neo4j.ManagedTransaction) (*membrane.Lineage, error) {
-		row, err := single(ctx, tx, graphStatement(arrow, q.Hops, q.AsOf), params)
+		row, err := single(ctx, tx, graphStatement(q.Direction, q.Hops, q.AsOf), params)
 		if err != nil {
 			return nil, err
 		}

@@ -62,8 +62,9 @@ var lineageArrows = map[membrane.Direction]string{
 	membrane.DirBoth: "-[r:$any($types)]-",
 }
 
-// lineageWalks are the only texts __WALK__ takes: the variable-length
-// form of each arrow, its upper bound __MAXDEPTH__. The relationship types
+// lineageWalks are the only texts __WALK__ takes (lineage.cypher,
+// graph.cypher): the variable-length form of each arrow, its upper bound
+// __MAXDEPTH__ (the graph's hops). The relationship types
 // are a predicate on the path, not a type in the pattern: a parameter
 // ($types) keeps one plan per direction and depth.
 var lineageWalks = map[membrane.Direction]string{

@@ -15,17 +15,18 @@ import (
 	driver "github.com/neo4j/neo4j-go-driver/v5/neo4j"
 )
 
-// TestLineageWalk holds the lineage statement to a breadth-first search
-// in Go over the same graph, with the trust rules of membrane.Trust: a
-// walk expands only from records the request sees in full, reaches
-// records it sees redacted (never past them) and never reaches invisible
-// ones; each record comes at its shortest distance, ordered by depth then
-// id, cut at the limit. The graph is random: 48 records of every
-// sensitivity in the reader's scope and in another, and 110 relationships
-// of the three lineage types and one other (supports), cycles and
-// parallel paths included. Every record is a root, in every direction,
-// with depths and limits that cut the walk, and with a subset of the
-// types.
+// TestLineageWalk holds the lineage and graph statements to a
+// breadth-first search in Go over the same graph, with the trust rules of
+// membrane.Trust: a walk expands only from records the request sees in
+// full, reaches records it sees redacted (never past them) and never
+// reaches invisible ones; each record comes at its shortest distance from
+// the nearest root, ordered by depth then id, cut at the limit. The graph
+// is random: 48 records of every sensitivity in the reader's scope and in
+// another, and 110 relationships of the three lineage types and one other
+// (supports), cycles and parallel paths included. Every record is a
+// lineage root, in every direction, with depths and limits that cut the
+// walk, and with a subset of the types; graphs start from random sets of
+// one to four roots.
 func TestLineageWalk(t *testing.T) {
 	db := neo4jtest.Open(t)
 	scope, other := neo4jtest.Scope(t), neo4jtest.Scope(t)
@@ -88,11 +89,15 @@ func TestLineageWalk(t *testing.T) {
 	trust := membrane.Trust{Principal: membrane.Principal{Actor: "walker", Role: membrane.RoleReader, MaxSensitivity: membrane.SensitivityLow, Scopes: []string{scope}},
 		Ceiling: membrane.SensitivityLow.Level(), Scopes: []string{scope}}
 	ctx := membrane.NewContextWithTrust(t.Context(), trust)
-	// want is the lineage by breadth-first search: "id:depth" in the
-	// statement's order, and whether the limit cut it.
-	want := func(root string, dir membrane.Direction, preds []membrane.Predicate, maxDepth, limit int) ([]string, bool) {
-		if trust.VisibilityOf(nodes[root].level, nodes[root].scope) == membrane.Invisible {
-			return nil, false
+	// want is the walk from roots by breadth-first search: "id:depth" in
+	// the statements' order (the roots by id, then the others by depth and
+	// id), the others cut at limit, and whether the limit cut them; nil
+	// when a root is invisible.
+	want := func(roots []string, dir membrane.Direction, preds []membrane.Predicate, maxDepth, limit int) ([]string, bool) {
+		for _, root := range roots {
+			if trust.VisibilityOf(nodes[root].level, nodes[root].scope) == membrane.Invisible {
+				return nil, false
+			}
 		}
 		allowed := map[string]bool{}
 		for _, p := range preds {
@@ -113,8 +118,11 @@ func TestLineageWalk(t *testing.T) {
 			}
 			return out
 		}
-		dist := map[string]int{root: 0}
-		queue := []string{root}
+		dist := map[string]int{}
+		for _, root := range roots {
+			dist[root] = 0
+		}
+		queue := slices.Clone(roots)
 		for len(queue) > 0 {
 			a := queue[0]
 			queue = queue[1:]
@@ -130,8 +138,8 @@ func TestLineageWalk(t *testing.T) {
 			}
 		}
 		var others []string
-		for id := range dist {
-			if id != root {
+		for id, d := range dist {
+			if d > 0 {
 				others = append(others, id)
 			}
 		}
@@ -140,15 +148,71 @@ func TestLineageWalk(t *testing.T) {
 		if cut {
 			others = others[:limit]
 		}
-		out := []string{root + ":0"}
+		var out []string
+		for _, root := range slices.Sorted(slices.Values(roots)) {
+			out = append(out, root+":0")
+		}
 		for _, id := range others {
 			out = append(out, fmt.Sprint(id, ":", dist[id]))
 		}
 		return out, cut
 	}
 	cases, expanded, redacted := 0, 0, 0
+	ids2 := func(nodes []*membrane.LineageNode) []string {
+		var out []string
+		for _, n := range nodes {
+			out = append(out, fmt.Sprint(n.Record.ID, ":", n.Depth))
+		}
+		return out
+	}
+	// edgesAmong is "from>to:TYPE" of every relationship of preds among
+	// the records of ids ("id:depth") with one end seen in full, sorted.
+	edgesAmong := func(ids []string, preds []membrane.Predicate) []string {
+		in := map[string]bool{}
+		for _, id := range ids {
+			id, _, _ = strings.Cut(id, ":")
+			in[id] = true
+		}
+		full := func(id string) bool { return trust.VisibilityOf(nodes[id].level, nodes[id].scope) == membrane.Visible }
+		var out []string
+		for _, e := range edges {
+			if in[e.from] && in[e.to] && (full(e.from) || full(e.to)) && slices.Contains(preds, membrane.PredicateOfRelType(e.typ)) {
+				out = append(out, e.from+">"+e.to+":"+e.typ)
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	// check compares what a statement returned with the search's answer.
+	check := func(what string, l *membrane.Lineage, wantNodes []string, wantCut bool, wantEdges []string) {
+		t.Helper()
+		got := ids2(l.Nodes)
+		if !slices.Equal(got, wantNodes) || l.Truncated != wantCut {
+			t.Fatalf("%s:\n got %v (truncated %t)\nwant %v (truncated %t)", what, got, l.Truncated, wantNodes, wantCut)
+		}
+		if wantEdges != nil {
+			var gotEdges []string
+			for _, e := range l.Edges {
+				gotEdges = append(gotEdges, e.SourceID+">"+e.TargetID+":"+strings.ToUpper(string(e.Predicate)))
+			}
+			slices.Sort(gotEdges)
+			if !slices.Equal(gotEdges, wantEdges) {
+				t.Fatalf("edges of %s:\n got %v\nwant %v", what, gotEdges, wantEdges)
+			}
+		}
+		for _, n := range l.Nodes {
+			if n.Record.Redacted {
+				redacted++
+			}
+		}
+		cases++
+		if len(got) > 3 {
+			expanded++
+		}
+	}
+	dirs := []membrane.Direction{membrane.DirOut, membrane.DirIn, membrane.DirBoth}
 	for _, root := range ids {
-		for _, dir := range []membrane.Direction{membrane.DirOut, membrane.DirIn, membrane.DirBoth} {
+		for _, dir := range dirs {
 			for _, c := range []struct {
 				preds           []membrane.Predicate
 				maxDepth, limit int
@@ -162,58 +226,80 @@ func TestLineageWalk(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				wantNodes, wantCut := want(root, dir, c.preds, c.maxDepth, c.limit)
+				what := fmt.Sprintf("lineage of %s %s %+v", root, dir, c)
+				wantNodes, wantCut := want([]string{root}, dir, c.preds, c.maxDepth, c.limit)
 				l, err := db.Lineage(ctx, root, q)
 				if wantNodes == nil {
 					if membrane.ErrorCode(err) != membrane.ENOTFOUND {
-						t.Fatalf("lineage of invisible %s: %v, %v", root, l, err)
+						t.Fatalf("%s, invisible: %v, %v", what, l, err)
 					}
 					continue
 				}
 				if err != nil {
 					t.Fatal(err)
 				}
-				var got []string
-				for _, n := range l.Nodes {
-					got = append(got, fmt.Sprint(n.Record.ID, ":", n.Depth))
-					if n.Record.Redacted {
-						redacted++
+				check(what, l, wantNodes, wantCut, edgesAmong(wantNodes, c.preds))
+			}
+		}
+	}
+	lineages := cases
+	// Graphs: random sets of one to four roots the reader sees (an
+	// invisible root answers NOT_FOUND, as lineages show); the limit
+	// counts the roots; more edges than the edge limit among the records
+	// the statement reads also cut the graph (then its edges are not
+	// compared).
+	var seen []string
+	for _, id := range ids {
+		if trust.VisibilityOf(nodes[id].level, nodes[id].scope) != membrane.Invisible {
+			seen = append(seen, id)
+		}
+	}
+	for i := range 16 {
+		roots := make([]string, 1+i%4)
+		for j, k := range rng.Perm(len(seen))[:len(roots)] {
+			roots[j] = seen[k]
+		}
+		for _, dir := range dirs {
+			for _, c := range []struct {
+				preds       []membrane.Predicate
+				hops, limit int
+			}{
+				{membrane.Predicates, 2, 500},
+				{membrane.Predicates, 10, 500},
+				{membrane.LineagePredicates, 3, len(roots) + 2},
+				{[]membrane.Predicate{membrane.PredSupports, membrane.PredDerivedFrom}, 4, 500},
+			} {
+				q, err := membrane.NewExportQuery(roots, ptr(int64(c.hops)), c.preds, &dir, ptr(int64(c.limit)), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				what := fmt.Sprintf("graph of %v %s %+v", roots, dir, c)
+				all, _ := want(roots, dir, c.preds, c.hops, 1<<30)
+				g, err := db.Graph(ctx, q)
+				if all == nil {
+					if membrane.ErrorCode(err) != membrane.ENOTFOUND {
+						t.Fatalf("%s, an invisible root: %v, %v", what, g, err)
 					}
+					continue
 				}
-				if !slices.Equal(got, wantNodes) || l.Truncated != wantCut {
-					t.Fatalf("lineage of %s %s %+v:\n got %v (truncated %t)\nwant %v (truncated %t)", root, dir, c, got, l.Truncated, wantNodes, wantCut)
+				if err != nil {
+					t.Fatal(err)
 				}
-				shown := map[string]bool{}
-				for _, n := range l.Nodes {
-					shown[n.Record.ID] = !n.Record.Redacted
+				read := all[:min(len(all), c.limit+1)]
+				edgeCut := len(edgesAmong(read, c.preds)) > q.EdgeLimit()
+				kept := all[:min(len(all), c.limit)]
+				wantEdges := edgesAmong(kept, c.preds)
+				if edgeCut {
+					wantEdges = nil
 				}
-				var wantEdges, gotEdges []string
-				for _, e := range edges {
-					full, inA := shown[e.from]
-					fullB, inB := shown[e.to]
-					if inA && inB && (full || fullB) && slices.Contains(c.preds, membrane.PredicateOfRelType(e.typ)) {
-						wantEdges = append(wantEdges, e.from+">"+e.to+":"+e.typ)
-					}
-				}
-				for _, e := range l.Edges {
-					gotEdges = append(gotEdges, e.SourceID+">"+e.TargetID+":"+strings.ToUpper(string(e.Predicate)))
-				}
-				slices.Sort(wantEdges)
-				slices.Sort(gotEdges)
-				if !slices.Equal(gotEdges, wantEdges) {
-					t.Fatalf("edges of the lineage of %s %s %+v:\n got %v\nwant %v", root, dir, c, gotEdges, wantEdges)
-				}
-				cases++
-				if len(got) > 3 {
-					expanded++
-				}
+				check(what, g, kept, len(all) > c.limit || edgeCut, wantEdges)
 			}
 		}
 	}
 	// The data must exercise what the walk decides: long walks, redacted
 	// ends, invisible records in the way.
-	if cases < 200 || expanded < 40 || redacted < 40 {
-		t.Fatalf("the graph exercises too little: %d lineages, %d with more than 3 records, %d redacted records shown", cases, expanded, redacted)
+	if lineages < 200 || cases-lineages < 150 || expanded < 80 || redacted < 80 {
+		t.Fatalf("the graph exercises too little: %d lineages and %d graphs, %d with more than 3 records, %d redacted records shown", lineages, cases-lineages, expanded, redacted)
 	}
-	t.Logf("%d lineages compared, %d with more than 3 records, %d redacted records shown", cases, expanded, redacted)
+	t.Logf("%d lineages and %d graphs compared, %d with more than 3 records, %d redacted records shown", lineages, cases-lineages, expanded, redacted)
 }
