@@ -211,23 +211,26 @@ func TestLineageWalk(t *testing.T) {
 		}
 	}
 	dirs := []membrane.Direction{membrane.DirOut, membrane.DirIn, membrane.DirBoth}
+	// walkCase is one walk asked of a root set: the predicates, the depth
+	// (a lineage's maxDepth, a graph's hops) and the limit.
+	type walkCase struct {
+		preds        []membrane.Predicate
+		depth, limit int
+	}
 	for _, root := range ids {
 		for _, dir := range dirs {
-			for _, c := range []struct {
-				preds           []membrane.Predicate
-				maxDepth, limit int
-			}{
+			for _, c := range []walkCase{
 				{membrane.LineagePredicates, 100, 200},
 				{membrane.LineagePredicates, 2, 200},
 				{membrane.LineagePredicates, 100, 3},
 				{[]membrane.Predicate{membrane.PredSupersedes, membrane.PredContestedBy}, 5, 200},
 			} {
-				q, err := membrane.NewLineageQuery(&dir, c.preds, ptr(int64(c.maxDepth)), ptr(int64(c.limit)), nil)
+				q, err := membrane.NewLineageQuery(&dir, c.preds, ptr(int64(c.depth)), ptr(int64(c.limit)), nil)
 				if err != nil {
 					t.Fatal(err)
 				}
 				what := fmt.Sprintf("lineage of %s %s %+v", root, dir, c)
-				wantNodes, wantCut := want([]string{root}, dir, c.preds, c.maxDepth, c.limit)
+				wantNodes, wantCut := want([]string{root}, dir, c.preds, c.depth, c.limit)
 				l, err := db.Lineage(ctx, root, q)
 				if wantNodes == nil {
 					if membrane.ErrorCode(err) != membrane.ENOTFOUND {
@@ -260,21 +263,18 @@ func TestLineageWalk(t *testing.T) {
 			roots[j] = seen[k]
 		}
 		for _, dir := range dirs {
-			for _, c := range []struct {
-				preds       []membrane.Predicate
-				hops, limit int
-			}{
+			for _, c := range []walkCase{
 				{membrane.Predicates, 2, 500},
 				{membrane.Predicates, 10, 500},
 				{membrane.LineagePredicates, 3, len(roots) + 2},
 				{[]membrane.Predicate{membrane.PredSupports, membrane.PredDerivedFrom}, 4, 500},
 			} {
-				q, err := membrane.NewExportQuery(roots, ptr(int64(c.hops)), c.preds, &dir, ptr(int64(c.limit)), nil)
+				q, err := membrane.NewExportQuery(roots, ptr(int64(c.depth)), c.preds, &dir, ptr(int64(c.limit)), nil)
 				if err != nil {
 					t.Fatal(err)
 				}
 				what := fmt.Sprintf("graph of %v %s %+v", roots, dir, c)
-				all, _ := want(roots, dir, c.preds, c.hops, 1<<30)
+				all, _ := want(roots, dir, c.preds, c.depth, 1<<30)
 				g, err := db.Graph(ctx, q)
 				if err != nil {
 					t.Fatal(err)
