@@ -133,3 +133,15 @@ func (db *DB) ExpansionOf(ctx context.Context, q membrane.RetrieveQuery) ([]memb
 	})
 	return o.docs, o.lucene, err
 }
+
+// CreateRows exposes createRows: the rows CreateRecords sends, so that a
+// benchmark writes exactly the same data with other statements.
+func (db *DB) CreateRows(recs []*membrane.Ingested) ([]map[string]any, error) {
+	return db.createRows(recs)
+}
+
+// AuditProps exposes auditProps: the properties an audit entry is stored
+// with, so that a benchmark writes an entry of the same size by hand.
+func (db *DB) AuditProps(a *membrane.AuditEntry, sens membrane.Sensitivity) (map[string]any, error) {
+	return db.auditProps(a, sens)
+}

@@ -149,21 +149,9 @@ func pageStatements(name, v string) map[variant]string {
 // transaction with one UNWIND statement. With idem, a repeated request
 // returns the records the first one created.
 func (db *DB) CreateRecords(ctx context.Context, idem *membrane.Idempotency, recs []*membrane.Ingested) ([]*membrane.Record, error) {
-	rows := make([]map[string]any, len(recs))
-	for i, in := range recs {
-		props, err := db.recordProps(in.Record)
-		if err != nil {
-			return nil, err
-		}
-		audit, err := db.auditProps(in.Audit, in.Record.Sensitivity)
-		if err != nil {
-			return nil, err
-		}
-		rows[i] = map[string]any{"id": in.Record.ID, "label": in.Record.Type.Label(), "props": props, "audit": audit,
-			"vector": nil, "model": in.EmbeddingModel}
-		if in.Embedding != nil {
-			rows[i]["vector"] = in.Embedding
-		}
+	rows, err := db.createRows(recs)
+	if err != nil {
+		return nil, err
 	}
 	out, err := db.idempotent(ctx, idem, func(tx neo4j.ManagedTransaction) (*written, error) {
 		row, err := single(ctx, tx, cypher.Must("create_records"), map[string]any{"records": rows})
@@ -186,6 +174,27 @@ func (db *DB) CreateRecords(ctx context.Context, idem *membrane.Idempotency, rec
 		return nil, fmt.Errorf("create %d records: %w", len(recs), err)
 	}
 	return out.recs, nil
+}
+
+// createRows returns the $records rows of create_records.cypher for recs.
+func (db *DB) createRows(recs []*membrane.Ingested) ([]map[string]any, error) {
+	rows := make([]map[string]any, len(recs))
+	for i, in := range recs {
+		props, err := db.recordProps(in.Record)
+		if err != nil {
+			return nil, err
+		}
+		audit, err := db.auditProps(in.Audit, in.Record.Sensitivity)
+		if err != nil {
+			return nil, err
+		}
+		rows[i] = map[string]any{"id": in.Record.ID, "label": in.Record.Type.Label(), "props": props, "audit": audit,
+			"vector": nil, "model": in.EmbeddingModel}
+		if in.Embedding != nil {
+			rows[i]["vector"] = in.Embedding
+		}
+	}
+	return rows, nil
 }
 
 // FindRecordByID returns the record with id, or ENOTFOUND, in one round

@@ -22,6 +22,9 @@ import (
 //     transaction: lock_records, apply_change, COMMIT), each of a distinct
 //     active fact written before timing;
 //   - create: svc.Ingest.CreateRecord of one fact (create_records, COMMIT);
+//   - contest-floor: the writes of a contest (contestFloor) through the
+//     bare driver as one statement, then COMMIT: what the data of a
+//     contest costs without the lock's round trip or apply_change's plan;
 //   - bare-write: a managed write transaction that creates one node with
 //     one property and nothing else (no index but the label lookup), then
 //     COMMIT: the least a write costs here.
@@ -79,6 +82,26 @@ func BenchmarkRevisionFloor(b *testing.B) {
 			_, err := svc.Ingest.CreateRecord(ctx, benchFact(fmt.Sprint("created-", i)), ptr("bench"), nil)
 			return err
 		}},
+		{"contest-floor", func(b *testing.B, ids []string, i int) error {
+			a := membrane.NewAuditEntry(ids[i], membrane.AuditContest, "bench", "contested by external reference ticket", time.Now())
+			a.Previous = map[string]any{"status": "active", "version": int64(1)}
+			props, err := db.AuditProps(a, membrane.SensitivityLow)
+			if err != nil {
+				return err
+			}
+			_, err = sess.ExecuteWrite(ctx, func(tx driver.ManagedTransaction) (any, error) {
+				res, err := tx.Run(ctx, contestFloor, map[string]any{"id": ids[i], "ref": fmt.Sprint("ticket-", i), "audit": props})
+				if err != nil {
+					return nil, err
+				}
+				s, err := res.Consume(ctx)
+				if err == nil && s.Counters().NodesCreated() != 1 {
+					err = fmt.Errorf("%d nodes created, want 1", s.Counters().NodesCreated())
+				}
+				return nil, err
+			})
+			return err
+		}},
 		{"bare-write", func(b *testing.B, _ []string, i int) error {
 			_, err := sess.ExecuteWrite(ctx, func(tx driver.ManagedTransaction) (any, error) {
 				res, err := tx.Run(ctx, `CREATE (n:BenchWriteFloor {i: $i})`, map[string]any{"i": i})
@@ -117,6 +140,17 @@ func BenchmarkRevisionFloor(b *testing.B) {
 		})
 	}
 }
+
+// contestFloor writes what a contest writes, as one statement with no lock
+// and no plan read first: the record's status, version, updatedAt and
+// evidence, an audit entry of the same properties, labels and indexes,
+// and its HAS_AUDIT.
+const contestFloor = `MATCH (m:Memory {id: $id})
+SET m.status = 'contested', m.version = m.version + 1, m.updatedAt = datetime(),
+    m.contestEvidence = m.contestEvidence + $ref
+CREATE (a:AuditEntry:Unsequenced)
+SET a = $audit, a.scope = m.scope, a.sensitivityLevel = m.sensitivityLevel, a.recordType = m.type
+CREATE (m)-[:HAS_AUDIT]->(a)`
 
 // BenchmarkLineageFloor reads the ancestry of the head of a 100-deep
 // supersede chain (101 records, 100 edges) through the read service as a

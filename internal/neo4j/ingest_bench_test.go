@@ -1,0 +1,164 @@
+package neo4j_test
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/membrane/membrane/internal/membrane"
+	"github.com/membrane/membrane/internal/neo4jtest"
+	driver "github.com/neo4j/neo4j-go-driver/v5/neo4j"
+)
+
+// BenchmarkIngestFloor writes batches of 1,000 episodic records, as
+// cmd/bench's ingestBatch does, five ways, one client, to separate what
+// the store adds from what Neo4j costs for the data alone
+// (docs/BENCHMARKS.md, "Bulk ingest: the floor"):
+//
+//   - service: IngestService.CreateRecords as ingestBatch's resolver runs it
+//     (BuildRecord, the properties, create_records, COMMIT);
+//   - store: neo4j.DB.CreateRecords of records already built;
+//   - no-indexes: the same rows (record and audit properties) written by
+//     a bare driver with no index, no constraint and no full-text index on
+//     their labels: record node, audit node, relationship, COMMIT;
+//   - records-only: the record nodes of the same rows alone;
+//   - one-property: 1,000 nodes of one property each: the least a
+//     1,000-node write costs here.
+//
+// Every op is one transaction. It reports p50 and p99 per op and the
+// records/s of the p50; the untimed part of each op builds its batch and
+// deletes the floor ways' nodes. Run on an idle machine:
+//
+//	NEO4J_URI=bolt://127.0.0.1:17687 go test -run '^$' -bench IngestFloor -benchtime 30x ./internal/neo4j/
+func BenchmarkIngestFloor(b *testing.B) {
+	db := neo4jtest.DB(b)
+	scope := neo4jtest.Scope(b)
+	b.Cleanup(func() { _ = db.DeleteScope(context.Background(), scope) })
+	svc, ctx, _ := benchServices(context.Background(), db, scope)
+	const size = 1000
+	n := 0
+	inputs := func() []*membrane.RecordInput {
+		batch := make([]*membrane.RecordInput, size)
+		for i := range batch {
+			n++
+			batch[i] = &membrane.RecordInput{Type: membrane.TypeEpisodic, Scope: ptr(scope), Payload: membrane.PayloadInput{
+				Episodic: &membrane.EpisodicPayload{Timeline: []membrane.TimelineEvent{{T: t0.Add(time.Duration(n) * time.Second),
+					EventKind: "observation", Ref: fmt.Sprint("bench-", n), Summary: fmt.Sprintf("deploy rollback after the incident of service-%d", n%97)}}}}}
+		}
+		return batch
+	}
+	built := func(b *testing.B) []*membrane.Ingested {
+		now := time.Now()
+		out := make([]*membrane.Ingested, 0, size)
+		for _, in := range inputs() {
+			r, err := membrane.DefaultPolicy().BuildRecord(*in, now)
+			if err != nil {
+				b.Fatal(err)
+			}
+			out = append(out, &membrane.Ingested{Record: r, Audit: membrane.NewAuditEntry(r.ID, membrane.AuditCreate, "bench", "bench", now)})
+		}
+		return out
+	}
+	rows := func(b *testing.B) []map[string]any {
+		r, err := db.CreateRows(built(b))
+		if err != nil {
+			b.Fatal(err)
+		}
+		return r
+	}
+
+	d, err := driver.NewDriverWithContext(os.Getenv("NEO4J_URI"), driver.NoAuth())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { d.Close(context.Background()) })
+	sess := d.NewSession(ctx, driver.SessionConfig{DatabaseName: cmp.Or(os.Getenv("NEO4J_DATABASE"), "neo4j")})
+	b.Cleanup(func() { sess.Close(context.Background()) })
+	// The floor ways' labels have no index: a label of their own, which no
+	// schema statement names. Their nodes are deleted between ops.
+	const floorLabels = `IngestFloor|IngestFloorAudit`
+	write := func(stmt string, params map[string]any) error {
+		_, err := sess.ExecuteWrite(ctx, func(tx driver.ManagedTransaction) (any, error) {
+			res, err := tx.Run(ctx, stmt, params)
+			if err != nil {
+				return nil, err
+			}
+			s, err := res.Consume(ctx)
+			if err == nil && s.Counters().NodesCreated() < size {
+				err = fmt.Errorf("%d nodes created, want at least %d", s.Counters().NodesCreated(), size)
+			}
+			return nil, err
+		})
+		return err
+	}
+	clearFloor := func() error {
+		res, err := sess.Run(ctx, `MATCH (n:`+floorLabels+`) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS`, nil)
+		if err == nil {
+			_, err = res.Consume(ctx)
+		}
+		return err
+	}
+	b.Cleanup(func() { _ = clearFloor() })
+	ids := make([]any, size)
+	for i := range ids {
+		ids[i] = int64(i)
+	}
+
+	for _, bm := range []struct {
+		name string
+		// prepare builds an op's input, untimed; the returned op is timed.
+		prepare func(b *testing.B) func() error
+	}{
+		{"service", func(b *testing.B) func() error {
+			in := inputs()
+			return func() error { _, err := svc.Ingest.CreateRecords(ctx, in, ptr("bench"), nil, "inputs"); return err }
+		}},
+		{"store", func(b *testing.B) func() error {
+			in := built(b)
+			return func() error { _, err := db.CreateRecords(ctx, nil, in); return err }
+		}},
+		{"no-indexes", func(b *testing.B) func() error {
+			p := map[string]any{"records": rows(b)}
+			return func() error {
+				return write(`UNWIND $records AS r CREATE (m:IngestFloor) SET m = r.props
+					CREATE (a:IngestFloorAudit) SET a = r.audit CREATE (m)-[:HAS_AUDIT]->(a)`, p)
+			}
+		}},
+		{"records-only", func(b *testing.B) func() error {
+			p := map[string]any{"records": rows(b)}
+			return func() error { return write(`UNWIND $records AS r CREATE (m:IngestFloor) SET m = r.props`, p) }
+		}},
+		{"one-property", func(b *testing.B) func() error {
+			return func() error {
+				return write(`UNWIND $ids AS i CREATE (:IngestFloor {i: i})`, map[string]any{"ids": ids})
+			}
+		}},
+	} {
+		b.Run(bm.name, func(b *testing.B) {
+			var lat []time.Duration
+			for i := 0; i < b.N+3; i++ { // three untimed ops first: plans cached, the JIT warm
+				b.StopTimer()
+				if err := clearFloor(); err != nil {
+					b.Fatal(err)
+				}
+				op := bm.prepare(b)
+				if i >= 3 {
+					b.StartTimer()
+				}
+				start := time.Now()
+				if err := op(); err != nil {
+					b.Fatal(err)
+				}
+				if i >= 3 {
+					lat = append(lat, time.Since(start))
+				}
+			}
+			b.StopTimer()
+			reportPercentiles(b, lat)
+			b.ReportMetric(float64(size)/lat[len(lat)/2].Seconds(), "records/s")
+		})
+	}
+}
