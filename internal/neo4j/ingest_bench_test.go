@@ -14,13 +14,15 @@ import (
 )
 
 // BenchmarkIngestFloor writes batches of 1,000 episodic records, as
-// cmd/bench's ingestBatch does, five ways, one client, to separate what
+// cmd/bench's ingestBatch does, six ways, one client, to separate what
 // the store adds from what Neo4j costs for the data alone
-// (docs/BENCHMARKS.md, "Bulk ingest: the floor"):
+// (docs/BENCHMARKS.md, "Floors"):
 //
 //   - service: IngestService.CreateRecords as ingestBatch's resolver runs it
 //     (BuildRecord, the properties, create_records, COMMIT);
 //   - store: neo4j.DB.CreateRecords of records already built;
+//   - sequence: the change feed numbering 1,000 committed audit entries
+//     (DB.SequenceEvents), after an untimed store op wrote them;
 //   - no-indexes: the same rows (record and audit properties) written by
 //     a bare driver with no index, no constraint and no full-text index on
 //     their labels: record node, audit node, relationship, COMMIT;
@@ -32,7 +34,7 @@ import (
 // records/s of the p50; the untimed part of each op builds its batch and
 // deletes the floor ways' nodes. Run on an idle machine:
 //
-//	NEO4J_URI=bolt://127.0.0.1:17687 go test -run '^$' -bench IngestFloor -benchtime 30x ./internal/neo4j/
+//	NEO4J_URI=bolt://127.0.0.1:17687 go test -run '^$' -bench IngestFloor -benchtime 20x ./internal/neo4j/
 func BenchmarkIngestFloor(b *testing.B) {
 	db := neo4jtest.DB(b)
 	scope := neo4jtest.Scope(b)
@@ -119,6 +121,18 @@ func BenchmarkIngestFloor(b *testing.B) {
 		{"store", func(b *testing.B) func() error {
 			in := built(b)
 			return func() error { _, err := db.CreateRecords(ctx, nil, in); return err }
+		}},
+		{"sequence", func(b *testing.B) func() error {
+			if _, err := db.CreateRecords(ctx, nil, built(b)); err != nil {
+				b.Fatal(err)
+			}
+			return func() error {
+				n, _, err := db.SequenceEvents(ctx, "bench", size)
+				if err == nil && n != size {
+					err = fmt.Errorf("numbered %d entries, want %d", n, size)
+				}
+				return err
+			}
 		}},
 		{"no-indexes", func(b *testing.B) func() error {
 			p := map[string]any{"records": rows(b)}

@@ -3,6 +3,10 @@ package neo4j_test
 import (
 	"cmp"
 	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"slices"
 	"testing"
@@ -14,10 +18,13 @@ import (
 	driver "github.com/neo4j/neo4j-go-driver/v5/neo4j"
 )
 
-// BenchmarkPointReadFloor reads one record by id four ways, one client, to
+// BenchmarkPointReadFloor reads one record by id five ways, one client, to
 // separate the store's cost from Neo4j's floor (docs/BENCHMARKS.md, "Where
 // the time goes"):
 //
+//   - http-store: the store's read behind the least HTTP server (a bare
+//     handler answering five fields as JSON, a keep-alive client on
+//     loopback): the floor of a point read through any HTTP API here;
 //   - store: neo4j.DB.FindRecordByID as a request runs it (record_by_id with
 //     the trust gate, one auto-commit statement, the record decoded);
 //   - record_by_id: the same statement and parameters through the bare
@@ -67,10 +74,36 @@ func BenchmarkPointReadFloor(b *testing.B) {
 	gated := membrane.TrustFromContext(ctx).CypherParams()
 	gated["id"] = rec
 	bare := `MATCH (m:Memory {id: $id}) RETURN properties(m) AS m`
+	// The least HTTP in front of the store: a handler that reads the record
+	// as the store does and answers the fields cmd/bench's point read asks
+	// for, with a keep-alive client on loopback.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		m, err := db.FindRecordByID(ctx, r.URL.Query().Get("id"))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"id": m.ID, "type": m.Type, "version": m.Version,
+			"confidence": m.Confidence, "salience": m.Salience})
+	}))
+	b.Cleanup(srv.Close)
+	client := srv.Client()
 	for _, bm := range []struct {
 		name string
 		op   func() error
 	}{
+		{"http-store", func() error {
+			res, err := client.Get(srv.URL + "/?id=" + rec)
+			if err != nil {
+				return err
+			}
+			defer res.Body.Close()
+			var out struct{ ID string }
+			if err := json.NewDecoder(res.Body).Decode(&out); err != nil || out.ID != rec {
+				return fmt.Errorf("answer %d %q: %v", res.StatusCode, out.ID, err)
+			}
+			return nil
+		}},
 		{"store", func() error { _, err := db.FindRecordByID(ctx, rec); return err }},
 		{"record_by_id", managed(cypher.Must("record_by_id"), gated)},
 		{"bare", managed(bare, map[string]any{"id": rec})},

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/membrane/membrane/cypher"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4jtest"
 	driver "github.com/neo4j/neo4j-go-driver/v5/neo4j"
@@ -25,6 +26,9 @@ import (
 //   - contest-floor: the writes of a contest (contestFloor) through the
 //     bare driver as one statement, then COMMIT: what the data of a
 //     contest costs without the lock's round trip or apply_change's plan;
+//   - contest-two-trips: an optimistic contest's floor, two auto-commit
+//     statements: the record read by record_by_id, then contestFloor
+//     guarded by the version read (no BEGIN, no COMMIT message);
 //   - bare-write: a managed write transaction that creates one node with
 //     one property and nothing else (no index but the label lookup), then
 //     COMMIT: the least a write costs here.
@@ -90,7 +94,7 @@ func BenchmarkRevisionFloor(b *testing.B) {
 				return err
 			}
 			_, err = sess.ExecuteWrite(ctx, func(tx driver.ManagedTransaction) (any, error) {
-				res, err := tx.Run(ctx, contestFloor, map[string]any{"id": ids[i], "ref": fmt.Sprint("ticket-", i), "audit": props})
+				res, err := tx.Run(ctx, contestFloor, map[string]any{"id": ids[i], "version": nil, "ref": fmt.Sprint("ticket-", i), "audit": props})
 				if err != nil {
 					return nil, err
 				}
@@ -100,6 +104,34 @@ func BenchmarkRevisionFloor(b *testing.B) {
 				}
 				return nil, err
 			})
+			return err
+		}},
+		{"contest-two-trips", func(b *testing.B, ids []string, i int) error {
+			read := membrane.TrustFromContext(ctx).CypherParams()
+			read["id"] = ids[i]
+			res, err := sess.Run(ctx, cypher.Must("record_by_id"), read)
+			if err != nil {
+				return err
+			}
+			row, err := res.Single(ctx)
+			if err != nil {
+				return err
+			}
+			m, _ := row.Values[0].(map[string]any)
+			a := membrane.NewAuditEntry(ids[i], membrane.AuditContest, "bench", "contested by external reference ticket", time.Now())
+			a.Previous = map[string]any{"status": m["status"], "version": m["version"]}
+			props, err := db.AuditProps(a, membrane.SensitivityLow)
+			if err != nil {
+				return err
+			}
+			res, err = sess.Run(ctx, contestFloor, map[string]any{"id": ids[i], "version": m["version"], "ref": fmt.Sprint("ticket-", i), "audit": props})
+			if err != nil {
+				return err
+			}
+			sum, err := res.Consume(ctx)
+			if err == nil && sum.Counters().NodesCreated() != 1 {
+				err = fmt.Errorf("%d nodes created, want 1", sum.Counters().NodesCreated())
+			}
 			return err
 		}},
 		{"bare-write", func(b *testing.B, _ []string, i int) error {
@@ -144,8 +176,10 @@ func BenchmarkRevisionFloor(b *testing.B) {
 // contestFloor writes what a contest writes, as one statement with no lock
 // and no plan read first: the record's status, version, updatedAt and
 // evidence, an audit entry of the same properties, labels and indexes,
-// and its HAS_AUDIT.
+// and its HAS_AUDIT. With $version, only if the record still has that
+// version (the SET takes the record's write lock first).
 const contestFloor = `MATCH (m:Memory {id: $id})
+WHERE $version IS NULL OR m.version = $version
 SET m.status = 'contested', m.version = m.version + 1, m.updatedAt = datetime(),
     m.contestEvidence = m.contestEvidence + $ref
 CREATE (a:AuditEntry:Unsequenced)
