@@ -27,7 +27,10 @@ import (
 // siblingBatches holds, for one query or mutation, the loads shared by the
 // records of list elements, keyed by the list's field context and the
 // fields that lead from an element to the loaded field.
-type siblingBatches struct{ loads sync.Map } // siblingKey -> *siblingLoadResult
+type siblingBatches struct {
+	loads  sync.Map // siblingKey -> *siblingLoadResult
+	chains chainCache
+}
 
 type siblingKey struct {
 	list          *graphql.FieldContext

@@ -5,6 +5,8 @@ package graph
 
 import (
 	"context"
+	"errors"
+	"sync"
 	"time"
 
 	"github.com/membrane/membrane/internal/membrane"
@@ -72,9 +74,11 @@ func (r *Resolver) related(ctx context.Context, objs []*membrane.Record, p membr
 	return out, nil
 }
 
-// chains returns each record's supersede chain, oldest first.
+// chains returns each record's supersede chain, oldest first. Record.history
+// and Record.current both need it: within one request they share one load
+// per record (chainCache).
 func (r *Resolver) chains(ctx context.Context, objs []*membrane.Record) ([][]*membrane.Record, error) {
-	byID, err := siblingLoad(ctx, objs, func(objs []*membrane.Record) (map[string][]*membrane.Record, error) {
+	load := func(objs []*membrane.Record) (map[string][]*membrane.Record, error) {
 		byID := map[string][]*membrane.Record{}
 		for _, group := range asOfGroups(objs) {
 			got, err := r.Services.Read.SupersedeChains(ctx, ids(group), group[0].AsOf)
@@ -86,7 +90,11 @@ func (r *Resolver) chains(ctx context.Context, objs []*membrane.Record) ([][]*me
 			}
 		}
 		return byID, nil
-	})
+	}
+	if batches, _ := ctx.Value(siblingBatchesKey{}).(*siblingBatches); batches != nil {
+		load = batches.chains.through(load)
+	}
+	byID, err := siblingLoad(ctx, objs, load)
 	if err != nil {
 		return nil, err
 	}
@@ -98,4 +106,71 @@ func (r *Resolver) chains(ctx context.Context, objs []*membrane.Record) ([][]*me
 		}
 	}
 	return out, nil
+}
+
+// chainCache holds, for one request, the supersede chain of every record a
+// field has loaded it for, by the record as the response holds it (which
+// carries its asOf instant). The zero value is ready to use.
+type chainCache struct {
+	mu      sync.Mutex
+	entries map[*membrane.Record]*chainEntry
+}
+
+// errChainLoad answers the fields that waited for a chain load that did not
+// return.
+var errChainLoad = errors.New("supersede chain load failed")
+
+type chainEntry struct {
+	done  chan struct{} // closed once chain and err are set
+	chain []*membrane.Record
+	err   error
+}
+
+// through returns load made to read the cache: it loads, in one call, only
+// the records no field has asked for yet, and waits for those that another
+// field's load in flight covers.
+func (c *chainCache) through(load func([]*membrane.Record) (map[string][]*membrane.Record, error)) func([]*membrane.Record) (map[string][]*membrane.Record, error) {
+	return func(objs []*membrane.Record) (map[string][]*membrane.Record, error) {
+		var mine []*membrane.Record
+		var owned []*chainEntry
+		entries := make([]*chainEntry, len(objs))
+		c.mu.Lock()
+		if c.entries == nil {
+			c.entries = map[*membrane.Record]*chainEntry{}
+		}
+		for i, o := range objs {
+			e := c.entries[o]
+			if e == nil {
+				e = &chainEntry{done: make(chan struct{})}
+				c.entries[o] = e
+				mine, owned = append(mine, o), append(owned, e)
+			}
+			entries[i] = e
+		}
+		c.mu.Unlock()
+		if len(mine) > 0 {
+			func() {
+				// Deferred, so that a load that panics (gqlgen recovers it)
+				// still releases the fields waiting for these records.
+				var got map[string][]*membrane.Record
+				err := errChainLoad
+				defer func() {
+					for i, o := range mine {
+						owned[i].chain, owned[i].err = got[o.ID], err
+						close(owned[i].done)
+					}
+				}()
+				got, err = load(mine)
+			}()
+		}
+		out := make(map[string][]*membrane.Record, len(objs))
+		for i, o := range objs {
+			<-entries[i].done
+			if err := entries[i].err; err != nil {
+				return nil, err
+			}
+			out[o.ID] = entries[i].chain
+		}
+		return out, nil
+	}
 }
