@@ -21,8 +21,10 @@ import (
 //   - service: IngestService.CreateRecords as ingestBatch's resolver runs it
 //     (BuildRecord, the properties, create_records, COMMIT);
 //   - store: neo4j.DB.CreateRecords of records already built;
-//   - sequence: the change feed numbering 1,000 committed audit entries
-//     (DB.SequenceEvents), after an untimed store op wrote them;
+//   - sequence: the change feed numbering up to 1,000 committed audit
+//     entries (DB.SequenceEvents), after an untimed store op wrote them;
+//     numbered/op says how many it numbered (fewer when a server's feed
+//     on the same database numbered some first: run it with none);
 //   - no-indexes: the same rows (record and audit properties) written by
 //     a bare driver with no index, no constraint and no full-text index on
 //     their labels: record node, audit node, relationship, COMMIT;
@@ -42,6 +44,7 @@ func BenchmarkIngestFloor(b *testing.B) {
 	svc, ctx, _ := benchServices(context.Background(), db, scope)
 	const size = 1000
 	n := 0
+	numbered := 0 // entries the sequence way numbered in one run, warm-up ops included
 	inputs := func() []*membrane.RecordInput {
 		batch := make([]*membrane.RecordInput, size)
 		for i := range batch {
@@ -127,10 +130,11 @@ func BenchmarkIngestFloor(b *testing.B) {
 				b.Fatal(err)
 			}
 			return func() error {
+				// Another process's change feed on the same database (a
+				// test server) may number some of them first: the count
+				// is reported, not required.
 				n, _, err := db.SequenceEvents(ctx, "bench", size)
-				if err == nil && n != size {
-					err = fmt.Errorf("numbered %d entries, want %d", n, size)
-				}
+				numbered += n
 				return err
 			}
 		}},
@@ -152,6 +156,7 @@ func BenchmarkIngestFloor(b *testing.B) {
 		}},
 	} {
 		b.Run(bm.name, func(b *testing.B) {
+			numbered = 0 // the function runs again for each b.N the framework tries
 			var lat []time.Duration
 			for i := 0; i < b.N+3; i++ { // three untimed ops first: plans cached, the JIT warm
 				b.StopTimer()
@@ -172,6 +177,10 @@ func BenchmarkIngestFloor(b *testing.B) {
 			}
 			b.StopTimer()
 			reportPercentiles(b, lat)
+			if bm.name == "sequence" {
+				b.ReportMetric(float64(numbered)/float64(b.N+3), "numbered/op")
+				return
+			}
 			b.ReportMetric(float64(size)/lat[len(lat)/2].Seconds(), "records/s")
 		})
 	}
