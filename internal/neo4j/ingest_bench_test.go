@@ -1,10 +1,8 @@
 package neo4j_test
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"os"
 	"testing"
 	"time"
 
@@ -75,13 +73,7 @@ func BenchmarkIngestFloor(b *testing.B) {
 		return r
 	}
 
-	d, err := driver.NewDriverWithContext(os.Getenv("NEO4J_URI"), driver.NoAuth())
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { d.Close(context.Background()) })
-	sess := d.NewSession(ctx, driver.SessionConfig{DatabaseName: cmp.Or(os.Getenv("NEO4J_DATABASE"), "neo4j")})
-	b.Cleanup(func() { sess.Close(context.Background()) })
+	sess := bareSession(b, driver.AccessModeWrite)
 	// The floor ways' labels have no index: a label of their own, which no
 	// schema statement names. Their nodes are deleted between ops.
 	const floorLabels = `IngestFloor|IngestFloorAudit`

@@ -1,10 +1,8 @@
 package neo4j_test
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"os"
 	"testing"
 	"time"
 
@@ -59,16 +57,8 @@ func BenchmarkRevisionFloor(b *testing.B) {
 		return ids
 	}
 
-	d, err := driver.NewDriverWithContext(os.Getenv("NEO4J_URI"), driver.NoAuth())
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { d.Close(context.Background()) })
-	sess := d.NewSession(ctx, driver.SessionConfig{DatabaseName: cmp.Or(os.Getenv("NEO4J_DATABASE"), "neo4j")})
-	b.Cleanup(func() {
-		_, _ = sess.Run(context.Background(), `MATCH (n:BenchWriteFloor) DELETE n`, nil)
-		sess.Close(context.Background())
-	})
+	sess := bareSession(b, driver.AccessModeWrite)
+	b.Cleanup(func() { _, _ = sess.Run(context.Background(), `MATCH (n:BenchWriteFloor) DELETE n`, nil) })
 
 	for _, bm := range []struct {
 		name string
