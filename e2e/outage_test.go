@@ -96,9 +96,11 @@ func TestNeo4jOutage(t *testing.T) {
 	srv.WaitStatus(t, "/readyz", http.StatusServiceUnavailable, 10*time.Second)
 	t.Logf("/readyz 503 after %s", time.Since(t0).Round(time.Millisecond))
 
-	// The bound is the driver's single retry (~2 s backoff) plus slack for
-	// a loaded machine; with the old settings requests took ~15 s.
-	const bound = 3 * time.Second
+	// A request fails after the driver's single retry (~2 s backoff): the
+	// client gives up at a generous backstop instead of timing the answer,
+	// so a busy machine cannot fail the test, while a request that hangs
+	// (as with the driver's default retry settings, ~15 s and more) does.
+	const backstop = 10 * time.Second
 	requests := []struct {
 		name  string
 		query string
@@ -114,18 +116,17 @@ func TestNeo4jOutage(t *testing.T) {
 	}
 	for _, rq := range requests {
 		t.Run(rq.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), backstop)
+			defer cancel()
 			t0 := time.Now()
-			resp, err := srv.post(context.Background(), rq.query, rq.vars)
+			resp, err := srv.post(ctx, rq.query, rq.vars)
 			took := time.Since(t0)
 			if err != nil {
-				t.Fatal(err)
+				t.Fatalf("no answer within %s: %v", backstop, err)
 			}
 			t.Logf("%s failed after %s: status %d, %+v", rq.name, took.Round(time.Millisecond), resp.Status, resp.Errors)
 			if resp.code() != "UNAVAILABLE" {
 				t.Errorf("code %q, want %s (errors %+v)", resp.code(), "UNAVAILABLE", resp.Errors)
-			}
-			if took > bound {
-				t.Errorf("took %s, want under %s", took, bound)
 			}
 			for _, e := range resp.Errors {
 				if strings.Contains(e.Message, "neo4j") || strings.Contains(e.Message, "bolt") {

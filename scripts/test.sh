@@ -112,19 +112,11 @@ if [[ $# -gt 0 ]]; then
   exit
 fi
 go test -count=1 -timeout 20m -skip '^TestSoak$' ./...
-# The soak test runs alone, after the rest: it compares a well-behaved
-# client's latency under load with its idle latency, which other packages'
-# tests running beside it on this 2-core machine would distort.
-# It also waits (up to 2 minutes) for the load the other packages leave
-# behind (Neo4j's background index work, exiting test processes) to settle:
-# it measures its well-behaved client idle and then loaded, and a run that
-# started at a load average of 7 failed its ratio by 4 %.
-if [[ -r /proc/loadavg ]]; then
-  for _ in $(seq 1 24); do
-    awk '{ exit !($1 < 2) }' /proc/loadavg && break
-    sleep 5
-  done
-fi
+# The soak test runs alone, after the rest: it runs a Neo4j of its own and
+# 32 clients for 5 minutes, which would only slow the other packages'
+# tests. It asserts what must hold under any load (no acknowledged write
+# lost, no 5xx, safe retries, the well-behaved client never refused) and
+# only reports latencies.
 echo "== soak test (e2e TestSoak), load average $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)"
 go test -count=1 -timeout 20m -run '^TestSoak$' ./e2e/
 # Every benchmark runs once, so that none rots unnoticed (one had failed
