@@ -130,12 +130,13 @@ CALL (hits, reached) {
   WITH m, v, text, vec, graph, v.baseSalience AS baseSalience, v.salience AS stored,
        v.lastReinforcedAt AS anchor, v.minSalience AS minSalience, v.halfLifeSeconds AS halfLife,
        v.decayCurve AS curve, v.maxAgeSeconds AS maxAge, v.pinned AS pinned,
-       m.id AS id, m.type AS type, m.createdAt AS createdAt, m.confidence AS confidence
-  WITH v, text, vec, graph, stored, minSalience, halfLife, curve, maxAge, pinned, id, type, createdAt, confidence,
+       m.id AS id, m.type AS type, m.createdAt AS createdAt, m.confidence AS confidence,
+       coalesce(m.sessionAt, m.createdAt) AS at
+  WITH v, text, vec, graph, stored, minSalience, halfLife, curve, maxAge, pinned, id, type, createdAt, confidence, at,
        coalesce(baseSalience, stored) AS base,
        CASE WHEN $nowMs > anchor.epochMillis
             THEN ($nowMs - anchor.epochMillis) / 1000.0 ELSE 0.0 END AS elapsed
-  WITH v, text, vec, graph, stored, halfLife, maxAge, pinned, id, type, createdAt, confidence, base,
+  WITH v, text, vec, graph, stored, halfLife, maxAge, pinned, id, type, createdAt, confidence, at, base,
        CASE WHEN minSalience < base THEN minSalience ELSE base END AS floor,
        CASE
          WHEN halfLife IS NULL OR halfLife <= 0 THEN base
@@ -143,7 +144,7 @@ CALL (hits, reached) {
            THEN base * CASE WHEN elapsed < 2.0 * halfLife THEN 1.0 - elapsed / (2.0 * halfLife) ELSE 0.0 END
          ELSE base * exp(-elapsed * log(2.0) / halfLife)
        END AS decayed
-  WITH v, text, vec, graph, id, type, createdAt, confidence,
+  WITH v, text, vec, graph, id, type, createdAt, confidence, at,
        CASE
          // As of an instant, STATE (as_of) already gives the effective
          // salience then: decaying it again would count the time from the
@@ -156,7 +157,7 @@ CALL (hits, reached) {
        END AS salience
   WHERE salience >= $minSalience
   WITH collect({v: v, text: text, vec: vec, salience: salience, graph: graph,
-                id: id, type: type, createdAt: createdAt, confidence: confidence}) AS cs
+                id: id, type: type, createdAt: createdAt, confidence: confidence, at: at}) AS cs
   WITH cs, reduce(best = 0.0, c IN cs | CASE WHEN c.text > best THEN c.text ELSE best END) AS best
   UNWIND cs AS c
   // The score of internal/membrane.Rank, its weights and constants passed
@@ -165,9 +166,15 @@ CALL (hits, reached) {
   // come back in this one statement. Rank recomputes the score in Go.
   WITH c, best,
        CASE WHEN best > 0 THEN c.text / best ELSE 0.0 END AS t,
-       CASE WHEN c.vec IS NULL THEN 0.0 WHEN c.vec < 0 THEN 0.0 WHEN c.vec > 1 THEN 1.0 ELSE c.vec END AS vs
+       CASE WHEN c.vec IS NULL THEN 0.0 WHEN c.vec < 0 THEN 0.0 WHEN c.vec > 1 THEN 1.0 ELSE c.vec END AS vs,
+       // internal/membrane.TimeScore: 1 inside the query's time window,
+       // halving with every width outside it; 0 without one.
+       CASE WHEN $timeFrom IS NULL THEN 0.0
+            WHEN c.at.epochMillis < $timeFrom THEN exp(-($timeFrom - c.at.epochMillis) * log(2.0) / $timeWidthMs)
+            WHEN c.at.epochMillis >= $timeTo THEN exp(-(c.at.epochMillis - $timeTo) * log(2.0) / $timeWidthMs)
+            ELSE 1.0 END AS ts
   WITH c, best,
-       ($fText * t + $fVector * vs + $fContext * c.graph[0] + $fEntity * c.graph[1] + $fDerived * c.graph[2]) / $fTotal AS fused
+       ($fText * t + $fVector * vs + $fContext * c.graph[0] + $fEntity * c.graph[1] + $fDerived * c.graph[2] + $fTime * ts) / $fTotal AS fused
   WITH max(best) AS best, collect({c: c, fused: fused}) AS fs
   WITH best, fs, reduce(top = 0.0, f IN fs | CASE WHEN f.fused > top THEN f.fused ELSE top END) AS top
   UNWIND fs AS f
@@ -184,7 +191,7 @@ CALL (hits, reached) {
        [i IN range(0, size(ranked) - 1) WHERE ranked[i].type IN ['competence', 'plan_graph']][0..$selectLimit] AS sel
   RETURN best, top, [i IN range(0, size(ranked) - 1) WHERE i < $limit OR i IN sel | {
     id: ranked[i].id, type: ranked[i].type, text: ranked[i].text, vec: ranked[i].vec, salience: ranked[i].salience,
-    confidence: ranked[i].confidence, createdAt: ranked[i].createdAt, props: properties(ranked[i].v),
+    confidence: ranked[i].confidence, createdAt: ranked[i].createdAt, at: ranked[i].at, props: properties(ranked[i].v),
     context: ranked[i].graph[0], entity: ranked[i].graph[1], derived: ranked[i].graph[2]
   }] AS rows
 }

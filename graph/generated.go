@@ -422,6 +422,7 @@ type ComplexityRoot struct {
 	RetrieveResult struct {
 		Hits       func(childComplexity int) int
 		Selection  func(childComplexity int) int
+		TimeWindow func(childComplexity int) int
 		VectorUsed func(childComplexity int) int
 		Weights    func(childComplexity int) int
 	}
@@ -439,9 +440,11 @@ type ComplexityRoot struct {
 		Entity     func(childComplexity int) int
 		Fused      func(childComplexity int) int
 		Recency    func(childComplexity int) int
+		Redundancy func(childComplexity int) int
 		Relevance  func(childComplexity int) int
 		Salience   func(childComplexity int) int
 		Text       func(childComplexity int) int
+		Time       func(childComplexity int) int
 		Vector     func(childComplexity int) int
 	}
 
@@ -479,6 +482,12 @@ type ComplexityRoot struct {
 	Subscription struct {
 		AuditAppended func(childComplexity int, filter *ChangeFilter, after *string) int
 		RecordChanged func(childComplexity int, filter *ChangeFilter, after *string) int
+	}
+
+	TimeWindow struct {
+		From   func(childComplexity int) int
+		Phrase func(childComplexity int) int
+		To     func(childComplexity int) int
 	}
 
 	TimelineEvent struct {
@@ -2280,6 +2289,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RetrieveResult.Selection(childComplexity), true
+	case "RetrieveResult.timeWindow":
+		if e.ComplexityRoot.RetrieveResult.TimeWindow == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RetrieveResult.TimeWindow(childComplexity), true
 	case "RetrieveResult.vectorUsed":
 		if e.ComplexityRoot.RetrieveResult.VectorUsed == nil {
 			break
@@ -2348,6 +2363,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ScoreParts.Recency(childComplexity), true
+	case "ScoreParts.redundancy":
+		if e.ComplexityRoot.ScoreParts.Redundancy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScoreParts.Redundancy(childComplexity), true
 	case "ScoreParts.relevance":
 		if e.ComplexityRoot.ScoreParts.Relevance == nil {
 			break
@@ -2366,6 +2387,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ScoreParts.Text(childComplexity), true
+	case "ScoreParts.time":
+		if e.ComplexityRoot.ScoreParts.Time == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScoreParts.Time(childComplexity), true
 	case "ScoreParts.vector":
 		if e.ComplexityRoot.ScoreParts.Vector == nil {
 			break
@@ -2513,6 +2540,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Subscription.RecordChanged(childComplexity, args["filter"].(*ChangeFilter), args["after"].(*string)), true
+
+	case "TimeWindow.from":
+		if e.ComplexityRoot.TimeWindow.From == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TimeWindow.From(childComplexity), true
+	case "TimeWindow.phrase":
+		if e.ComplexityRoot.TimeWindow.Phrase == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TimeWindow.Phrase(childComplexity), true
+	case "TimeWindow.to":
+		if e.ComplexityRoot.TimeWindow.To == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TimeWindow.To(childComplexity), true
 
 	case "TimelineEvent.eventKind":
 		if e.ComplexityRoot.TimelineEvent.EventKind == nil {
@@ -3429,6 +3475,8 @@ func (ec *executionContext) childFields_RetrieveResult(ctx context.Context, fiel
 		return ec.fieldContext_RetrieveResult_weights(ctx, field)
 	case "vectorUsed":
 		return ec.fieldContext_RetrieveResult_vectorUsed(ctx, field)
+	case "timeWindow":
+		return ec.fieldContext_RetrieveResult_timeWindow(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type RetrieveResult", field.Name)
 }
@@ -3467,6 +3515,10 @@ func (ec *executionContext) childFields_ScoreParts(ctx context.Context, field gr
 		return ec.fieldContext_ScoreParts_recency(ctx, field)
 	case "confidence":
 		return ec.fieldContext_ScoreParts_confidence(ctx, field)
+	case "time":
+		return ec.fieldContext_ScoreParts_time(ctx, field)
+	case "redundancy":
+		return ec.fieldContext_ScoreParts_redundancy(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ScoreParts", field.Name)
 }
@@ -3513,6 +3565,18 @@ func (ec *executionContext) childFields_SelectionScore(ctx context.Context, fiel
 		return ec.fieldContext_SelectionScore_recency(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type SelectionScore", field.Name)
+}
+
+func (ec *executionContext) childFields_TimeWindow(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "from":
+		return ec.fieldContext_TimeWindow_from(ctx, field)
+	case "to":
+		return ec.fieldContext_TimeWindow_to(ctx, field)
+	case "phrase":
+		return ec.fieldContext_TimeWindow_phrase(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TimeWindow", field.Name)
 }
 
 func (ec *executionContext) childFields_TimelineEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -12083,6 +12147,38 @@ func (ec *executionContext) fieldContext_RetrieveResult_vectorUsed(_ context.Con
 	return graphql.NewScalarFieldContext("RetrieveResult", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
+func (ec *executionContext) _RetrieveResult_timeWindow(ctx context.Context, field graphql.CollectedField, obj *membrane.Retrieval) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RetrieveResult_timeWindow(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TimeWindow(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *membrane.TimeHint) graphql.Marshaler {
+			return ec.marshalOTimeWindow2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐTimeHint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RetrieveResult_timeWindow(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RetrieveResult",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TimeWindow(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _SalienceBucket_min(ctx context.Context, field graphql.CollectedField, obj *membrane.SalienceBucket) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -12379,6 +12475,52 @@ func (ec *executionContext) _ScoreParts_confidence(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_ScoreParts_confidence(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScoreParts", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ScoreParts_time(ctx context.Context, field graphql.CollectedField, obj *membrane.ScoreParts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScoreParts_time(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Time, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScoreParts_time(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScoreParts", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ScoreParts_redundancy(ctx context.Context, field graphql.CollectedField, obj *membrane.ScoreParts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScoreParts_redundancy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Redundancy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScoreParts_redundancy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ScoreParts", field, false, false, errors.New("field of type Float does not have child fields"))
 }
 
@@ -12941,6 +13083,75 @@ func (ec *executionContext) fieldContext_Subscription_auditAppended(ctx context.
 		return fc, err
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _TimeWindow_from(ctx context.Context, field graphql.CollectedField, obj *membrane.TimeHint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TimeWindow_from(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.From, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TimeWindow_from(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TimeWindow", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _TimeWindow_to(ctx context.Context, field graphql.CollectedField, obj *membrane.TimeHint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TimeWindow_to(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.To, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TimeWindow_to(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TimeWindow", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _TimeWindow_phrase(ctx context.Context, field graphql.CollectedField, obj *membrane.TimeHint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TimeWindow_phrase(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Phrase, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TimeWindow_phrase(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TimeWindow", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _TimelineEvent_t(ctx context.Context, field graphql.CollectedField, obj *membrane.TimelineEvent) (ret graphql.Marshaler) {
@@ -20350,6 +20561,11 @@ func (ec *executionContext) _RetrieveResult(ctx context.Context, sel ast.Selecti
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "timeWindow":
+			out.Values[i] = ec._RetrieveResult_timeWindow(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -20478,6 +20694,16 @@ func (ec *executionContext) _ScoreParts(ctx context.Context, sel ast.SelectionSe
 			}
 		case "confidence":
 			out.Values[i] = ec._ScoreParts_confidence(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "time":
+			out.Values[i] = ec._ScoreParts_time(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "redundancy":
+			out.Values[i] = ec._ScoreParts_redundancy(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -20749,6 +20975,54 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 	default:
 		panic("unknown field " + strconv.Quote(fields[0].Name))
 	}
+}
+
+var timeWindowImplementors = []string{"TimeWindow"}
+
+func (ec *executionContext) _TimeWindow(ctx context.Context, sel ast.SelectionSet, obj *membrane.TimeHint) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, timeWindowImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TimeWindow")
+		case "from":
+			out.Values[i] = ec._TimeWindow_from(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "to":
+			out.Values[i] = ec._TimeWindow_to(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "phrase":
+			out.Values[i] = ec._TimeWindow_phrase(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
 }
 
 var timelineEventImplementors = []string{"TimelineEvent"}
@@ -24329,6 +24603,13 @@ func (ec *executionContext) marshalOString2ᚖstring(ctx context.Context, sel as
 	_ = ctx
 	res := graphql.MarshalString(*v)
 	return res
+}
+
+func (ec *executionContext) marshalOTimeWindow2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐTimeHint(ctx context.Context, sel ast.SelectionSet, v *membrane.TimeHint) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._TimeWindow(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOTimelineEventInput2ᚕgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐTimelineEventᚄ(ctx context.Context, v any) ([]membrane.TimelineEvent, error) {

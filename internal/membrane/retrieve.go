@@ -113,14 +113,19 @@ type FusionWeights struct {
 	Context float64
 	Entity  float64
 	Derived float64
+	// Time weighs TimeScore, when the query names a time (TimeHint).
+	Time float64
 }
 
-// Total is the sum of the weights of the signals that take part: Vector
-// only with a query vector.
-func (f FusionWeights) Total(vector bool) float64 {
+// Total is the sum of the weights of the signals that take part in q's
+// ranking: Vector only with a query vector, Time only with a time hint.
+func (f FusionWeights) Total(q RetrieveQuery) float64 {
 	t := f.Text + f.Context + f.Entity + f.Derived
-	if vector {
+	if len(q.Vector) > 0 {
 		t += f.Vector
+	}
+	if !q.Time.Empty() {
+		t += f.Time
 	}
 	return t
 }
@@ -130,7 +135,7 @@ func (f FusionWeights) Total(vector bool) float64 {
 // eval's recall@10, recall@1, MRR and nDCG@10 all rise from weight 1 to 2
 // and stay flat to 5 (eval/README.md, "The vector's weight"); 2 is the low
 // end of that plateau, so that a query's exact words still count.
-var Fusion = FusionWeights{Text: 1, Vector: 2, Context: 1.5, Entity: 0.3, Derived: 0.3}
+var Fusion = FusionWeights{Text: 1, Vector: 2, Context: 1.5, Entity: 0.3, Derived: 0.3, Time: 1}
 
 // Weights weigh the parts of a retrieval score. They sum to 1, so a score is
 // in [0,1].
@@ -174,6 +179,16 @@ type RetrieveQuery struct {
 	// Now is the ranking instant when AsOf is not set (the store's clock
 	// when zero).
 	Now time.Time
+	// Time is the time the query's text asks about, read at the ranking
+	// instant (WithTimeHint); empty when it names none.
+	Time TimeHint
+}
+
+// WithTimeHint returns q with the time its text names, read relative to
+// the ranking instant now.
+func (q RetrieveQuery) WithTimeHint(now time.Time) RetrieveQuery {
+	q.Time = ParseTimeHint(q.Text, now)
+	return q
 }
 
 // searchText validates free text searched through the full-text index and
@@ -266,6 +281,11 @@ func LayerIndex(t MemoryType) int {
 	return len(MemoryTypes)
 }
 
+// FetchLimit is how many of the best candidates the store returns with
+// their records: twice the limit, so that Diversify can bring forward hits
+// of other sessions from beyond the first Limit.
+func (q RetrieveQuery) FetchLimit() int { return 2 * q.Limit }
+
 // ScanLimit bounds the full-text (and vector) matches read for one
 // retrieval before gating and filters: 10 per wanted result, at least 100,
 // at most 2000. When gating leaves fewer candidates than wanted and the
@@ -340,6 +360,13 @@ type Candidate struct {
 	Salience   float64
 	Confidence float64
 	CreatedAt  time.Time
+	// At is the record's time for a time hint: an episode's event time in
+	// its session, else its creation.
+	At time.Time
+	// Session is the session chain the record is part of (its scope and
+	// session id), empty for none: hits of one session are diversified
+	// (Diversify).
+	Session string
 	// Loaded is the record, when it was loaded with the candidate (the
 	// store loads those likely to be hits or selected).
 	Loaded *Record
@@ -365,6 +392,12 @@ type ScoreParts struct {
 	Salience   float64
 	Recency    float64
 	Confidence float64
+	// Time is TimeScore of the record's time for the query's time hint (0
+	// without one).
+	Time float64
+	// Redundancy is what Diversify took off the score: SessionRedundancy
+	// for each better hit of the same session.
+	Redundancy float64
 }
 
 // Hit is a ranked candidate.
@@ -401,9 +434,10 @@ func unitClamp(x float64) float64 {
 // with w = QueryWeights when the query has terms or a vector, else
 // BrowseWeights; relevance = fused / max fused over the candidates, where
 //
-//	fused = (Fusion.Text·text + Fusion.Vector·vector + Fusion.Context·context + Fusion.Entity·entity + Fusion.Derived·derived) / Σ weights
+//	fused = (Fusion.Text·text + Fusion.Vector·vector + Fusion.Context·context + Fusion.Entity·entity + Fusion.Derived·derived + Fusion.Time·time) / Σ weights
 //
-// (vector and its weight only with a query vector), text = Text / max Text
+// (vector and its weight only with a query vector, time only with a time
+// hint), text = Text / max Text
 // over the candidates. Ties break by layer order, then newest, then id.
 func Rank(q RetrieveQuery, cands []Candidate, now time.Time) []Hit {
 	maxText := 0.0
@@ -433,7 +467,11 @@ func fuse(q RetrieveQuery, c Candidate, maxText float64) ScoreParts {
 			sum += f.Vector * v
 		}
 	}
-	p.Fused = sum / f.Total(len(q.Vector) > 0)
+	if !q.Time.Empty() {
+		p.Time = TimeScore(q.Time, c.At)
+		sum += f.Time * p.Time
+	}
+	p.Fused = sum / f.Total(q)
 	return p
 }
 
@@ -490,8 +528,57 @@ type Retrieval struct {
 	Weights Weights
 	// VectorUsed is true when the query's embedding took part.
 	VectorUsed bool
+	// Time is the time the query named, which ranking favoured.
+	Time TimeHint
 	// pending are selection candidates waiting for Complete.
 	pending []SelectionCandidate
+}
+
+// SessionRedundancy is what each better hit of the same session takes off
+// a hit's score in Diversify. An answer often lies in two sessions (a plan
+// and its outcome, a fact and its correction), while the session context
+// lifts a best match's neighbours together: without it the first ten hits
+// were mostly one session's, and a plain keyword search covered more of the
+// sessions the evidence was in (eval/README.md).
+const SessionRedundancy = 0.03
+
+// Diversify reorders ranked hits (best first) greedily: each place goes
+// to the hit with the best score less SessionRedundancy times the number
+// of hits of its session already placed (hits of no session are never
+// penalised; ties keep the ranked order). Each hit's Score is the adjusted
+// score and Parts.Redundancy what was taken off, so that scores still
+// decrease down the list.
+func Diversify(ranked []Hit) []Hit {
+	out := make([]Hit, 0, len(ranked))
+	rest := slices.Clone(ranked)
+	placed := map[string]int{}
+	penalty := func(h Hit) float64 {
+		if h.Session == "" {
+			return 0
+		}
+		return SessionRedundancy * float64(placed[h.Session])
+	}
+	for len(rest) > 0 {
+		best, bestScore := 0, math.Inf(-1)
+		for i, h := range rest {
+			if s := h.Score - penalty(h); s > bestScore {
+				best, bestScore = i, s
+			}
+			if penalty(h) == 0 && h.Score <= bestScore {
+				// Ranked order: no later hit can beat an unpenalised one.
+				break
+			}
+		}
+		h := rest[best]
+		h.Parts.Redundancy = penalty(h)
+		h.Score = bestScore
+		out = append(out, h)
+		if h.Session != "" {
+			placed[h.Session]++
+		}
+		rest = slices.Delete(rest, best, best+1)
+	}
+	return out
 }
 
 // Finish ranks cands for q at now, text scores relative to maxText and
@@ -501,8 +588,8 @@ type Retrieval struct {
 // the candidates were loaded with; missing lists the ids of those that were
 // not (the store loads them and fills them in).
 func Finish(q RetrieveQuery, cands []Candidate, maxText, maxFused, threshold float64, now time.Time) (r *Retrieval, missing []string) {
-	ranked := RankRelativeTo(q, cands, maxText, maxFused, now)
-	out := &Retrieval{Weights: q.Weights(), VectorUsed: len(q.Vector) > 0}
+	ranked := Diversify(RankRelativeTo(q, cands, maxText, maxFused, now))
+	out := &Retrieval{Weights: q.Weights(), VectorUsed: len(q.Vector) > 0, Time: q.Time}
 	var sel []SelectionCandidate
 	for _, h := range ranked {
 		if (h.Type == TypeCompetence || h.Type == TypePlanGraph) && len(sel) < MaxSelectionCandidates {
@@ -527,6 +614,14 @@ func Finish(q RetrieveQuery, cands []Candidate, maxText, maxFused, threshold flo
 		out.pending = sel
 	}
 	return out, missing
+}
+
+// TimeWindow is the time the query named, or nil when it named none.
+func (r *Retrieval) TimeWindow() *TimeHint {
+	if r.Time.Empty() {
+		return nil
+	}
+	return &r.Time
 }
 
 // Complete fills in the records that Finish reported missing (those not

@@ -3,6 +3,7 @@ package membrane_test
 import (
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -301,7 +302,7 @@ func TestFinishSelectsAmongCompetenceAndPlans(t *testing.T) {
 	q := membrane.RetrieveQuery{Terms: []string{"deploy"}, Limit: 2}
 	// Text relative to 20, the best text score of all candidates (of which
 	// these are the best few).
-	r, missing := membrane.Finish(q, cands, 20, 1/membrane.Fusion.Total(false), 0.7, now)
+	r, missing := membrane.Finish(q, cands, 20, 1/membrane.Fusion.Total(q), 0.7, now)
 	if len(missing) != 0 || len(r.Hits) != 2 || r.Hits[0].ID != "fact" || r.Hits[1].ID != "deploy" || r.Hits[0].Record != fact || r.Hits[0].Parts.Text != 0.5 || !near(r.Hits[0].Parts.Relevance, 0.5) {
 		t.Fatalf("hits = %+v, missing %v", r.Hits, missing)
 	}
@@ -322,7 +323,7 @@ func TestFinishSelectsAmongCompetenceAndPlans(t *testing.T) {
 	// Records not loaded with their candidates are reported missing, then
 	// completed; one that cannot be loaded is left out.
 	cands[0].Loaded, cands[2].Loaded = nil, nil
-	r, missing = membrane.Finish(q, cands, 20, 1/membrane.Fusion.Total(false), 0.7, now)
+	r, missing = membrane.Finish(q, cands, 20, 1/membrane.Fusion.Total(q), 0.7, now)
 	if !reflect.DeepEqual(missing, []string{"rollback", "fact"}) || r.Hits[0].Record != nil {
 		t.Fatalf("missing %v", missing)
 	}
@@ -363,5 +364,50 @@ func TestContextScore(t *testing.T) {
 	}
 	if !near(membrane.ContextNorm, 2.25) {
 		t.Errorf("ContextNorm = %v, want 2.25", membrane.ContextNorm)
+	}
+}
+
+// TestDiversify: each place goes to the best score less SessionRedundancy
+// per better hit of the same session; hits of no session are never
+// penalised, and the adjusted scores still decrease down the list.
+func TestDiversify(t *testing.T) {
+	r := membrane.SessionRedundancy
+	hit := func(id, session string, score float64) membrane.Hit {
+		return membrane.Hit{Candidate: membrane.Candidate{ID: id, Session: session}, Score: score}
+	}
+	tests := []struct {
+		name string
+		in   []membrane.Hit
+		want []string
+	}{
+		{"empty", nil, nil},
+		{"one session keeps its order", []membrane.Hit{hit("a", "s", 0.9), hit("b", "s", 0.8), hit("c", "s", 0.7)}, []string{"a", "b", "c"}},
+		{"a close hit of another session moves up",
+			[]membrane.Hit{hit("a", "s", 0.9), hit("b", "s", 0.9-r/2), hit("c", "t", 0.9-r*0.9)}, []string{"a", "c", "b"}},
+		{"a far hit of another session stays below",
+			[]membrane.Hit{hit("a", "s", 0.9), hit("b", "s", 0.8), hit("c", "t", 0.8-2*r)}, []string{"a", "b", "c"}},
+		{"the third of a session pays twice",
+			[]membrane.Hit{hit("a", "s", 0.9), hit("b", "s", 0.9), hit("c", "s", 0.9), hit("d", "t", 0.9-1.5*r)}, []string{"a", "b", "d", "c"}},
+		{"no session is never penalised",
+			[]membrane.Hit{hit("a", "", 0.9), hit("b", "", 0.89), hit("c", "t", 0.88)}, []string{"a", "b", "c"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := membrane.Diversify(tt.in)
+			var ids []string
+			for i, h := range got {
+				ids = append(ids, h.ID)
+				if i > 0 && h.Score > got[i-1].Score {
+					t.Errorf("score rises at %d: %v after %v", i, h.Score, got[i-1].Score)
+				}
+				orig := tt.in[slices.IndexFunc(tt.in, func(x membrane.Hit) bool { return x.ID == h.ID })]
+				if !near(h.Score+h.Parts.Redundancy, orig.Score) {
+					t.Errorf("%s: score %v + redundancy %v != %v", h.ID, h.Score, h.Parts.Redundancy, orig.Score)
+				}
+			}
+			if !slices.Equal(ids, tt.want) {
+				t.Errorf("order %v, want %v", ids, tt.want)
+			}
+		})
 	}
 }

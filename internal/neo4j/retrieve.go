@@ -56,6 +56,7 @@ var (
 // in a read transaction, whose statements read one snapshot.
 func (db *DB) Retrieve(ctx context.Context, q membrane.RetrieveQuery, threshold float64) (*membrane.Retrieval, error) {
 	now := db.rankingInstant(q)
+	q = q.WithTimeHint(now)
 	first, err := readOnce(ctx, db, func(tx runner) (attempt, error) {
 		r, whole, err := db.retrieve(ctx, tx, q, threshold, now, true)
 		return attempt{r, whole}, err
@@ -160,16 +161,20 @@ func (db *DB) candidates(ctx context.Context, tx runner, q membrane.RetrieveQuer
 		"vector": nil, "vectorIndex": nil, "tags": nil,
 		"wRelevance": w.Relevance, "wSalience": w.Salience, "wRecency": w.Recency, "wConfidence": w.Confidence,
 		"recencyHalfLifeMs": float64(membrane.RecencyHalfLife.Milliseconds()),
-		"layerRank":         layerRank, "limit": int64(q.Limit), "selectLimit": int64(membrane.MaxSelectionCandidates),
+		"layerRank":         layerRank, "limit": int64(q.FetchLimit()), "selectLimit": int64(membrane.MaxSelectionCandidates),
 		"seeds": int64(membrane.ContextSeeds), "fanout": int64(membrane.ContextFanout), "fanoutScan": int64(membrane.ContextFanoutScan), "secondHop": membrane.SecondHop, "contextNorm": membrane.ContextNorm,
 		"contextAfter": membrane.ContextAfter, "contextBefore": membrane.ContextBefore,
 		"fText": f.Text, "fVector": f.Vector, "fContext": f.Context, "fEntity": f.Entity, "fDerived": f.Derived,
-		"fTotal": f.Total(len(q.Vector) > 0),
+		"fTime": f.Time, "fTotal": f.Total(q), "timeFrom": nil, "timeTo": nil, "timeWidthMs": nil,
 	})
 	maps.Copy(params, expansionParams(q, scopes, scoped))
 	params["blindLucene"] = db.blindLucene(ctx, q, scopes, scoped)
 	if len(q.Tags) > 0 {
 		params["tags"] = q.Tags
+	}
+	if !q.Time.Empty() {
+		params["timeFrom"], params["timeTo"] = q.Time.From.UnixMilli(), q.Time.To.UnixMilli()
+		params["timeWidthMs"] = float64(q.Time.Width().Milliseconds())
 	}
 	if len(q.Vector) > 0 {
 		params["vector"], params["vectorIndex"] = q.Vector, VectorIndexName(len(q.Vector))
@@ -200,12 +205,15 @@ func (db *DB) candidateRows(ctx context.Context, rows []any, asOf *time.Time) ([
 		c := membrane.Candidate{
 			ID: str(m["id"]), Type: membrane.MemoryType(str(m["type"])), Text: float(m["text"]),
 			Salience: float(m["salience"]), Confidence: float(m["confidence"]), CreatedAt: tm(m["createdAt"]),
-			Context: float(m["context"]), Entity: float(m["entity"]), Derived: float(m["derived"]),
+			Context: float(m["context"]), Entity: float(m["entity"]), Derived: float(m["derived"]), At: tm(m["at"]),
 		}
 		if v, ok := m["vec"].(float64); ok {
 			c.Vector = &v
 		}
 		if props, ok := m["props"].(map[string]any); ok {
+			if k, ok := props["sessionKey"].(string); ok && k != "" {
+				c.Session = str(props["scope"]) + "\x00" + k
+			}
 			r, err := db.recordFromProps(props)
 			if errors.Is(err, errUnopened) {
 				// Sealed under a key this server lacks, or a changed key
@@ -248,6 +256,7 @@ func (db *DB) recordsIn(ctx context.Context, tx runner, stmt string, params map[
 // statements (+1 when the candidates scan further).
 func (db *DB) RetrieveGraph(ctx context.Context, g membrane.GraphQuery, threshold float64) (*membrane.GraphRetrieval, error) {
 	now := db.rankingInstant(g.Roots)
+	g.Roots = g.Roots.WithTimeHint(now)
 	t := membrane.TrustFromContext(ctx)
 	out, err := read(ctx, db, func(tx neo4j.ManagedTransaction) (*membrane.GraphRetrieval, error) {
 		r, _, err := db.retrieve(ctx, tx, g.Roots, threshold, now, false)

@@ -1,0 +1,68 @@
+package graph_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/membrane/membrane/internal/neo4jtest"
+)
+
+// TestRetrieveTimeWindow: a query that names a time ranks the records of
+// that time first and says which window it read; the same query without
+// the time, or with an impossible date, ranks by text alone and names no
+// window (never an error).
+func TestRetrieveTimeWindow(t *testing.T) {
+	c := newClient(t)
+	scope := neo4jtest.Scope(t)
+	now := time.Now().UTC()
+	ep := func(session, summary string, at time.Time) map[string]any {
+		return map[string]any{"type": "EPISODIC", "scope": scope, "payload": map[string]any{"episodic": map[string]any{
+			"sessionId": session,
+			"timeline":  []any{map[string]any{"t": at.Format(time.RFC3339Nano), "eventKind": "user_input", "ref": session, "summary": summary}}}}}
+	}
+	var out struct{ IngestBatch []struct{ ID string } }
+	c.do(`mutation($in: [RecordInput!]!) { ingestBatch(inputs: $in) { id } }`, map[string]any{"in": []any{
+		ep("s-old", "the plumber looked at the boiler and the boiler pressure, a boiler valve is worn", now.AddDate(0, 0, -20)),
+		ep("s-recent", "the plumber came about the boiler", now.AddDate(0, 0, -3)),
+	}}, &out)
+	old, recent := out.IngestBatch[0].ID, out.IngestBatch[1].ID
+	awaitSearch(t, c)
+
+	type result struct {
+		Retrieve struct {
+			Hits []struct {
+				Record struct{ ID string }
+				Parts  struct{ Time, Redundancy float64 }
+			}
+			TimeWindow *struct {
+				From, To time.Time
+				Phrase   string
+			}
+		}
+	}
+	ask := func(query string) result {
+		var r result
+		c.do(`query($q: String, $s: [String!]) { retrieve(input: {query: $q, scopes: $s, memoryTypes: [EPISODIC]}) {
+			hits { record { id } parts { time redundancy } } timeWindow { from to phrase } } }`,
+			map[string]any{"q": query, "s": []string{scope}}, &r)
+		return r
+	}
+
+	r := ask("what did the plumber say about the boiler 3 days ago")
+	w := r.Retrieve.TimeWindow
+	if w == nil || w.Phrase != "3 days ago" || w.From.After(now.AddDate(0, 0, -3)) || !w.To.After(now.AddDate(0, 0, -3)) {
+		t.Fatalf("timeWindow = %+v, want the day 3 days ago", w)
+	}
+	if len(r.Retrieve.Hits) != 2 || r.Retrieve.Hits[0].Record.ID != recent || r.Retrieve.Hits[0].Parts.Time != 1 || r.Retrieve.Hits[1].Parts.Time >= 1 {
+		t.Fatalf("hits %+v, want the recent visit first with time 1", r.Retrieve.Hits)
+	}
+	for _, q := range []string{"what did the plumber say about the boiler", "the plumber and the boiler on the 32nd of Smarch"} {
+		r := ask(q)
+		if r.Retrieve.TimeWindow != nil {
+			t.Errorf("%q: timeWindow %+v, want none", q, r.Retrieve.TimeWindow)
+		}
+		if len(r.Retrieve.Hits) != 2 || r.Retrieve.Hits[0].Record.ID != old || r.Retrieve.Hits[0].Parts.Time != 0 {
+			t.Errorf("%q: hits %+v, want the better text match first, no time part", q, r.Retrieve.Hits)
+		}
+	}
+}
