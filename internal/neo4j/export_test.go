@@ -2,6 +2,7 @@ package neo4j
 
 import (
 	"context"
+	"time"
 
 	"github.com/membrane/membrane/cypher"
 	"github.com/membrane/membrane/internal/membrane"
@@ -144,4 +145,20 @@ func (db *DB) CreateRows(recs []*membrane.Ingested) ([]map[string]any, error) {
 // with, so that a benchmark writes an entry of the same size by hand.
 func (db *DB) AuditProps(a *membrane.AuditEntry, sens membrane.Sensitivity) (map[string]any, error) {
 	return db.auditProps(a, sens)
+}
+
+// CandidatesOf runs q's candidates statement alone, at the ranking
+// instant now, and returns its rows in the statement's order (the order
+// its own copy of the score gives) with the best text and fused scores.
+func (db *DB) CandidatesOf(ctx context.Context, q membrane.RetrieveQuery, now time.Time) ([]membrane.Candidate, float64, float64, error) {
+	type out struct {
+		cands     []membrane.Candidate
+		best, top float64
+	}
+	q = q.WithTimeHint(now)
+	o, err := read(ctx, db, func(tx neo4j.ManagedTransaction) (out, error) {
+		c, best, top, _, err := db.candidates(ctx, tx, q, now, false)
+		return out{c, best, top}, err
+	})
+	return o.cands, o.best, o.top, err
 }
