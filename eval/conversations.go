@@ -25,10 +25,14 @@ const (
 	CatAdjacent = "adjacent"
 	// CatMultiSession needs evidence from two sessions or more.
 	CatMultiSession = "multi_session"
+	// CatTemporal names or asks for a time: a date, a month, "last week",
+	// "before the trip", "the first time", "most recently". Relative times
+	// count from the conversation's Asked instant.
+	CatTemporal = "temporal"
 )
 
 // Categories lists the categories in the order reports print them.
-var Categories = []string{CatParaphrase, CatInflection, CatIdentifier, CatAdjacent, CatMultiSession}
+var Categories = []string{CatParaphrase, CatInflection, CatIdentifier, CatAdjacent, CatMultiSession, CatTemporal}
 
 // Turn is one line of a conversation: one EPISODIC record in the eval.
 type Turn struct {
@@ -58,8 +62,11 @@ func (q ConvQuestion) Relevance() Relevance {
 // Conversation is one fixture file: a user's sessions with an assistant,
 // or an agent's work log.
 type Conversation struct {
-	Name      string
-	About     string
+	Name  string
+	About string
+	// Asked is when the questions are asked: the file's 'asked:' line, or a
+	// day after its last turn. "Last week" in a question counts from it.
+	Asked     time.Time
 	Turns     []Turn
 	Questions []ConvQuestion
 }
@@ -102,6 +109,7 @@ func LoadConversations(dir string) ([]*Conversation, error) {
 //
 //	conversation: NAME
 //	about: ONE LINE
+//	asked: RFC3339                 optional: when the questions are asked
 //	session: ID RFC3339-START
 //	SPEAKER: TEXT                  a turn, TurnGap after the one before
 //	SPEAKER #ANCHOR: TEXT          a turn that questions cite as ANCHOR
@@ -133,6 +141,12 @@ func LoadConversation(path string) (*Conversation, error) {
 			c.Name = strings.TrimSpace(strings.TrimPrefix(line, "conversation:"))
 		case strings.HasPrefix(line, "about:"):
 			c.About = strings.TrimSpace(strings.TrimPrefix(line, "about:"))
+		case strings.HasPrefix(line, "asked:"):
+			asked, err := time.Parse(time.RFC3339, strings.TrimSpace(strings.TrimPrefix(line, "asked:")))
+			if err != nil {
+				return nil, errf("asked: %v", err)
+			}
+			c.Asked = asked.UTC()
 		case strings.HasPrefix(line, "session:"):
 			fields := strings.Fields(strings.TrimPrefix(line, "session:"))
 			if len(fields) != 2 || c.Name == "" {
@@ -204,6 +218,18 @@ func LoadConversation(path string) (*Conversation, error) {
 	}
 	if c.Name == "" || len(c.Turns) == 0 {
 		return nil, fmt.Errorf("%s: no conversation or no turns", path)
+	}
+	last := c.Turns[len(c.Turns)-1].Time
+	for _, t := range c.Turns {
+		if t.Time.After(last) {
+			last = t.Time
+		}
+	}
+	switch {
+	case c.Asked.IsZero():
+		c.Asked = last.Add(24 * time.Hour)
+	case !c.Asked.After(last):
+		return nil, fmt.Errorf("%s: asked %s is not after the last turn (%s)", path, c.Asked.Format(time.RFC3339), last.Format(time.RFC3339))
 	}
 	return c, nil
 }

@@ -75,7 +75,8 @@ multi_session | a b | what happened | twice?
 
 // TestConversationFixture checks the fixture's shape without a database:
 // every file loads, every conversation has at least 4 sessions of at least
-// 20 turns, and there are at least 300 questions, 40 or more per category.
+// 20 turns, and there are at least 600 questions, 40 or more per category,
+// at least a quarter of them multi_session and at least 15 % temporal.
 func TestConversationFixture(t *testing.T) {
 	convs, err := eval.LoadConversations("conversations")
 	if err != nil {
@@ -100,13 +101,19 @@ func TestConversationFixture(t *testing.T) {
 			}
 		}
 	}
-	if questions < 300 {
-		t.Errorf("%d questions, want at least 300", questions)
+	if questions < 600 {
+		t.Errorf("%d questions, want at least 600", questions)
 	}
 	for _, cat := range eval.Categories {
 		if perCategory[cat] < 40 {
 			t.Errorf("%s: %d questions, want at least 40", cat, perCategory[cat])
 		}
+	}
+	if n := perCategory[eval.CatMultiSession]; 4*n < questions {
+		t.Errorf("%d multi_session questions of %d, want at least a quarter", n, questions)
+	}
+	if n := perCategory[eval.CatTemporal]; 100*n < 15*questions {
+		t.Errorf("%d temporal questions of %d, want at least 15 %%", n, questions)
 	}
 }
 

@@ -218,20 +218,30 @@ func (c *Comparison) Table(order []string) string {
 	return sb.String()
 }
 
-// TargetGain is issue 10's target: retrieve's recall@10 at least 15 %
-// above the baseline's on the conversation fixture.
-const TargetGain = 1.15
+// TargetGain is the target on the conversation fixture with vectors:
+// retrieve's recall@10 at least 20 % above the baseline's (measured:
+// 1.24; eval/README.md).
+const TargetGain = 1.20
 
 // Gate compares retrieve's overall scores with the baseline's and returns
-// what fails: retrieve below the baseline on recall@10 or MRR and, with
-// target, retrieve's recall@10 below TargetGain times the baseline's.
+// what fails: retrieve below the baseline on recall@5, recall@10, MRR or
+// session recall@10 (a system that finds more turns but covers fewer of
+// the sessions the evidence is in is not better) and, with target, a
+// recall@10 short of TargetGain times the baseline's.
 func Gate(retrieve, baseline Scores, target bool) []string {
 	var fails []string
-	if retrieve.Recall10 < baseline.Recall10 {
-		fails = append(fails, fmt.Sprintf("recall@10 %.3f is below the baseline's %.3f", retrieve.Recall10, baseline.Recall10))
-	}
-	if retrieve.MRR < baseline.MRR {
-		fails = append(fails, fmt.Sprintf("MRR %.3f is below the baseline's %.3f", retrieve.MRR, baseline.MRR))
+	for _, m := range []struct {
+		name string
+		a, b float64
+	}{
+		{"recall@5", retrieve.Recall5, baseline.Recall5},
+		{"recall@10", retrieve.Recall10, baseline.Recall10},
+		{"MRR", retrieve.MRR, baseline.MRR},
+		{"session recall@10", retrieve.SessRecall10, baseline.SessRecall10},
+	} {
+		if m.a < m.b {
+			fails = append(fails, fmt.Sprintf("%s %.3f is below the baseline's %.3f", m.name, m.a, m.b))
+		}
 	}
 	if target && retrieve.Recall10 < TargetGain*baseline.Recall10 {
 		fails = append(fails, fmt.Sprintf("recall@10 %.3f misses the target %.2f x %.3f = %.3f", retrieve.Recall10, TargetGain, baseline.Recall10, TargetGain*baseline.Recall10))

@@ -98,21 +98,28 @@ func TestComparison(t *testing.T) {
 }
 
 func TestGate(t *testing.T) {
-	base := eval.Scores{Recall10: 0.60, MRR: 0.40}
+	base := eval.Scores{Recall5: 0.50, Recall10: 0.60, MRR: 0.40, SessRecall10: 0.90}
+	with := func(f func(*eval.Scores)) eval.Scores {
+		s := base
+		f(&s)
+		return s
+	}
 	tests := []struct {
 		name     string
 		retrieve eval.Scores
 		target   bool
 		fails    int
 	}{
-		{"equal passes", eval.Scores{Recall10: 0.60, MRR: 0.40}, false, 0},
-		{"recall@10 below", eval.Scores{Recall10: 0.59, MRR: 0.50}, false, 1},
-		{"MRR below", eval.Scores{Recall10: 0.70, MRR: 0.39}, false, 1},
-		{"both below", eval.Scores{Recall10: 0.50, MRR: 0.30}, false, 2},
-		{"above but short of the target, target off", eval.Scores{Recall10: 0.68, MRR: 0.45}, false, 0},
-		{"above but short of the target, target on", eval.Scores{Recall10: 0.68, MRR: 0.45}, true, 1},
-		{"target met", eval.Scores{Recall10: 0.70, MRR: 0.45}, true, 0},
-		{"below and target on", eval.Scores{Recall10: 0.50, MRR: 0.45}, true, 2},
+		{"equal passes", base, false, 0},
+		{"recall@5 below", with(func(s *eval.Scores) { s.Recall5 = 0.49 }), false, 1},
+		{"recall@10 below", with(func(s *eval.Scores) { s.Recall10 = 0.59; s.MRR = 0.5 }), false, 1},
+		{"MRR below", with(func(s *eval.Scores) { s.Recall10 = 0.7; s.MRR = 0.39 }), false, 1},
+		{"session recall below", with(func(s *eval.Scores) { s.SessRecall10 = 0.89 }), false, 1},
+		{"all below", eval.Scores{Recall5: 0.4, Recall10: 0.50, MRR: 0.30, SessRecall10: 0.8}, false, 4},
+		{"above but short of the target, target off", with(func(s *eval.Scores) { s.Recall10 = 0.68 }), false, 0},
+		{"above but short of the target, target on", with(func(s *eval.Scores) { s.Recall10 = 0.68 }), true, 1},
+		{"target met", with(func(s *eval.Scores) { s.Recall10 = 0.75 }), true, 0},
+		{"below and target on", with(func(s *eval.Scores) { s.Recall10 = 0.50 }), true, 2},
 	}
 	for _, tt := range tests {
 		if got := eval.Gate(tt.retrieve, base, tt.target); len(got) != tt.fails {

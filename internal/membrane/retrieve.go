@@ -135,7 +135,7 @@ func (f FusionWeights) Total(q RetrieveQuery) float64 {
 // eval's recall@10, recall@1, MRR and nDCG@10 all rise from weight 1 to 2
 // and stay flat to 5 (eval/README.md, "The vector's weight"); 2 is the low
 // end of that plateau, so that a query's exact words still count.
-var Fusion = FusionWeights{Text: 1, Vector: 2, Context: 1.5, Entity: 0.3, Derived: 0.3, Time: 1}
+var Fusion = FusionWeights{Text: 1, Vector: 2, Context: 1.5, Entity: 0.3, Derived: 0.3, Time: 2}
 
 // Weights weigh the parts of a retrieval score. They sum to 1, so a score is
 // in [0,1].
