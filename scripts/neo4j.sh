@@ -14,6 +14,10 @@
 #   NEO4J_STOP_TIMEOUT   seconds to wait after SIGTERM            [60]
 #   NEO4J_TX_TIMEOUT     db.transaction.timeout                   [5m]
 #   NEO4J_JAVA_OPTS      extra JVM flags                          []
+#   NEO4J_EMBED          on: build tools/neo4j-embed and install it  [on]
+#                        in <data dir>/plugins (membrane.embed: vector
+#                        search with no embedding service); off: remove it
+#   NEO4J_EMBED_WARM     on: load the embedding model right after start [off]
 #   JAVA_HOME            Java 17 (or 21); else `java` from PATH
 #
 # Exit codes of `status`: 0 running and Bolt answering, 3 not running,
@@ -25,6 +29,9 @@ REPO_ROOT="$(cd "$SCRIPT_DIR/.." && pwd)"
 LAUNCHER_DIR="$REPO_ROOT/tools/neo4j-launcher"
 MAIN_CLASS="membrane.tools.Neo4jLauncher"
 CLASSPATH_FILE="$LAUNCHER_DIR/target/classpath.txt"
+EMBED_DIR="$REPO_ROOT/tools/neo4j-embed"
+EMBED_NAME="membrane-neo4j-embed.jar"
+EMBED_JAR="$EMBED_DIR/target/plugins/$EMBED_NAME"
 
 NEO4J_HOME_DIR="${NEO4J_HOME_DIR:-$REPO_ROOT/.neo4j/dev}"
 NEO4J_BOLT_PORT="${NEO4J_BOLT_PORT:-7687}"
@@ -35,6 +42,8 @@ NEO4J_START_TIMEOUT="${NEO4J_START_TIMEOUT:-180}"
 NEO4J_STOP_TIMEOUT="${NEO4J_STOP_TIMEOUT:-60}"
 NEO4J_TX_TIMEOUT="${NEO4J_TX_TIMEOUT:-5m}"
 NEO4J_JAVA_OPTS="${NEO4J_JAVA_OPTS:-}"
+NEO4J_EMBED="${NEO4J_EMBED:-on}"
+NEO4J_EMBED_WARM="${NEO4J_EMBED_WARM:-off}"
 HOST="127.0.0.1"
 
 if [[ -n "${JAVA_HOME:-}" && -x "$JAVA_HOME/bin/java" ]]; then JAVA="$JAVA_HOME/bin/java"; else JAVA="java"; fi
@@ -115,6 +124,58 @@ build() {
   ) 9>"$LAUNCHER_DIR/target/.build.lock"
 }
 
+embed_on() {
+  case "$NEO4J_EMBED" in
+    on | 1 | true | yes) return 0 ;;
+    off | 0 | false | no) return 1 ;;
+    *) die "NEO4J_EMBED must be on or off, not '$NEO4J_EMBED'" ;;
+  esac
+}
+
+# The embedding plugin needs a build when its jar is missing or older than its pom or sources.
+needs_embed_build() {
+  [[ -s "$EMBED_JAR" ]] || return 0
+  [[ "$EMBED_DIR/pom.xml" -nt "$EMBED_JAR" ]] && return 0
+  [[ -n "$(find "$EMBED_DIR/src" -newer "$EMBED_JAR" -type f -print -quit)" ]] && return 0
+  return 1
+}
+
+build_embed() {
+  mkdir -p "$EMBED_DIR/target"
+  (
+    flock 9
+    if needs_embed_build; then
+      command -v mvn >/dev/null || die "mvn not found; needed once to build $EMBED_DIR (or set NEO4J_EMBED=off)"
+      log "building the embedding plugin $EMBED_DIR with Maven (the very first build downloads ~130 MB into ~/.m2) ..."
+      local t0=$SECONDS
+      if ! mvn -B -q -Dstyle.color=never -Dmaven.artifact.threads=8 -f "$EMBED_DIR/pom.xml" package \
+        >"$EMBED_DIR/target/build.log" 2>&1; then
+        tail -n 40 "$EMBED_DIR/target/build.log" >&2
+        die "maven build of $EMBED_DIR failed (log: $EMBED_DIR/target/build.log; NEO4J_EMBED=off starts Neo4j without it)"
+      fi
+      touch "$EMBED_JAR"
+      log "embedding plugin built in $((SECONDS - t0))s"
+    fi
+  ) 9>"$EMBED_DIR/target/.build.lock"
+}
+
+# Installs the embedding plugin in the data dir's plugins/ (NEO4J_EMBED=on) or removes it (off).
+# A copy of its own, not the build's jar: a rebuild for another data dir must not rewrite a jar
+# that a running server reads classes from. Written beside and renamed, so it is never half there.
+install_embed() {
+  local dir="$NEO4J_HOME_DIR/plugins"
+  mkdir -p "$dir"
+  if ! embed_on; then
+    rm -f "$dir/$EMBED_NAME"
+    return 0
+  fi
+  build_embed
+  if ! cmp -s "$EMBED_JAR" "$dir/$EMBED_NAME"; then
+    cp "$EMBED_JAR" "$dir/.$EMBED_NAME.tmp"
+    mv -f "$dir/.$EMBED_NAME.tmp" "$dir/$EMBED_NAME"
+  fi
+}
+
 print_log_tail() {
   log "last 40 lines of $LOG_FILE:"
   tail -n 40 "$LOG_FILE" >&2 || true
@@ -188,8 +249,13 @@ cmd_start() {
 
   command -v "$JAVA" >/dev/null || die "java not found (need Java 17 or 21; set JAVA_HOME)"
   build
+  install_embed
   local cp
   cp="$LAUNCHER_DIR/target/classes:$(cat "$CLASSPATH_FILE")"
+  local -a extra=(--plugins "$NEO4J_HOME_DIR/plugins")
+  if embed_on; then
+    case "$NEO4J_EMBED_WARM" in on | 1 | true | yes) extra+=(--embed-warm) ;; esac
+  fi
 
   local http_port="$NEO4J_HTTP_PORT"
   ((http_port > 0)) || http_port=0
@@ -209,13 +275,13 @@ cmd_start() {
   [[ -n "$NEO4J_JAVA_OPTS" ]] && jvm+=($NEO4J_JAVA_OPTS)
 
   [[ -f "$LOG_FILE" ]] && mv -f "$LOG_FILE" "$LOG_FILE.1"
-  log "starting Neo4j: data dir $NEO4J_HOME_DIR, bolt $NEO4J_BOLT_PORT, http $http_port, heap $NEO4J_HEAP, page cache $NEO4J_PAGECACHE"
+  log "starting Neo4j: data dir $NEO4J_HOME_DIR, bolt $NEO4J_BOLT_PORT, http $http_port, heap $NEO4J_HEAP, page cache $NEO4J_PAGECACHE, embedder $NEO4J_EMBED"
   (
     cd "$NEO4J_HOME_DIR"
     exec 8>&- # the start lock must not leak into the long-running server
     exec setsid nohup "$JAVA" "${jvm[@]}" -cp "$cp" "$MAIN_CLASS" \
       --home "$NEO4J_HOME_DIR" --host "$HOST" --bolt "$NEO4J_BOLT_PORT" --http "$http_port" \
-      --pagecache "$NEO4J_PAGECACHE" --tx-timeout "$NEO4J_TX_TIMEOUT" \
+      --pagecache "$NEO4J_PAGECACHE" --tx-timeout "$NEO4J_TX_TIMEOUT" "${extra[@]}" \
       </dev/null >>"$LOG_FILE" 2>&1
   ) &
   pid=$!

@@ -4,6 +4,7 @@ import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -40,11 +41,17 @@ import org.neo4j.server.configuration.ServerSettings;
  * <pre>
  * java [JVM flags] -cp target/classes:$(cat target/classpath.txt) membrane.tools.Neo4jLauncher \
  *     --home DIR [--host 127.0.0.1] [--bolt 7687] [--http 7474] [--pagecache 1g] [--tx-timeout 5m]
+ *     [--plugins DIR [--embed-warm]]
  * </pre>
  *
  * <ul>
  *   <li>{@code --http 0} or a negative value disables the HTTP server and Browser.
  *       {@code --bolt 0} picks a free port; the real port is printed.</li>
+ *   <li>{@code --plugins DIR} is Neo4j's plugin directory: the procedures and functions of its jars are
+ *       loaded (scripts/neo4j.sh passes tools/neo4j-embed's, with Membrane's embedding functions).
+ *       {@code --embed-warm} then loads the embedding model once the database is up (in the
+ *       background; it prints {@code NEO4J_EMBED_WARM}), so that the first membrane.embed call does
+ *       not pay for it.</li>
  *   <li>Auth is disabled. Only bind to loopback.</li>
  *   <li>Optional {@code DIR/neo4j.conf} (string keys, e.g. {@code db.logs.query.enabled=OFF}) is
  *       loaded after the defaults below and overrides them. Unknown keys fail startup (strict validation).</li>
@@ -64,6 +71,8 @@ public final class Neo4jLauncher {
         long pageCache = SettingValueParsers.BYTES.parse(opt(args, "--pagecache", "512m"));
         Duration txTimeout = SettingValueParsers.DURATION.parse(opt(args, "--tx-timeout", "5m"));
         boolean http = httpPort > 0;
+        String plugins = opt(args, "--plugins", null);
+        boolean warm = Arrays.asList(args).contains("--embed-warm");
 
         Files.createDirectories(home);
         PrintStream out = System.out;
@@ -98,6 +107,9 @@ public final class Neo4jLauncher {
                 // Internal setting (JQAssistant sets it too): Bolt's Netty event loops stop at once
                 // instead of waiting out the 5 s quiet period.
                 .setConfig(GraphDatabaseInternalSettings.netty_server_shutdown_quiet_period, 0);
+        if (plugins != null) {
+            builder.setConfig(GraphDatabaseSettings.plugin_dir, Path.of(plugins).toAbsolutePath().normalize());
+        }
         Path conf = home.resolve("neo4j.conf");
         if (Files.isRegularFile(conf)) {
             builder.loadPropertiesFromFile(conf);
@@ -149,8 +161,30 @@ public final class Neo4jLauncher {
         out.printf("NEO4J_READY bolt=%s http=%s home=%s startup_ms=%d%n",
                 boltUri, httpUri, home, (System.nanoTime() - t0) / 1_000_000);
         out.flush();
+        if (warm) {
+            warmEmbedder(db, out);
+        }
 
         stopped.await(); // keep the JVM alive; the shutdown hook releases us
+    }
+
+    /**
+     * Runs membrane.embed once in the background, so that the model is loaded before the first
+     * request needs it. Only a log line on failure (the plugin may be missing): nothing depends on it.
+     */
+    private static void warmEmbedder(GraphDatabaseService db, PrintStream out) {
+        Thread t = new Thread(() -> {
+            long t0 = System.nanoTime();
+            try {
+                db.executeTransactionally("RETURN membrane.embed(['warm up']) AS v");
+                out.printf("NEO4J_EMBED_WARM ms=%d%n", (System.nanoTime() - t0) / 1_000_000);
+            } catch (RuntimeException e) {
+                out.println("NEO4J_EMBED_WARM_FAILED " + e);
+            }
+            out.flush();
+        }, "membrane-embed-warm");
+        t.setDaemon(true);
+        t.start();
     }
 
     private static String hostPort(HostnamePort bound, String host, int fallbackPort) {
@@ -161,7 +195,7 @@ public final class Neo4jLauncher {
         String v = opt(a, k, null);
         if (v == null) {
             System.err.println("usage: Neo4jLauncher --home DIR [--host 127.0.0.1] [--bolt 7687] [--http 7474|0]"
-                    + " [--pagecache 512m] [--tx-timeout 5m]");
+                    + " [--pagecache 512m] [--tx-timeout 5m] [--plugins DIR [--embed-warm]]");
             System.exit(2);
         }
         return v;
