@@ -2,6 +2,7 @@ package eval_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"slices"
 	"testing"
@@ -12,34 +13,45 @@ import (
 )
 
 // embedderDims are the dimensions of the offline embedder
-// (scripts/embedder.sh, all-MiniLM-L6-v2).
+// (all-MiniLM-L6-v2, inside Neo4j).
 const embedderDims = 384
 
-// evalEmbedder is the embedder the evals run with: the OpenAI-compatible
-// endpoint in MEMBRANE_EVAL_EMBEDDER, of embedderDims dimensions (the
-// offline one of scripts/embedder.sh), or nil: text and graph alone, as CI
-// runs them. With it, records are embedded before they are written and
-// every query is embedded, as the server does with embedding.endpoint set;
-// the database must hold no vector index of other dimensions (the shared
-// test database has the graph tests' 8: use a Neo4j of its own).
-func evalEmbedder(t *testing.T, db *neo4j.DB) *embedding.Client {
-	url := os.Getenv("MEMBRANE_EVAL_EMBEDDER")
-	if url == "" {
+// evalEmbedder is the embedder the evals run with, as the server picks
+// it by default: the OpenAI-compatible endpoint in MEMBRANE_EVAL_EMBEDDER
+// when set (of embedderDims dimensions), else the model inside Neo4j
+// (scripts/neo4j.sh installs it). Without either it returns nil and the
+// vectors configuration is skipped, except in CI (CI=true), where the
+// test Neo4j must have the model: it fails. Records are embedded before
+// they are written and every query is embedded, as the server does.
+func evalEmbedder(t *testing.T, db *neo4j.DB) membrane.Embedder {
+	if url := os.Getenv("MEMBRANE_EVAL_EMBEDDER"); url != "" {
+		c, err := embedding.New(embedding.Config{Endpoint: url, Model: "all-minilm-l6-v2-q", Dimensions: embedderDims})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ensureVectorIndex(t, db, c)
+		return c
+	}
+	e, err := db.InDatabaseEmbedder(t.Context())
+	switch {
+	case errors.Is(err, neo4j.ErrNoEmbedder) && os.Getenv("CI") != "true":
 		return nil
+	case err != nil:
+		t.Fatalf("the evals need the embedding model inside Neo4j in CI: %v", err)
 	}
-	c, err := embedding.New(embedding.Config{Endpoint: url, Model: "all-minilm-l6-v2-q", Dimensions: embedderDims})
-	if err != nil {
+	ensureVectorIndex(t, db, e)
+	return e
+}
+
+func ensureVectorIndex(t *testing.T, db *neo4j.DB, e membrane.Embedder) {
+	if err := db.EnsureVectorIndex(t.Context(), e.Dimensions()); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.EnsureVectorIndex(t.Context(), embedderDims); err != nil {
-		t.Fatal(err)
-	}
-	return c
 }
 
 // embedBatch gives the batch's records their vectors (membrane.EmbedText,
 // the text the server embeds).
-func embedBatch(t *testing.T, e *embedding.Client, batch []*membrane.Ingested) {
+func embedBatch(t *testing.T, e membrane.Embedder, batch []*membrane.Ingested) {
 	if e == nil {
 		return
 	}
@@ -59,7 +71,7 @@ func embedBatch(t *testing.T, e *embedding.Client, batch []*membrane.Ingested) {
 }
 
 // embedQuery sets q's vector from its text.
-func embedQuery(t *testing.T, e *embedding.Client, q *membrane.RetrieveQuery) {
+func embedQuery(t *testing.T, e membrane.Embedder, q *membrane.RetrieveQuery) {
 	if e == nil {
 		return
 	}
@@ -76,7 +88,7 @@ type configuration struct {
 	// vectors: queries carry their embedding (records always do when an
 	// embedder is configured).
 	vectors bool
-	// target: issue 10's targets are gates, not only checked with
+	// target: the targets are gates, not only checked with
 	// MEMBRANE_EVAL_TARGET.
 	target bool
 	// skip says why the configuration cannot run here.
@@ -84,12 +96,12 @@ type configuration struct {
 }
 
 // configurations are full text and graph alone, and with the offline
-// embedder's vectors (skipped without MEMBRANE_EVAL_EMBEDDER; scripts/test.sh
-// starts the embedder and sets it, so CI runs both).
-func configurations(emb *embedding.Client) []configuration {
+// model's vectors (skipped without an embedder outside CI; the test Neo4j
+// of scripts/test.sh has the model, so CI runs both).
+func configurations(emb membrane.Embedder) []configuration {
 	vectors := configuration{name: "vectors", vectors: true, target: true}
 	if emb == nil {
-		vectors.skip = "MEMBRANE_EVAL_EMBEDDER is not set (scripts/embedder.sh, docs/retrieval.md)"
+		vectors.skip = "no embedder: Neo4j has no membrane.embed (scripts/neo4j.sh installs it) and MEMBRANE_EVAL_EMBEDDER is not set"
 	}
 	return []configuration{{name: "text"}, vectors}
 }

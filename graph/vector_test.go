@@ -16,7 +16,7 @@ import (
 )
 
 // fakeDims are the dimensions of the fake model: those of the offline
-// embedder (scripts/embedder.sh), because a database holds one vector
+// embedder (the model inside Neo4j), because a database holds one vector
 // index and the eval embeds with that one in the same test database. The
 // fake uses the first 8 axes only.
 const fakeDims = 384

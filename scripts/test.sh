@@ -51,42 +51,14 @@ if [[ -z "${NEO4J_URI:-}" ]]; then
   if [[ "${CI:-}" == "true" ]]; then stop_neo4j=true; fi
 fi
 
-# The retrieval evals (eval/) also run with vectors, from the offline
-# embedder (scripts/embedder.sh: all-MiniLM-L6-v2 from Maven Central, built
-# on first use). It serves on 127.0.0.1:${MEMBRANE_TEST_EMBEDDER_PORT:-18089};
-# one already answering there is used as it is. MEMBRANE_EVAL_EMBEDDER names
-# another endpoint (384 dimensions); MEMBRANE_EVAL_EMBEDDER=skip runs the
-# evals on full text alone.
-embedder_pid=""
-start_embedder() {
-  if [[ "${MEMBRANE_EVAL_EMBEDDER:-}" == "skip" ]]; then unset MEMBRANE_EVAL_EMBEDDER; return; fi
-  [[ -n "${MEMBRANE_EVAL_EMBEDDER:-}" ]] && return
-  local port="${MEMBRANE_TEST_EMBEDDER_PORT:-18089}" log=".artifacts/embedder.log" t0=$SECONDS
-  export MEMBRANE_EVAL_EMBEDDER="http://127.0.0.1:${port}/v1/embeddings"
-  if (exec 3<>"/dev/tcp/127.0.0.1/${port}") 2>/dev/null; then
-    echo "== embedder: using the one on port ${port}"
-    return
-  fi
-  mkdir -p .artifacts
-  echo "== embedder: starting scripts/embedder.sh on port ${port}"
-  scripts/embedder.sh "$port" >"$log" 2>&1 &
-  embedder_pid=$!
-  until grep -q '^EMBEDDER_READY' "$log" 2>/dev/null; do
-    if ! kill -0 "$embedder_pid" 2>/dev/null || ((SECONDS - t0 > 600)); then
-      tail -n 40 "$log" >&2
-      echo "the embedder did not start (log: $log)" >&2
-      exit 1
-    fi
-    sleep 0.5
-  done
-  echo "== embedder: ready after $((SECONDS - t0))s"
-}
+# The retrieval evals (eval/) also run with vectors, from the embedding
+# model inside the test Neo4j (scripts/neo4j.sh installs it), as the server
+# uses it by default. MEMBRANE_EVAL_EMBEDDER names an OpenAI-compatible
+# endpoint (384 dimensions) to use instead.
 cleanup() {
-  if [[ -n "$embedder_pid" ]]; then kill "$embedder_pid" 2>/dev/null || true; fi
   if [[ "${stop_neo4j:-}" == "true" ]]; then scripts/neo4j.sh stop || true; fi
 }
 trap cleanup EXIT
-start_embedder
 
 echo "== gofmt"
 unformatted="$(gofmt -l $(git ls-files '*.go') 2>&1 || true)"

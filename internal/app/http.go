@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -54,19 +55,45 @@ func (m *Main) newResolver(ctx context.Context) (*graph.Resolver, error) {
 	db := m.db
 	stores := membrane.Stores{Records: db, Revisions: db, Lineages: db, Deletes: db, Metrics: db, Jobs: m.runner, Retrieval: db, Captures: db, Feed: db}
 	opts := membrane.ServiceOptions{Policy: m.policy, SelectionThreshold: m.cfg.SelectionConfidenceThreshold, Log: m.log, Now: time.Now}
-	if e := m.cfg.Embedding; e.Enabled() {
-		emb, err := embedding.New(embedding.Config{Endpoint: e.Endpoint, Model: e.Model, APIKey: e.APIKey,
-			Dimensions: e.Dimensions, SendDimensions: e.SendDimensions, Timeout: e.Timeout})
-		if err != nil {
+	emb, on, err := m.embedder(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if on {
+		if err := db.EnsureVectorIndex(ctx, emb.Dimensions()); err != nil {
 			return nil, err
 		}
-		if err := db.EnsureVectorIndex(ctx, e.Dimensions); err != nil {
-			return nil, err
-		}
+		e := m.cfg.Embedding
 		opts.Embedder, opts.EmbedMaxSensitivity = emb, membrane.Sensitivity(e.MaxSensitivity)
-		m.log.Info("vector search on", "model", e.Model, "dimensions", e.Dimensions, "max_sensitivity", e.MaxSensitivity)
+		m.log.Info("vector search on", "model", emb.Model(), "dimensions", emb.Dimensions(), "max_sensitivity", e.MaxSensitivity)
 	}
 	return &graph.Resolver{Services: membrane.NewServices(stores, opts), Feed: m.hub}, nil
+}
+
+// embedder is the configured embedding model (embedding.provider); on is
+// false for full text only. With auto and no endpoint, a Neo4j without the
+// embedding plugin (or whose model cannot run) leaves vector search off
+// with a warning rather than failing the start; with neo4j it fails it.
+func (m *Main) embedder(ctx context.Context) (emb membrane.Embedder, on bool, err error) {
+	e := m.cfg.Embedding
+	switch {
+	case e.UsesEndpoint():
+		c, err := embedding.New(embedding.Config{Endpoint: e.Endpoint, Model: e.Model, APIKey: e.APIKey,
+			Dimensions: e.Dimensions, SendDimensions: e.SendDimensions, Timeout: e.Timeout})
+		return c, err == nil, err
+	case !e.MayUseNeo4j():
+		m.log.Info("vector search off (embedding.provider off): full text only")
+		return nil, false, nil
+	}
+	in, err := m.db.InDatabaseEmbedder(ctx)
+	switch {
+	case err == nil:
+		return in, true, nil
+	case e.Provider == config.EmbedNeo4j:
+		return nil, false, fmt.Errorf("embedding.provider neo4j: %w", err)
+	}
+	m.log.Warn("vector search off: full text only", "reason", err)
+	return nil, false, nil
 }
 
 // newHTTPServer returns the GraphQL server. Its shutdown hook runs once

@@ -205,8 +205,15 @@ type EncryptionKey struct {
 	Key string `yaml:"key"`
 }
 
-// Embedding says how to reach an OpenAI-compatible embeddings endpoint.
+// Embedding says which model embeds records and queries for vector
+// search: the one inside Neo4j (the membrane.embed function that
+// scripts/neo4j.sh and the compose file's image install), or an
+// OpenAI-compatible endpoint.
 type Embedding struct {
+	// Provider is auto (the endpoint when one is set, else the model inside
+	// Neo4j when Neo4j has it, else full text only, with a warning),
+	// neo4j, endpoint or off.
+	Provider string `yaml:"provider" env:"MEMBRANE_EMBEDDING_PROVIDER"`
 	Endpoint string `yaml:"endpoint" env:"MEMBRANE_EMBEDDING_ENDPOINT"`
 	Model    string `yaml:"model" env:"MEMBRANE_EMBEDDING_MODEL"`
 	// APIKey is better given in MEMBRANE_EMBEDDING_API_KEY than in a file.
@@ -290,7 +297,7 @@ func Default() Config {
 
 		SelectionConfidenceThreshold: membrane.DefaultSelectionThreshold,
 		Feed:                         Feed{PollInterval: feed.DefaultConfig.Interval, Batch: feed.DefaultConfig.Batch},
-		Embedding: Embedding{Dimensions: 1536, Timeout: embedding.DefaultTimeout,
+		Embedding: Embedding{Provider: EmbedAuto, Dimensions: 1536, Timeout: embedding.DefaultTimeout,
 			MaxSensitivity: string(membrane.SensitivityMedium)},
 
 		Mode:             ModeDev,
@@ -378,4 +385,24 @@ func orMode(v *bool, mode string) bool {
 func (c Config) TracingEnabled() bool { return c.OTelEndpoint != "" || c.OTelFromEnv }
 
 // Enabled reports whether vector search is configured.
-func (e Embedding) Enabled() bool { return e.Endpoint != "" }
+func (e Embedding) Enabled() bool { return e.UsesEndpoint() }
+
+// Embedding providers.
+const (
+	EmbedAuto     = "auto"
+	EmbedNeo4j    = "neo4j"
+	EmbedEndpoint = "endpoint"
+	EmbedOff      = "off"
+)
+
+// UsesEndpoint reports whether records and queries are embedded by the
+// configured endpoint.
+func (e Embedding) UsesEndpoint() bool {
+	return e.Provider == EmbedEndpoint || (e.Provider == EmbedAuto || e.Provider == "") && e.Endpoint != ""
+}
+
+// MayUseNeo4j reports whether the model inside Neo4j is to be used: asked
+// for, or auto without an endpoint (when Neo4j has it).
+func (e Embedding) MayUseNeo4j() bool {
+	return e.Provider == EmbedNeo4j || (e.Provider == EmbedAuto || e.Provider == "") && e.Endpoint == ""
+}

@@ -151,7 +151,13 @@ func (c Config) checkLimits() *FieldError {
 func (c Config) checkEmbedding() *FieldError {
 	e := c.Embedding
 	switch {
-	case !e.Enabled():
+	case !slices.Contains([]string{"", EmbedAuto, EmbedNeo4j, EmbedEndpoint, EmbedOff}, e.Provider):
+		return fieldErr("embedding.provider", "must be one of auto, neo4j, endpoint, off; got %q", e.Provider)
+	case !membrane.Sensitivity(e.MaxSensitivity).Valid():
+		return fieldErr("embedding.max_sensitivity", "must be one of public, low, medium, high, hyper")
+	case e.Provider == EmbedEndpoint && e.Endpoint == "":
+		return fieldErr("embedding.endpoint", "is required with embedding.provider endpoint")
+	case !e.UsesEndpoint():
 		return nil
 	case e.Model == "":
 		return fieldErr("embedding.model", "is required with embedding.endpoint")
@@ -159,8 +165,6 @@ func (c Config) checkEmbedding() *FieldError {
 		return fieldErr("embedding.dimensions", "must be 1 to 4096, got %d", e.Dimensions)
 	case e.Timeout <= 0:
 		return fieldErr("embedding.timeout", "must be > 0")
-	case !membrane.Sensitivity(e.MaxSensitivity).Valid():
-		return fieldErr("embedding.max_sensitivity", "must be one of public, low, medium, high, hyper")
 	}
 	return nil
 }
