@@ -25,7 +25,7 @@ import (
 // topic, and without the common-word rule (FeedbackScan) the expansion
 // cost MRR on full text. Three words rather than five: within 0.01 on
 // both evals, and each lent word costs the full-text query the walk of
-// its postings (eval/README.md, "Three lent words").
+// its postings.
 const (
 	// FeedbackDocs is how many of the best text matches (those the caller
 	// sees in full, as the graph's seeds) lend their terms. Expansion
