@@ -37,10 +37,11 @@ type gqlError struct {
 }
 
 type gqlResponse struct {
-	Data   json.RawMessage `json:"data"`
-	Errors []gqlError      `json:"errors"`
-	status int
-	body   []byte // the whole response (or event) as received
+	Data       json.RawMessage `json:"data"`
+	Errors     []gqlError      `json:"errors"`
+	Extensions map[string]any  `json:"extensions"`
+	status     int
+	body       []byte // the whole response (or event) as received
 }
 
 // newClient starts a server whose keys authenticate a fresh admin principal

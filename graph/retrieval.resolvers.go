@@ -8,6 +8,7 @@ package graph
 import (
 	"context"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/membrane/membrane/internal/membrane"
 )
 
@@ -20,7 +21,11 @@ func (r *queryResolver) Retrieve(ctx context.Context, input RetrieveInput) (*mem
 	if err != nil {
 		return nil, membrane.PrefixFields(err, "input.")
 	}
-	return r.Services.Read.Retrieve(ctx, q)
+	res, err := r.Services.Read.Retrieve(ctx, q)
+	if err == nil && len(res.Warnings) > 0 {
+		graphql.RegisterExtension(ctx, "warnings", res.Warnings)
+	}
+	return res, err
 }
 
 // RetrieveGraph is the resolver for the retrieveGraph field.

@@ -12,6 +12,7 @@ import (
 	"unicode"
 
 	"github.com/membrane/membrane/internal/embedding"
+	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4jtest"
 )
 
@@ -143,6 +144,16 @@ func TestVectorSearch(t *testing.T) {
 	if down.Retrieve.VectorUsed || len(down.Retrieve.Hits) != 3 || down.Retrieve.Hits[0].Parts.Vector != nil {
 		t.Errorf("embedder down: %+v", down.Retrieve)
 	}
+	// ... and the caller is told, beside the data, without the cause.
+	resp := c.raw(retrieveQ, map[string]any{"in": map[string]any{"query": "automobile " + w, "scopes": []any{scope}}})
+	if w, _ := resp.Extensions["warnings"].([]any); len(resp.Errors) > 0 || len(w) != 1 || w[0] != membrane.WarnNoVector {
+		t.Errorf("embedder down: errors %v, extensions %v; want the warning %q", resp.Errors, resp.Extensions, membrane.WarnNoVector)
+	}
+	failing.Store(false)
+	if up := c.raw(retrieveQ, map[string]any{"in": map[string]any{"query": "automobile " + w, "scopes": []any{scope}}}); up.Extensions["warnings"] != nil {
+		t.Errorf("embedder up again: warnings %v", up.Extensions["warnings"])
+	}
+	failing.Store(true)
 	// Captures still work, without vectors.
 	c.capture(map[string]any{"source": "s", "scope": scope, "summary": "while the model is down"})
 }

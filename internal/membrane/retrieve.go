@@ -532,6 +532,9 @@ type Retrieval struct {
 	VectorUsed bool
 	// Time is the time the query named, which ranking favoured.
 	Time TimeHint
+	// Warnings tell the caller what degraded the retrieval (WarnNoVector);
+	// the transport returns them beside the data.
+	Warnings []string
 	// pending are selection candidates waiting for Complete.
 	pending []SelectionCandidate
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"slices"
+	"time"
 )
 
 // embedBatch is how many texts go to the embedder per call.
@@ -85,16 +86,28 @@ func (e embedding) ingested(ctx context.Context, batch []*Ingested) {
 	}
 }
 
+// QueryEmbedTimeout bounds the embedding of a retrieval's query: a slow
+// embedder costs a retrieval at most this before it ranks by full text.
+const QueryEmbedTimeout = 2 * time.Second
+
+// WarnNoVector is the warning a retrieval carries when its query could
+// not be embedded. It names no cause: the embedder's error (an address, a
+// status) is the operator's, in the log.
+const WarnNoVector = "vector search is unavailable for this query (the embedding model failed or was too slow): ranked by full text and the graph only"
+
 // query returns a retrieval query's embedding, or nil without an embedder
-// or query, or when embedding fails.
-func (e embedding) query(ctx context.Context, text string) []float64 {
+// or query; and nil with a warning for the caller when embedding fails or
+// takes more than QueryEmbedTimeout.
+func (e embedding) query(ctx context.Context, text string) (vec []float64, warning string) {
 	if e.embedder == nil || text == "" {
-		return nil
+		return nil, ""
 	}
-	vecs, err := e.embedder.Embed(ctx, []string{text})
+	ectx, cancel := context.WithTimeout(ctx, QueryEmbedTimeout)
+	defer cancel()
+	vecs, err := e.embedder.Embed(ectx, []string{text})
 	if err != nil || len(vecs) != 1 {
 		e.log.WarnContext(ctx, "query embedding failed; ranking by full text only", "err", err)
-		return nil
+		return nil, WarnNoVector
 	}
-	return vecs[0]
+	return vecs[0], ""
 }

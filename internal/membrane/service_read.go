@@ -147,14 +147,24 @@ func (s *ReadService) SupersedeChains(ctx context.Context, ids []string, asOf *t
 // Retrieve ranks records for q, by its embedding too when there is an
 // embedder.
 func (s *ReadService) Retrieve(ctx context.Context, q RetrieveQuery) (*Retrieval, error) {
-	q.Vector = s.embed.query(ctx, q.Text)
+	var warning string
+	q.Vector, warning = s.embed.query(ctx, q.Text)
 	q.Now = s.now()
-	return s.retrieval.Retrieve(ctx, q, s.threshold)
+	r, err := s.retrieval.Retrieve(ctx, q, s.threshold)
+	if err != nil {
+		return nil, err
+	}
+	if warning != "" {
+		r.Warnings = append(r.Warnings, warning)
+	}
+	return r, nil
 }
 
 // RetrieveGraph ranks roots for g.Roots and expands their neighbourhood.
 func (s *ReadService) RetrieveGraph(ctx context.Context, g GraphQuery) (*GraphRetrieval, error) {
-	g.Roots.Vector = s.embed.query(ctx, g.Roots.Text)
+	// The graph's result has no place for a warning: vectorUsed-less
+	// roots are ranked by full text, as logged.
+	g.Roots.Vector, _ = s.embed.query(ctx, g.Roots.Text)
 	g.Roots.Now = s.now()
 	return s.retrieval.RetrieveGraph(ctx, g, s.threshold)
 }
