@@ -360,6 +360,11 @@ func (r *Runner) run(ctx context.Context, job membrane.JobName, trigger membrane
 	if err := r.acquire(ctx, key, id, slot, f); err != nil {
 		return nil, err
 	}
+	// The run starts when its lease is taken, not when it is recorded: the
+	// steps between (marking abandoned runs, the record itself) can take a
+	// second on a loaded machine, and the record must cover every instant
+	// the lease kept other processes from running the job.
+	started := r.now().UTC()
 	// Taking over an expired lease abandoned the run it named: mark it so
 	// now, as the slot it was for runs again.
 	if _, err := r.store.AbandonJobRuns(ctx, []string{key}, r.now()); err != nil {
@@ -381,7 +386,7 @@ func (r *Runner) run(ctx context.Context, job membrane.JobName, trigger membrane
 	}()
 
 	run = &membrane.JobRun{ID: id, Job: job, Trigger: trigger, Holder: r.cfg.Holder, Slot: slot,
-		Scopes: r.cfg.Scopes, StartedAt: r.now().UTC()}
+		Scopes: r.cfg.Scopes, StartedAt: started}
 	if err := r.store.CreateJobRun(ctx, run); err != nil {
 		return nil, err
 	}
