@@ -122,8 +122,11 @@ func TestGate(t *testing.T) {
 		{"below and target on", with(func(s *eval.Scores) { s.Recall10 = 0.50 }), true, 2},
 	}
 	for _, tt := range tests {
-		if got := eval.Gate(tt.retrieve, base, tt.target); len(got) != tt.fails {
+		if got := eval.Gate(tt.retrieve, base, tt.target, true); len(got) != tt.fails {
 			t.Errorf("%s: %q, want %d failures", tt.name, got, tt.fails)
 		}
+	}
+	if got := eval.Gate(with(func(s *eval.Scores) { s.SessRecall10 = 0.89 }), base, false, false); len(got) != 0 {
+		t.Errorf("session recall not gated: %q, want no failure", got)
 	}
 }
