@@ -104,24 +104,31 @@ needs_build() {
   return 1
 }
 
-build() {
-  mkdir -p "$LAUNCHER_DIR/target"
+# maven_build DIR STAMP NEEDS WHAT DOWNLOAD [HINT]: builds DIR's pom with Maven when the function
+# NEEDS says so, one build at a time per DIR (flock), then bumps STAMP so that NEEDS sees it fresh
+# (build-classpath leaves an unchanged file untouched). HINT ends the error messages.
+maven_build() {
+  local dir="$1" stamp="$2" needs="$3" what="$4" download="$5" hint="${6:-}"
+  mkdir -p "$dir/target"
   (
     flock 9
-    if needs_build; then
-      command -v mvn >/dev/null || die "mvn not found; needed once to build $LAUNCHER_DIR"
-      log "building $LAUNCHER_DIR with Maven (the very first build downloads ~180 MB from Maven Central into ~/.m2) ..."
+    if "$needs"; then
+      command -v mvn >/dev/null || die "mvn not found; needed once to build $dir$hint"
+      log "building $what $dir with Maven (the very first build downloads ~$download into ~/.m2) ..."
       local t0=$SECONDS
-      if ! mvn -B -q -Dstyle.color=never -Dmaven.artifact.threads=8 -f "$LAUNCHER_DIR/pom.xml" package \
-        >"$LAUNCHER_DIR/target/build.log" 2>&1; then
-        tail -n 40 "$LAUNCHER_DIR/target/build.log" >&2
-        die "maven build of $LAUNCHER_DIR failed (log: $LAUNCHER_DIR/target/build.log)"
+      if ! mvn -B -q -Dstyle.color=never -Dmaven.artifact.threads=8 -f "$dir/pom.xml" package \
+        >"$dir/target/build.log" 2>&1; then
+        tail -n 40 "$dir/target/build.log" >&2
+        die "maven build of $dir failed (log: $dir/target/build.log$hint)"
       fi
-      # build-classpath leaves an unchanged file untouched; bump it so needs_build sees it as fresh.
-      touch "$CLASSPATH_FILE"
-      log "launcher built in $((SECONDS - t0))s"
+      touch "$stamp"
+      log "$what built in $((SECONDS - t0))s"
     fi
-  ) 9>"$LAUNCHER_DIR/target/.build.lock"
+  ) 9>"$dir/target/.build.lock"
+}
+
+build() {
+  maven_build "$LAUNCHER_DIR" "$CLASSPATH_FILE" needs_build "the launcher" "180 MB from Maven Central"
 }
 
 embed_on() {
@@ -141,22 +148,8 @@ needs_embed_build() {
 }
 
 build_embed() {
-  mkdir -p "$EMBED_DIR/target"
-  (
-    flock 9
-    if needs_embed_build; then
-      command -v mvn >/dev/null || die "mvn not found; needed once to build $EMBED_DIR (or set NEO4J_EMBED=off)"
-      log "building the embedding plugin $EMBED_DIR with Maven (the very first build downloads ~130 MB into ~/.m2) ..."
-      local t0=$SECONDS
-      if ! mvn -B -q -Dstyle.color=never -Dmaven.artifact.threads=8 -f "$EMBED_DIR/pom.xml" package \
-        >"$EMBED_DIR/target/build.log" 2>&1; then
-        tail -n 40 "$EMBED_DIR/target/build.log" >&2
-        die "maven build of $EMBED_DIR failed (log: $EMBED_DIR/target/build.log; NEO4J_EMBED=off starts Neo4j without it)"
-      fi
-      touch "$EMBED_JAR"
-      log "embedding plugin built in $((SECONDS - t0))s"
-    fi
-  ) 9>"$EMBED_DIR/target/.build.lock"
+  maven_build "$EMBED_DIR" "$EMBED_JAR" needs_embed_build "the embedding plugin" "130 MB" \
+    "; NEO4J_EMBED=off starts Neo4j without it"
 }
 
 # Installs the embedding plugin in the data dir's plugins/ (NEO4J_EMBED=on) or removes it (off).
