@@ -161,8 +161,9 @@ CALL (hits, reached) {
   WITH cs, reduce(best = 0.0, c IN cs | CASE WHEN c.text > best THEN c.text ELSE best END) AS best
   UNWIND cs AS c
   // The score of internal/membrane.Rank, its weights and constants passed
-  // from there, so that the records of the best $limit (and of the best
-  // $selectLimit competence and plan_graph candidates, for the selector)
+  // from there, so that the records of the best $limit (twice the
+  // retrieval's limit, room for session diversity) and of the best
+  // $selectLimit competence and plan_graph candidates (for the selector)
   // come back in this one statement. Rank recomputes the score in Go.
   WITH c, best,
        CASE WHEN best > 0 THEN c.text / best ELSE 0.0 END AS t,

@@ -239,8 +239,9 @@ WITH m, v, text, vec, ctx, ent, der
   WITH cs, reduce(best = 0.0, c IN cs | CASE WHEN c.text > best THEN c.text ELSE best END) AS best
   UNWIND cs AS c
   // The score of internal/membrane.Rank, its weights and constants passed
-  // from there, so that the records of the best $limit (and of the best
-  // $selectLimit competence and plan_graph candidates, for the selector)
+  // from there, so that the records of the best $limit (twice the
+  // retrieval's limit, room for session diversity) and of the best
+  // $selectLimit competence and plan_graph candidates (for the selector)
   // come back in this one statement. Rank recomputes the score in Go.
   WITH c, best,
        CASE WHEN best > 0 THEN c.text / best ELSE 0.0 END AS t,
@@ -453,8 +454,9 @@ CALL (hits, reached) {
   WITH cs, reduce(best = 0.0, c IN cs | CASE WHEN c.text > best THEN c.text ELSE best END) AS best
   UNWIND cs AS c
   // The score of internal/membrane.Rank, its weights and constants passed
-  // from there, so that the records of the best $limit (and of the best
-  // $selectLimit competence and plan_graph candidates, for the selector)
+  // from there, so that the records of the best $limit (twice the
+  // retrieval's limit, room for session diversity) and of the best
+  // $selectLimit competence and plan_graph candidates (for the selector)
   // come back in this one statement. Rank recomputes the score in Go.
   WITH c, best,
        CASE WHEN best > 0 THEN c.text / best ELSE 0.0 END AS t,
@@ -786,8 +788,9 @@ WITH m, v, text, vec, ctx, ent, der
   WITH cs, reduce(best = 0.0, c IN cs | CASE WHEN c.text > best THEN c.text ELSE best END) AS best
   UNWIND cs AS c
   // The score of internal/membrane.Rank, its weights and constants passed
-  // from there, so that the records of the best $limit (and of the best
-  // $selectLimit competence and plan_graph candidates, for the selector)
+  // from there, so that the records of the best $limit (twice the
+  // retrieval's limit, room for session diversity) and of the best
+  // $selectLimit competence and plan_graph candidates (for the selector)
   // come back in this one statement. Rank recomputes the score in Go.
   WITH c, best,
        CASE WHEN best > 0 THEN c.text / best ELSE 0.0 END AS t,
@@ -1060,8 +1063,9 @@ CALL (hits, reached) {
   WITH cs, reduce(best = 0.0, c IN cs | CASE WHEN c.text > best THEN c.text ELSE best END) AS best
   UNWIND cs AS c
   // The score of internal/membrane.Rank, its weights and constants passed
-  // from there, so that the records of the best $limit (and of the best
-  // $selectLimit competence and plan_graph candidates, for the selector)
+  // from there, so that the records of the best $limit (twice the
+  // retrieval's limit, room for session diversity) and of the best
+  // $selectLimit competence and plan_graph candidates (for the selector)
   // come back in this one statement. Rank recomputes the score in Go.
   WITH c, best,
        CASE WHEN best > 0 THEN c.text / best ELSE 0.0 END AS t,
@@ -1411,8 +1415,9 @@ WITH m, v, text, vec, ctx, ent, der
   WITH cs, reduce(best = 0.0, c IN cs | CASE WHEN c.text > best THEN c.text ELSE best END) AS best
   UNWIND cs AS c
   // The score of internal/membrane.Rank, its weights and constants passed
-  // from there, so that the records of the best $limit (and of the best
-  // $selectLimit competence and plan_graph candidates, for the selector)
+  // from there, so that the records of the best $limit (twice the
+  // retrieval's limit, room for session diversity) and of the best
+  // $selectLimit competence and plan_graph candidates (for the selector)
   // come back in this one statement. Rank recomputes the score in Go.
   WITH c, best,
        CASE WHEN best > 0 THEN c.text / best ELSE 0.0 END AS t,
@@ -1703,8 +1708,9 @@ CALL (hits, reached) {
   WITH cs, reduce(best = 0.0, c IN cs | CASE WHEN c.text > best THEN c.text ELSE best END) AS best
   UNWIND cs AS c
   // The score of internal/membrane.Rank, its weights and constants passed
-  // from there, so that the records of the best $limit (and of the best
-  // $selectLimit competence and plan_graph candidates, for the selector)
+  // from there, so that the records of the best $limit (twice the
+  // retrieval's limit, room for session diversity) and of the best
+  // $selectLimit competence and plan_graph candidates (for the selector)
   // come back in this one statement. Rank recomputes the score in Go.
   WITH c, best,
        CASE WHEN best > 0 THEN c.text / best ELSE 0.0 END AS t,
