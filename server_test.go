@@ -40,7 +40,7 @@ func startProcess(t *testing.T, env ...string) *apptest.Server {
 	return apptest.StartProcess(t, apptest.Options{EncryptionKey: apptest.SealKey(), Env: env})
 }
 
-var jobsOff = []string{"MEMBRANE_JOBS_DECAY=off", "MEMBRANE_JOBS_PRUNE=off", "MEMBRANE_JOBS_CONSOLIDATE=off"}
+var jobsOff = []string{"MEMBRANE_JOBS_DECAY=off", "MEMBRANE_JOBS_PRUNE=off", "MEMBRANE_JOBS_CONSOLIDATE=off", "MEMBRANE_JOBS_EMBED=off"}
 
 // TestServer runs the server (in-process) against the test Neo4j: it must
 // become ready, serve GraphQL and shut down cleanly. TestGracefulShutdown

@@ -22305,11 +22305,13 @@ var (
 		"DECAY":       membrane.JobDecay,
 		"PRUNE":       membrane.JobPrune,
 		"CONSOLIDATE": membrane.JobConsolidate,
+		"EMBED":       membrane.JobEmbed,
 	}
 	marshalNJobName2githubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐJobName = map[membrane.JobName]string{
 		membrane.JobDecay:       "DECAY",
 		membrane.JobPrune:       "PRUNE",
 		membrane.JobConsolidate: "CONSOLIDATE",
+		membrane.JobEmbed:       "EMBED",
 	}
 )
 
@@ -23987,11 +23989,13 @@ var (
 		"DECAY":       membrane.JobDecay,
 		"PRUNE":       membrane.JobPrune,
 		"CONSOLIDATE": membrane.JobConsolidate,
+		"EMBED":       membrane.JobEmbed,
 	}
 	marshalOJobName2ᚖgithubᚗcomᚋmembraneᚋmembraneᚋinternalᚋmembraneᚐJobName = map[membrane.JobName]string{
 		membrane.JobDecay:       "DECAY",
 		membrane.JobPrune:       "PRUNE",
 		membrane.JobConsolidate: "CONSOLIDATE",
+		membrane.JobEmbed:       "EMBED",
 	}
 )
 

@@ -55,19 +55,26 @@ func (m *Main) newResolver(ctx context.Context) (*graph.Resolver, error) {
 	db := m.db
 	stores := membrane.Stores{Records: db, Revisions: db, Lineages: db, Deletes: db, Metrics: db, Jobs: m.runner, Retrieval: db, Captures: db, Feed: db}
 	opts := membrane.ServiceOptions{Policy: m.policy, SelectionThreshold: m.cfg.SelectionConfidenceThreshold, Log: m.log, Now: time.Now}
-	emb, on, err := m.embedder(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if on {
-		if err := db.EnsureVectorIndex(ctx, emb.Dimensions()); err != nil {
-			return nil, err
-		}
-		e := m.cfg.Embedding
-		opts.Embedder, opts.EmbedMaxSensitivity = emb, membrane.Sensitivity(e.MaxSensitivity)
-		m.log.Info("vector search on", "model", emb.Model(), "dimensions", emb.Dimensions(), "max_sensitivity", e.MaxSensitivity)
+	if m.emb != nil {
+		opts.Embedder, opts.EmbedMaxSensitivity = m.emb, membrane.Sensitivity(m.cfg.Embedding.MaxSensitivity)
 	}
 	return &graph.Resolver{Services: membrane.NewServices(stores, opts), Feed: m.hub}, nil
+}
+
+// openEmbedder finds the embedding model (embedding.provider) and makes
+// sure the database has the vector index of its dimensions; m.emb stays
+// nil for full text only.
+func (m *Main) openEmbedder(ctx context.Context) error {
+	emb, on, err := m.embedder(ctx)
+	if err != nil || !on {
+		return err
+	}
+	if err := m.db.EnsureVectorIndex(ctx, emb.Dimensions()); err != nil {
+		return err
+	}
+	m.emb = emb
+	m.log.Info("vector search on", "model", emb.Model(), "dimensions", emb.Dimensions(), "max_sensitivity", m.cfg.Embedding.MaxSensitivity)
+	return nil
 }
 
 // embedder is the configured embedding model (embedding.provider); on is

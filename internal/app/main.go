@@ -48,7 +48,10 @@ type Main struct {
 	storeObs []neo4j.Observer
 	jobsCfg  jobs.Config
 
-	db     *neo4j.DB
+	db *neo4j.DB
+	// emb is the embedding model (nil: full text only), for the services
+	// and the embed job.
+	emb    membrane.Embedder
 	runner *jobs.Runner
 	hub    *feed.Hub
 
@@ -93,7 +96,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 			m.closeOpened()
 		}
 	}()
-	steps := []func(context.Context) error{m.openConfig, m.openObservers, m.openStore, m.openJobs, m.openHTTP, m.listen}
+	steps := []func(context.Context) error{m.openConfig, m.openObservers, m.openStore, m.openEmbedder, m.openJobs, m.openHTTP, m.listen}
 	for _, step := range steps {
 		if err := step(ctx); err != nil {
 			return err
@@ -266,6 +269,7 @@ func (m *Main) reportStartupPasses() {
 // are seen within feed.poll_interval. Both start in Run.
 func (m *Main) openJobs(context.Context) error {
 	m.jobsCfg.Holder = jobs.DefaultHolder()
+	m.jobsCfg.Embedder, m.jobsCfg.EmbedMaxSensitivity = m.emb, membrane.Sensitivity(m.cfg.Embedding.MaxSensitivity)
 	var err error
 	if m.runner, err = jobs.New(m.db, m.policy, m.jobsCfg, m.log, time.Now); err != nil {
 		return err

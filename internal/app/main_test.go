@@ -39,7 +39,7 @@ func newMain(t *testing.T, settings map[string]string) (*app.Main, *apptest.Log)
 		t.Fatal("NEO4J_URI is not set: run the suite with scripts/test.sh")
 	}
 	env := map[string]string{"NEO4J_URI": uri, "MEMBRANE_ENCRYPTION_KEY": apptest.SealKey(), "MEMBRANE_LISTEN": "127.0.0.1:0",
-		"MEMBRANE_LOG_FORMAT": "json", "MEMBRANE_JOBS_DECAY": "off", "MEMBRANE_JOBS_PRUNE": "off", "MEMBRANE_JOBS_CONSOLIDATE": "off"}
+		"MEMBRANE_LOG_FORMAT": "json", "MEMBRANE_JOBS_DECAY": "off", "MEMBRANE_JOBS_PRUNE": "off", "MEMBRANE_JOBS_CONSOLIDATE": "off", "MEMBRANE_JOBS_EMBED": "off"}
 	for k, v := range settings {
 		env[k] = v
 	}

@@ -226,7 +226,7 @@ func (s *Server) environment() []string {
 	}
 	env := append(os.Environ(),
 		"MEMBRANE_API_KEYS=", "MEMBRANE_API_KEYS_FILE=", "MEMBRANE_CONFIG=", "MEMBRANE_EMBEDDING_ENDPOINT=", "MEMBRANE_EMBEDDING_PROVIDER=off",
-		"MEMBRANE_JOBS_DECAY=off", "MEMBRANE_JOBS_PRUNE=off", "MEMBRANE_JOBS_CONSOLIDATE=off",
+		"MEMBRANE_JOBS_DECAY=off", "MEMBRANE_JOBS_PRUNE=off", "MEMBRANE_JOBS_CONSOLIDATE=off", "MEMBRANE_JOBS_EMBED=off",
 		fmt.Sprintf("MEMBRANE_LISTEN=127.0.0.1:%d", o.Port), "NEO4J_URI="+uri, "MEMBRANE_ENCRYPTION_KEY="+o.EncryptionKey)
 	if o.APIKey != "" {
 		env = append(env, "MEMBRANE_API_KEYS="+apiKeys(t, o))

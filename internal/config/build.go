@@ -20,7 +20,9 @@ func (c Config) jobsConfig() jobs.Config {
 	cfg := jobs.Config{
 		Schedules: map[membrane.JobName]string{
 			membrane.JobDecay: j.Decay, membrane.JobPrune: j.Prune, membrane.JobConsolidate: j.Consolidate,
+			membrane.JobEmbed: j.Embed,
 		},
+		AtStart: []membrane.JobName{membrane.JobEmbed},
 		Timeout: j.Timeout, LeaseTTL: j.LeaseTTL, HistoryRetention: j.HistoryRetention,
 		IdempotencyRetention: j.IdempotencyRetention,
 		Consolidation:        membrane.DefaultConsolidationOptions(),
@@ -36,7 +38,7 @@ func (c Config) jobsConfig() jobs.Config {
 func (c Config) jobsErrors() []error {
 	cfg, j := c.jobsConfig(), c.Jobs
 	var errs []error
-	for _, job := range []membrane.JobName{membrane.JobDecay, membrane.JobPrune, membrane.JobConsolidate} {
+	for _, job := range membrane.JobNames {
 		if _, err := jobs.ParseSpec(cfg.Schedules[job]); err != nil {
 			errs = append(errs, &FieldError{Field: "jobs." + string(job), Err: err})
 		}

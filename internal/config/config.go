@@ -239,12 +239,17 @@ type APIKey struct {
 
 // Jobs configures the maintenance jobs.
 type Jobs struct {
-	// Decay, Prune and Consolidate are cron specs (five fields, an
+	// Decay, Prune, Consolidate and Embed are cron specs (five fields, an
 	// optional leading seconds field, or @hourly, @every 10m…); "off"
 	// disables a job's schedule (an admin can still run it with runJob).
 	Decay       string `yaml:"decay" env:"MEMBRANE_JOBS_DECAY"`
 	Prune       string `yaml:"prune" env:"MEMBRANE_JOBS_PRUNE"`
 	Consolidate string `yaml:"consolidate" env:"MEMBRANE_JOBS_CONSOLIDATE"`
+	// Embed gives vectors to the records that have none by the embedding
+	// model (written before vector search was on, by revisions, or while
+	// the model failed); it also runs once at start. Only with vector
+	// search on.
+	Embed string `yaml:"embed" env:"MEMBRANE_JOBS_EMBED"`
 	// Timeout bounds one run.
 	Timeout time.Duration `yaml:"timeout"`
 	// LeaseTTL is how long a job's lease outlives a process that stopped
@@ -287,6 +292,7 @@ func Default() Config {
 			Decay:         "@hourly",
 			Prune:         "@hourly",
 			Consolidate:   "0 */6 * * *",
+			Embed:         "@every 10m",
 			Timeout:       30 * time.Minute,
 			LeaseTTL:      time.Minute,
 			EpisodeWindow: membrane.DefaultConsolidationOptions().EpisodeWindow,

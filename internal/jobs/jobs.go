@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"time"
 
@@ -72,6 +73,16 @@ type Config struct {
 	IdempotencyRetention time.Duration
 	// Consolidation tunes the consolidation job.
 	Consolidation membrane.ConsolidationOptions
+	// AtStart lists scheduled jobs that also run once when the runner
+	// starts, for the slot of that instant, rather than first at their
+	// schedule's next slot.
+	AtStart []membrane.JobName
+	// Embedder is the model the embed job embeds records with; nil leaves
+	// the embed job unscheduled (run on demand, it fails saying why).
+	Embedder membrane.Embedder
+	// EmbedMaxSensitivity is the most sensitive level the embed job
+	// embeds ("": medium), as for the services' embedding.
+	EmbedMaxSensitivity membrane.Sensitivity
 	// Observers watch every run (metrics, tracing); none costs nothing.
 	Observers []Observer
 }
@@ -110,6 +121,7 @@ type Store interface {
 	DecaySweep(ctx context.Context, o membrane.SweepOptions) (membrane.SweepResult, error)
 	Prune(ctx context.Context, o membrane.PruneOptions) (membrane.SweepResult, error)
 	ConsolidationStore
+	membrane.EmbedStore
 }
 
 // Runner schedules and runs the jobs. It implements membrane.JobRunner.
@@ -155,6 +167,9 @@ func New(store Store, policy membrane.Policy, cfg Config, log *slog.Logger, now 
 	if err := cfg.Consolidation.Validate(); err != nil {
 		return nil, fmt.Errorf("jobs: %w", err)
 	}
+	if cfg.EmbedMaxSensitivity == "" {
+		cfg.EmbedMaxSensitivity = membrane.SensitivityMedium
+	}
 	r := &Runner{store: store, policy: policy, cfg: cfg, log: log, now: now}
 	// Jobs are the server's own work: they act with the system's trust
 	// (every record, every scope), never a caller's.
@@ -166,7 +181,7 @@ func New(store Store, policy membrane.Policy, cfg Config, log *slog.Logger, now 
 	r.cron = cron.New(cron.WithParser(parser), cron.WithLogger(cl), cron.WithChain(cron.Recover(cl)))
 	for _, job := range membrane.JobNames {
 		spec, ok := cfg.Schedules[job]
-		if !ok {
+		if !ok || job == membrane.JobEmbed && cfg.Embedder == nil {
 			continue
 		}
 		sched, err := ParseSpec(spec)
@@ -183,8 +198,9 @@ func New(store Store, policy membrane.Policy, cfg Config, log *slog.Logger, now 
 // Holder is this runner's holder id.
 func (r *Runner) Holder() string { return r.cfg.Holder }
 
-// Start starts the schedules, and resumes the slot a dead process left
-// under way (see entry.resume).
+// Start starts the schedules, resumes the slot a dead process left under
+// way (see entry.resume), and runs the AtStart jobs once. Nothing waits
+// for those runs: the server serves meanwhile.
 func (r *Runner) Start() {
 	now := r.now()
 	for _, e := range r.cron.Entries() {
@@ -194,6 +210,9 @@ func (r *Runner) Start() {
 			safego.Go("jobs resume", func() {
 				defer r.running.Done()
 				en.resume(now)
+				if slices.Contains(r.cfg.AtStart, en.job) {
+					en.fire(now)
+				}
 			})
 		}
 	}
@@ -540,6 +559,8 @@ func (r *Runner) execute(ctx context.Context, job membrane.JobName, o membrane.S
 		if c != nil {
 			res, details = c.Totals(), c.Details()
 		}
+	case membrane.JobEmbed:
+		res, err = membrane.EmbedMissing(ctx, r.store, r.cfg.Embedder, r.cfg.EmbedMaxSensitivity, o)
 	default:
 		err = membrane.Errorf(membrane.EINVALID, "unknown job %q", job)
 	}

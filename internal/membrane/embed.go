@@ -1,6 +1,9 @@
 package membrane
 
-import "context"
+import (
+	"context"
+	"fmt"
+)
 
 // Embedder turns texts into vectors with an embedding model. Vector search
 // is optional: without an Embedder, retrieval ranks by full text alone.
@@ -24,4 +27,93 @@ func EmbedText(r *Record) string { return SearchText(r.Payload) }
 // with some text.
 func Embeddable(r *Record, max Sensitivity) bool {
 	return r.Sensitivity.Level() <= max.Level() && EmbedText(r) != ""
+}
+
+// EmbedStore is what the embed job needs from the database.
+type EmbedStore interface {
+	// Unembedded returns up to q.Limit records in id order after q.After,
+	// at most q.Max sensitive, that have no embedding by q.Model.
+	Unembedded(ctx context.Context, q UnembeddedQuery) ([]*Record, error)
+	// SetEmbeddings stores each vector, by model, on its record when the
+	// record is still at the version it was read at and at most max
+	// sensitive, replacing embeddings by other models; it returns how many
+	// records got one.
+	SetEmbeddings(ctx context.Context, model string, max Sensitivity, vecs []RecordVector) (int64, error)
+}
+
+// UnembeddedQuery selects a page of records without an embedding.
+type UnembeddedQuery struct {
+	After  string
+	Limit  int
+	Model  string
+	Max    Sensitivity
+	Scopes []string
+}
+
+// RecordVector is a record's embedding, for the version of the record it
+// was computed from.
+type RecordVector struct {
+	ID      string
+	Version int64
+	Vector  []float64
+}
+
+// EmbedMissing gives a vector to every record in reach that has none by
+// e's model: records written before an embedder was configured, the new
+// records of revisions, records written while the model failed, and records
+// embedded by another model. It walks the records in id order a batch at a
+// time, each batch committed on its own, so that a run cut short (shutdown,
+// timeout, a failing model) keeps what it did and the next run goes on
+// from what is still missing: a start never waits for it. Scanned counts
+// the records looked at, Changed those that got a vector.
+func EmbedMissing(ctx context.Context, store EmbedStore, e Embedder, max Sensitivity, o SweepOptions) (SweepResult, error) {
+	var res SweepResult
+	if e == nil {
+		return res, Errorf(EINVALID, "no embedding model is configured (embedding.provider)")
+	}
+	q := UnembeddedQuery{Limit: embedBatch, Model: e.Model(), Max: max, Scopes: o.Scopes}
+	for {
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		page, err := store.Unembedded(ctx, q)
+		if err != nil {
+			return res, err
+		}
+		if len(page) == 0 {
+			return res, nil
+		}
+		res.Scanned += int64(len(page))
+		q.After = page[len(page)-1].ID
+		var todo []*Record
+		var texts []string
+		for _, r := range page {
+			if Embeddable(r, max) {
+				todo = append(todo, r)
+				texts = append(texts, EmbedText(r))
+			}
+		}
+		if len(todo) == 0 {
+			continue
+		}
+		vecs, err := e.Embed(ctx, texts)
+		if err != nil {
+			return res, fmt.Errorf("embedding %d records: %w", len(texts), err)
+		}
+		if len(vecs) != len(texts) {
+			return res, fmt.Errorf("the embedding model returned %d vectors for %d texts", len(vecs), len(texts))
+		}
+		out := make([]RecordVector, 0, len(todo))
+		for i, r := range todo {
+			if len(vecs[i]) != e.Dimensions() {
+				return res, fmt.Errorf("the embedding model returned a vector of %d numbers, not %d", len(vecs[i]), e.Dimensions())
+			}
+			out = append(out, RecordVector{ID: r.ID, Version: r.Version, Vector: vecs[i]})
+		}
+		n, err := store.SetEmbeddings(ctx, e.Model(), max, out)
+		res.Changed += n
+		if err != nil {
+			return res, err
+		}
+	}
 }

@@ -2,6 +2,7 @@ package membrane
 
 import (
 	"context"
+	"slices"
 	"time"
 )
 
@@ -17,13 +18,16 @@ const (
 	// JobConsolidate compresses episodes and extracts facts, competences
 	// and plans from them.
 	JobConsolidate JobName = "consolidate"
+	// JobEmbed gives vectors to the records that have none by the
+	// configured embedding model (EmbedMissing).
+	JobEmbed JobName = "embed"
 )
 
 // JobNames lists every job.
-var JobNames = []JobName{JobDecay, JobPrune, JobConsolidate}
+var JobNames = []JobName{JobDecay, JobPrune, JobConsolidate, JobEmbed}
 
 // Valid reports whether j is a known job.
-func (j JobName) Valid() bool { return j == JobDecay || j == JobPrune || j == JobConsolidate }
+func (j JobName) Valid() bool { return slices.Contains(JobNames, j) }
 
 // JobTrigger says what started a job run.
 type JobTrigger string

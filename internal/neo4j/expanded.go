@@ -76,7 +76,7 @@ func Expanded() []Statement {
 	for desc, text := range recordsPageScoped {
 		add("records_page_scoped", fmt.Sprintf("order=%s descending=%t", membrane.OrderCreatedAt, desc), text)
 	}
-	for _, s := range []sweep{decaySweep, compressEpisodes, duplicateFacts, pruneSweep} {
+	for _, s := range []sweep{decaySweep, compressEpisodes, duplicateFacts, pruneSweep, embedMissing} {
 		add(s.name, "records=all", s.all)
 		add(s.name, "records=scopes", s.scoped)
 	}

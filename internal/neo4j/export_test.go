@@ -162,3 +162,22 @@ func (db *DB) CandidatesOf(ctx context.Context, q membrane.RetrieveQuery, now ti
 	})
 	return o.cands, o.best, o.top, err
 }
+
+// EmbeddingModels returns, by record id, the model of each embedding the
+// records of ids have (one entry per MemoryVector node).
+func (db *DB) EmbeddingModels(ctx context.Context, ids []string) (map[string][]string, error) {
+	return read(ctx, db, func(tx neo4j.ManagedTransaction) (map[string][]string, error) {
+		rows, err := collect(ctx, tx, `MATCH (m:Memory)-[:HAS_EMBEDDING]->(v:MemoryVector) WHERE m.id IN $ids
+RETURN m.id, v.model`, map[string]any{"ids": ids})
+		if err != nil {
+			return nil, err
+		}
+		out := map[string][]string{}
+		for _, row := range rows {
+			id, _ := row.Values[0].(string)
+			model, _ := row.Values[1].(string)
+			out[id] = append(out[id], model)
+		}
+		return out, nil
+	})
+}

@@ -1,0 +1,16 @@
+// Store the embed job's vectors: each of $vectors ({id, version, vector})
+// goes on its record as an embedding by model $model, replacing the
+// record's embeddings by other models (their index no longer serves
+// queries). A record that changed since it was read (another version),
+// rose above $maxLevel, was deleted, or got an embedding by $model
+// meanwhile is left as it is. Returns how many records got a vector.
+UNWIND $vectors AS x
+MATCH (m:Memory {id: x.id})
+WHERE m.version = x.version AND m.sensitivityLevel <= $maxLevel
+  AND NOT EXISTS { (m)-[:HAS_EMBEDDING]->(v:MemoryVector) WHERE v.model = $model }
+CALL (m) {
+  OPTIONAL MATCH (m)-[:HAS_EMBEDDING]->(old:MemoryVector)
+  DETACH DELETE old
+}
+CREATE (m)-[:HAS_EMBEDDING]->(:MemoryVector:Bookkeeping {vector: x.vector, model: $model, createdAt: m.createdAt})
+RETURN count(*) AS changed
