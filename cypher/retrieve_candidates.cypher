@@ -22,7 +22,9 @@
 //     before it; summed over the seeds and divided by $contextNorm:
 //     internal/membrane.ContextScore),
 //   - entity: the records that MENTION or are ABOUT them (when the seed is
-//     an entity; at most $fanout records per entity),
+//     an entity; at most $fanout records per entity), and the entities
+//     they MENTION or are ABOUT (the person a matching fact is about; at
+//     most $fanout per seed),
 //   - derived: the records DERIVED_FROM them and those they derive from
 //     (at most $fanout per seed).
 // Each record keeps the best of each signal. The records reached join the
@@ -84,6 +86,19 @@ CALL (seeds, seedBest) {
     RETURN n, ctx, 0.0 AS ent, 0.0 AS der
     UNION ALL
     MATCH (x:Entity)<-[:MENTIONS|ABOUT]-(n:Memory)
+    WHERE n.sensitivityLevel <= $ceiling AND ($allScopes OR n.scope = '' OR n.scope IN $trustScopes)
+      AND n.type IN $layers AND ($scopes IS NULL OR n.scope IN $scopes)
+      AND ($asOf IS NULL OR n.createdAt <= $asOf)
+      AND ($tags IS NULL OR all(g IN $tags WHERE g IN n.tags))
+      AND ($includeRetracted OR NOT n.status IN ['retracted', 'superseded'])
+    WITH n, t
+    LIMIT $fanoutScan
+    WITH n, t
+    ORDER BY n.createdAt DESC, n.id
+    LIMIT $fanout
+    RETURN n, 0.0 AS ctx, t AS ent, 0.0 AS der
+    UNION ALL
+    MATCH (x)-[:MENTIONS|ABOUT]->(n:Entity)
     WHERE n.sensitivityLevel <= $ceiling AND ($allScopes OR n.scope = '' OR n.scope IN $trustScopes)
       AND n.type IN $layers AND ($scopes IS NULL OR n.scope IN $scopes)
       AND ($asOf IS NULL OR n.createdAt <= $asOf)

@@ -61,6 +61,16 @@ func TestRetrievalQuality(t *testing.T) {
 	if _, err := db.CreateRecords(ctx, nil, batch); err != nil {
 		t.Fatal(err)
 	}
+	idOf := map[string]string{}
+	for id, key := range keyOf {
+		idOf[key] = id
+	}
+	relate := membrane.NewServices(membrane.Stores{Revisions: db}, membrane.ServiceOptions{Policy: membrane.DefaultPolicy()}).Relate
+	for _, e := range f.Edges() {
+		if _, err := relate.AddRelation(ctx, idOf[e.From], e.Predicate, idOf[e.To], nil, membrane.RevisionArgs{}); err != nil {
+			t.Fatalf("%s -%s-> %s: %v", e.From, e.Predicate, e.To, err)
+		}
+	}
 	if err := db.AwaitSearchIndexes(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -133,3 +133,44 @@ func (fr FixtureRecord) Record(p membrane.Policy, scope string, now time.Time) (
 	}
 	return r, nil
 }
+
+// FixtureEdge is a relation between two fixture records, by key.
+type FixtureEdge struct {
+	From, To  string
+	Predicate membrane.Predicate
+}
+
+// Edges are the relations captureMemory would have written between the
+// fixture's records had an agent captured its facts: a fact is ABOUT the
+// entity its subject names and MENTIONS the entity its object names (a
+// canonical name or an alias, compared as membrane.NormaliseTerm does).
+// The fixture lists no edges of its own: they follow from the product's
+// rule, not from the queries.
+func (f *Fixture) Edges() []FixtureEdge {
+	entityOf := map[string]string{}
+	for _, r := range f.Records {
+		if r.Type != string(membrane.TypeEntity) {
+			continue
+		}
+		for _, name := range append([]string{r.Name}, r.Aliases...) {
+			if t := membrane.NormaliseTerm(name); t != "" && entityOf[t] == "" {
+				entityOf[t] = r.Key
+			}
+		}
+	}
+	var out []FixtureEdge
+	for _, r := range f.Records {
+		// A retracted record takes no new relation (CONFLICT); the fixture
+		// writes its retracted facts retracted from the start.
+		if r.Type != string(membrane.TypeSemantic) || r.Retracted {
+			continue
+		}
+		if e := entityOf[membrane.NormaliseTerm(r.Subject)]; e != "" {
+			out = append(out, FixtureEdge{From: r.Key, To: e, Predicate: membrane.PredAbout})
+		}
+		if e := entityOf[membrane.NormaliseTerm(r.Object)]; e != "" {
+			out = append(out, FixtureEdge{From: r.Key, To: e, Predicate: membrane.PredMentions})
+		}
+	}
+	return out
+}

@@ -239,14 +239,14 @@ func retrieveParts(t *testing.T, c *client, in map[string]any) (map[string]graph
 func TestRetrieveGraphSignals(t *testing.T) {
 	c := newClient(t)
 	scope := neo4jtest.Scope(t)
-	q, ent, der := word(), word(), word()
+	q, ent, der, said := word(), word(), word(), word()
 	ids := map[string]string{}
 	writeEpisodes(t, c, scope, []sessionEp{
 		{name: "match", session: "s", min: 0, summary: "where did we go hiking " + q},
 		{name: "hop1", session: "s", min: 1, summary: "to the lake by the old mill"},
 		{name: "hop2", session: "s", min: 2, summary: "and then we had lunch"},
 		{name: "hop3", session: "s", min: 3, summary: "it rained all afternoon"},
-		{name: "mentions", session: "other", min: 0, summary: "the service went down twice"},
+		{name: "mentions", session: "other", min: 0, summary: "the service went down twice " + said},
 	}, ids)
 	var entity struct{ CreateRecord struct{ ID string } }
 	c.do(`mutation($s: String, $n: String!) { createRecord(input: {type: ENTITY, scope: $s, payload: {entity: {canonicalName: $n}}}) { id } }`,
@@ -268,6 +268,9 @@ func TestRetrieveGraphSignals(t *testing.T) {
 			[]string{ids["hop3"], ids["mentions"]}},
 		{"records mentioning a named entity", ent,
 			map[string][4]bool{entity.CreateRecord.ID: {true, false, false, false}, ids["mentions"]: {false, false, true, false}},
+			[]string{ids["match"]}},
+		{"entities a match mentions", said,
+			map[string][4]bool{ids["mentions"]: {true, false, false, false}, entity.CreateRecord.ID: {false, false, true, false}},
 			[]string{ids["match"]}},
 		{"records derived from a match and what a match derives from", der,
 			map[string][4]bool{captured.CaptureMemory.Primary.ID: {true, false, false, true}},
