@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/membrane/membrane/internal/apicode"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
@@ -16,35 +17,9 @@ import (
 // only metrics and debug logs see it.
 const codeCanceled = "CANCELED"
 
-// publicCodes are the values of extensions.code: the API's contract, add,
-// never rename. This table is the one place a domain error code becomes
-// the code clients see; the HTTP transport (internal/http) uses it too.
-var publicCodes = map[string]string{
-	membrane.EINVALID:        "BAD_USER_INPUT",
-	membrane.ENOTFOUND:       "NOT_FOUND",
-	membrane.ECONFLICT:       "CONFLICT",
-	membrane.EFORBIDDEN:      "FORBIDDEN",
-	membrane.EUNAUTHORIZED:   "UNAUTHENTICATED",
-	membrane.EPRECONDITION:   "FAILED_PRECONDITION",
-	membrane.EUNAVAILABLE:    "UNAVAILABLE",
-	membrane.EINTERNAL:       "INTERNAL",
-	membrane.ENOTIMPLEMENTED: "NOT_IMPLEMENTED",
-	membrane.ECOMPLEXITY:     "COMPLEXITY_LIMIT_EXCEEDED",
-	membrane.ERATELIMITED:    "RATE_LIMITED",
-	membrane.ETIMEOUT:        "TIMEOUT",
-	membrane.EUNKNOWN:        "OUTCOME_UNKNOWN",
-	membrane.ETOOLARGE:       "PAYLOAD_TOO_LARGE",
-	membrane.ENOTALLOWED:     "PERSISTED_QUERY_NOT_ALLOWED",
-}
-
-// Code returns the extensions.code of a domain error code (INTERNAL for a
-// code the table lacks, which TestPublicCodes rules out).
-func Code(domain string) string {
-	if c, ok := publicCodes[domain]; ok {
-		return c
-	}
-	return publicCodes[membrane.EINTERNAL]
-}
+// Code returns the extensions.code of a domain error code: its public
+// spelling (package apicode, which the MCP transport shares).
+func Code(domain string) string { return apicode.Of(domain) }
 
 // PresentError maps every resolver error to a GraphQL error with
 // extensions.code. Membrane errors show their own message; anything else is

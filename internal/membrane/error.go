@@ -6,10 +6,10 @@ import (
 )
 
 // Error codes: what went wrong, in the domain's terms. They are not the
-// codes clients see: each transport maps them once to its own (the GraphQL
-// transport's extensions.code, in graph/errors.go), so a code's public
-// spelling is the transport's contract and the domain can name its cases
-// freely.
+// codes clients see: package apicode maps them once to the public codes
+// the transports show (GraphQL's extensions.code, MCP's tool error codes),
+// so a code's public spelling is the API's contract and the domain can
+// name its cases freely.
 const (
 	EINVALID        = "invalid"
 	ENOTFOUND       = "not_found"

@@ -1,15 +1,16 @@
-package graph_test
+package apicode_test
 
 import (
 	"testing"
 
-	"github.com/membrane/membrane/graph"
+	"github.com/membrane/membrane/internal/apicode"
 	"github.com/membrane/membrane/internal/membrane"
 )
 
-// TestPublicCodes pins extensions.code, the API's contract, for every
-// domain error code: each has its own public spelling, and a code the
-// table lacks would show as INTERNAL.
+// TestPublicCodes pins the public codes, the API's contract (GraphQL's
+// extensions.code, MCP's tool error codes), for every domain error code:
+// each has its own public spelling, and a code the table lacks would show
+// as INTERNAL.
 func TestPublicCodes(t *testing.T) {
 	want := map[string]string{
 		membrane.EINVALID:        "BAD_USER_INPUT",
@@ -33,19 +34,19 @@ func TestPublicCodes(t *testing.T) {
 	}
 	seen := map[string]string{}
 	for _, c := range membrane.Codes {
-		got := graph.Code(c)
+		got := apicode.Of(c)
 		if w, ok := want[c]; !ok || got != w {
-			t.Errorf("Code(%q) = %q, want %q", c, got, w)
+			t.Errorf("Of(%q) = %q, want %q", c, got, w)
 		}
 		if other, dup := seen[got]; dup {
 			t.Errorf("%q and %q both show as %q", c, other, got)
 		}
 		seen[got] = c
 		if got == c {
-			t.Errorf("Code(%q) is the domain code itself: the transport must map it", c)
+			t.Errorf("Of(%q) is the domain code itself: the transport must map it", c)
 		}
 	}
-	if got := graph.Code("no_such_code"); got != "INTERNAL" {
+	if got := apicode.Of("no_such_code"); got != "INTERNAL" {
 		t.Errorf("an unknown code shows as %q, want INTERNAL", got)
 	}
 }
