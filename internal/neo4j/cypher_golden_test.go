@@ -220,7 +220,7 @@ var explainValues = map[string]any{
 	"feedbackDocs": int64(1), "feedbackDocTerms": int64(500), "feedbackScan": int64(10), "feedbackTerms": int64(3),
 	"limit": int64(10), "maxIds": int64(100), "maxRefs": int64(1000), "minSteps": int64(2),
 	"nowMs": at.UnixMilli(), "recencyHalfLifeMs": int64(86_400_000), "redacted": int64(1),
-	"rowLimit": int64(100), "scan": int64(100), "seeds": int64(10), "selectLimit": int64(10),
+	"rowLimit": int64(100), "scan": int64(100), "seeds": int64(10), "selectLimit": int64(10), "vectorScan": int64(50), "maxLevel": int64(1),
 	"skipped": int64(0), "textMatches": int64(1000), "upTo": int64(10), "version": int64(1),
 	"timeFrom": at.UnixMilli(), "timeTo": at.Add(time.Hour).UnixMilli(),
 	"windowNanos": int64(time.Hour), "after": "", "levels": []int64{0, 1},
@@ -237,7 +237,7 @@ var explainValues = map[string]any{
 	"abandoned": "abandoned", "action": "create", "actor": "actor", "afterId": "id", "afterKey": nil,
 	"blindLucene": nil, "blindQuery": "blindNames:\"0\"", "error": "", "feedbackWord": "[a-z]{3,}", "fingerprint": "f",
 	"holder": "holder", "id": "id", "job": "decay", "key": "key", "keyId": "test", "lucene": "terms:x", "luceneHead": "+(x)", "luceneTail": "",
-	"name": "name", "operation": "createRecord", "outcome": "ok", "prefix": "p", "query": "terms:x",
+	"name": "name", "operation": "createRecord", "outcome": "ok", "prefix": "p", "query": "terms:x", "model": "model",
 	"recordId": "id", "scope": "scope", "sealed": "sealed", "vectorIndex": "memory_embedding_1536",
 	// Lists of texts.
 	"actions": []string{"create"}, "actors": []string{"actor"}, "blindNames": []string{"0"},
