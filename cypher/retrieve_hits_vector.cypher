@@ -1,6 +1,6 @@
 // The hits of a retrieval with a query vector (see retrieve_candidates):
 // the best $scan full-text matches of lucene (the expanded query,
-// retrieve_expansion; none when it is empty) and the $scan nearest
+// retrieve_expansion; none when it is empty) and the $vectorScan nearest
 // embeddings in $vectorIndex, as [node, text score (0 when only the vector
 // matched), cosine similarity (null when the record has no embedding of
 // the query's dimensions)]. Neo4j's cosine similarity is (1 + cos) / 2;
@@ -13,7 +13,7 @@ CALL (lucene) {
     CALL db.index.fulltext.queryNodes('memory_terms', lucene, {limit: $scan}) YIELD node, score
     RETURN node, score
     UNION ALL
-    CALL db.index.vector.queryNodes($vectorIndex, $scan, $vector) YIELD node AS e
+    CALL db.index.vector.queryNodes($vectorIndex, $vectorScan, $vector) YIELD node AS e
     MATCH (node:Memory)-[:HAS_EMBEDDING]->(e)
     RETURN node, 0.0 AS score
   }

@@ -95,7 +95,8 @@ func TestConversations(t *testing.T) {
 			// The naive hybrid: BM25 and the same vectors fused by
 			// reciprocal rank, printed beside retrieve (not gated).
 			hybrid := eval.NewComparison("retrieve", "bm25+vectors (RRF)")
-			var misses strings.Builder
+			var misses, each strings.Builder
+			fmt.Fprintln(&each, "conversation\tcategory\tretrieve recall@10\tbm25 recall@10\tretrieve RR\tbm25 RR\tquestion")
 			fmt.Fprintln(&misses, "questions where retrieve's recall@10 is below bm25's:")
 			limit := int64(retrieveLimit)
 			for i, c := range convs {
@@ -138,6 +139,7 @@ func TestConversations(t *testing.T) {
 						fused := eval.RRF(retrieveLimit, lexical, eval.VectorSearch(rq.Vector, ids, vecs, retrieveLimit))
 						hybrid.Add(q.Category, a, eval.Score(fused, rel, sessionOf))
 					}
+					fmt.Fprintf(&each, "%s\t%s\t%.2f\t%.2f\t%.3f\t%.3f\t%q\n", c.Name, q.Category, a.Recall10, b.Recall10, a.MRR, b.MRR, q.Q)
 					if a.Recall10 < b.Recall10 {
 						fmt.Fprintf(&misses, "  %-13s %s: %q recall@10 %.2f < bm25 %.2f\n", q.Category, c.Name, q.Q, a.Recall10, b.Recall10)
 					}
@@ -152,6 +154,9 @@ func TestConversations(t *testing.T) {
 			t.Log("\n" + report)
 			if path := os.Getenv("MEMBRANE_EVAL_REPORT"); path != "" {
 				if err := os.WriteFile(path+"."+cfg.name, []byte(report), 0o644); err != nil {
+					t.Error(err)
+				}
+				if err := os.WriteFile(path+"."+cfg.name+".tsv", []byte(each.String()), 0o644); err != nil {
 					t.Error(err)
 				}
 			}

@@ -439,6 +439,7 @@ type ComplexityRoot struct {
 		Derived    func(childComplexity int) int
 		Entity     func(childComplexity int) int
 		Fused      func(childComplexity int) int
+		Order      func(childComplexity int) int
 		Recency    func(childComplexity int) int
 		Redundancy func(childComplexity int) int
 		Relevance  func(childComplexity int) int
@@ -2357,6 +2358,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ScoreParts.Fused(childComplexity), true
+	case "ScoreParts.order":
+		if e.ComplexityRoot.ScoreParts.Order == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScoreParts.Order(childComplexity), true
 	case "ScoreParts.recency":
 		if e.ComplexityRoot.ScoreParts.Recency == nil {
 			break
@@ -3519,6 +3526,8 @@ func (ec *executionContext) childFields_ScoreParts(ctx context.Context, field gr
 		return ec.fieldContext_ScoreParts_time(ctx, field)
 	case "redundancy":
 		return ec.fieldContext_ScoreParts_redundancy(ctx, field)
+	case "order":
+		return ec.fieldContext_ScoreParts_order(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ScoreParts", field.Name)
 }
@@ -12524,6 +12533,29 @@ func (ec *executionContext) fieldContext_ScoreParts_redundancy(_ context.Context
 	return graphql.NewScalarFieldContext("ScoreParts", field, false, false, errors.New("field of type Float does not have child fields"))
 }
 
+func (ec *executionContext) _ScoreParts_order(ctx context.Context, field graphql.CollectedField, obj *membrane.ScoreParts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScoreParts_order(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Order, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScoreParts_order(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScoreParts", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
 func (ec *executionContext) _ScoreWeights_relevance(ctx context.Context, field graphql.CollectedField, obj *membrane.Weights) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -20704,6 +20736,11 @@ func (ec *executionContext) _ScoreParts(ctx context.Context, sel ast.SelectionSe
 			}
 		case "redundancy":
 			out.Values[i] = ec._ScoreParts_redundancy(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "order":
+			out.Values[i] = ec._ScoreParts_order(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}

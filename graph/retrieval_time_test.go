@@ -66,3 +66,55 @@ func TestRetrieveTimeWindow(t *testing.T) {
 		}
 	}
 }
+
+// TestRetrieveTimeOrder: a query asking for the latest of something ranks
+// the later of two equally good answers first, one asking for the first
+// ranks the earlier first, and parts.order says what that added; a query
+// asking for neither adds nothing.
+func TestRetrieveTimeOrder(t *testing.T) {
+	c := newClient(t)
+	scope := neo4jtest.Scope(t)
+	now := time.Now().UTC()
+	ep := func(session, summary string, at time.Time) map[string]any {
+		return map[string]any{"type": "EPISODIC", "scope": scope, "payload": map[string]any{"episodic": map[string]any{
+			"sessionId": session,
+			"timeline":  []any{map[string]any{"t": at.Format(time.RFC3339Nano), "eventKind": "user_input", "ref": session, "summary": summary}}}}}
+	}
+	var out struct{ IngestBatch []struct{ ID string } }
+	c.do(`mutation($in: [RecordInput!]!) { ingestBatch(inputs: $in) { id } }`, map[string]any{"in": []any{
+		ep("s-1", "the chapter three deadline is the end of March", now.AddDate(0, 0, -40)),
+		ep("s-2", "the chapter three deadline is the end of April", now.AddDate(0, 0, -10)),
+	}}, &out)
+	first, second := out.IngestBatch[0].ID, out.IngestBatch[1].ID
+	awaitSearch(t, c)
+
+	type hit struct {
+		Record struct{ ID string }
+		Parts  struct{ Order float64 }
+	}
+	ask := func(query string) []hit {
+		var r struct{ Retrieve struct{ Hits []hit } }
+		c.do(`query($q: String, $s: [String!]) { retrieve(input: {query: $q, scopes: $s, memoryTypes: [EPISODIC]}) {
+			hits { record { id } parts { order } } } }`, map[string]any{"q": query, "s": []string{scope}}, &r)
+		return r.Retrieve.Hits
+	}
+	tests := []struct {
+		query string
+		want  string
+		order bool
+	}{
+		{"what is the latest chapter three deadline", second, true},
+		{"what was the chapter three deadline originally", first, true},
+	}
+	for _, tt := range tests {
+		hits := ask(tt.query)
+		if len(hits) != 2 || hits[0].Record.ID != tt.want || hits[0].Parts.Order <= 0 || hits[1].Parts.Order != 0 {
+			t.Errorf("%q: hits %+v, want %s first with an order part, the other with none", tt.query, hits, tt.want)
+		}
+	}
+	for _, h := range ask("what is the chapter three deadline") {
+		if h.Parts.Order != 0 {
+			t.Errorf("a query asking for no order: %s has order part %v", h.Record.ID, h.Parts.Order)
+		}
+	}
+}

@@ -1269,7 +1269,7 @@ WITH read, scores, CASE WHEN $lucene = '' THEN '' ELSE $luceneHead + reduce(s = 
     s + ' ' + lent[i][0] + '^' + toString(boosts[i] / 10000) + '.' + substring(toString(10000 + boosts[i] % 10000), 1)) + $luceneTail END AS lucene
 // The hits of a retrieval with a query vector (see retrieve_candidates):
 // the best $scan full-text matches of lucene (the expanded query,
-// retrieve_expansion; none when it is empty) and the $scan nearest
+// retrieve_expansion; none when it is empty) and the $vectorScan nearest
 // embeddings in $vectorIndex, as [node, text score (0 when only the vector
 // matched), cosine similarity (null when the record has no embedding of
 // the query's dimensions)]. Neo4j's cosine similarity is (1 + cos) / 2;
@@ -1282,7 +1282,7 @@ CALL (lucene) {
     CALL db.index.fulltext.queryNodes('memory_terms', lucene, {limit: $scan}) YIELD node, score
     RETURN node, score
     UNION ALL
-    CALL db.index.vector.queryNodes($vectorIndex, $scan, $vector) YIELD node AS e
+    CALL db.index.vector.queryNodes($vectorIndex, $vectorScan, $vector) YIELD node AS e
     MATCH (node:Memory)-[:HAS_EMBEDDING]->(e)
     RETURN node, 0.0 AS score
   }
@@ -1636,7 +1636,7 @@ WITH read, scores, CASE WHEN $lucene = '' THEN '' ELSE $luceneHead + reduce(s = 
     s + ' ' + lent[i][0] + '^' + toString(boosts[i] / 10000) + '.' + substring(toString(10000 + boosts[i] % 10000), 1)) + $luceneTail END AS lucene
 // The hits of a retrieval with a query vector (see retrieve_candidates):
 // the best $scan full-text matches of lucene (the expanded query,
-// retrieve_expansion; none when it is empty) and the $scan nearest
+// retrieve_expansion; none when it is empty) and the $vectorScan nearest
 // embeddings in $vectorIndex, as [node, text score (0 when only the vector
 // matched), cosine similarity (null when the record has no embedding of
 // the query's dimensions)]. Neo4j's cosine similarity is (1 + cos) / 2;
@@ -1649,7 +1649,7 @@ CALL (lucene) {
     CALL db.index.fulltext.queryNodes('memory_terms', lucene, {limit: $scan}) YIELD node, score
     RETURN node, score
     UNION ALL
-    CALL db.index.vector.queryNodes($vectorIndex, $scan, $vector) YIELD node AS e
+    CALL db.index.vector.queryNodes($vectorIndex, $vectorScan, $vector) YIELD node AS e
     MATCH (node:Memory)-[:HAS_EMBEDDING]->(e)
     RETURN node, 0.0 AS score
   }

@@ -181,6 +181,7 @@ func (db *DB) candidates(ctx context.Context, tx runner, q membrane.RetrieveQuer
 	}
 	for scan := q.ScanLimit(); ; scan *= 8 {
 		params["scan"] = int64(scan)
+		params["vectorScan"] = int64(min(q.VectorScanLimit(), scan))
 		row, err := single(ctx, tx, stmt, params)
 		if err != nil {
 			return nil, 0, 0, false, err
