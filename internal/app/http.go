@@ -10,6 +10,7 @@ import (
 	"github.com/membrane/membrane/internal/config"
 	"github.com/membrane/membrane/internal/embedding"
 	membranehttp "github.com/membrane/membrane/internal/http"
+	"github.com/membrane/membrane/internal/mcp"
 	"github.com/membrane/membrane/internal/membrane"
 )
 
@@ -46,7 +47,7 @@ func (m *Main) openHTTP(ctx context.Context) error {
 func (m *Main) listeningAttrs() []any {
 	base := m.baseURL()
 	return []any{"mode", m.cfg.Mode, "graphiql", m.handler.graphiQL, "explorer", m.handler.explorer, "introspection", m.handler.introspection,
-		"url", base + "/", "graphql", base + "/graphql", "allow_list", m.handler.allowList}
+		"url", base + "/", "graphql", base + "/graphql", "mcp", base + mcp.Path, "allow_list", m.handler.allowList}
 }
 
 // newResolver builds the GraphQL resolver over the store, the jobs and
@@ -137,6 +138,7 @@ func handlerOptions(cfg config.Config) (membranehttp.HandlerOptions, error) {
 		Limits: map[membrane.Role]graph.QueryLimits{}, RateLimits: map[membrane.Role]membranehttp.RateLimit{},
 		ParserTokenLimit: cfg.Limits.Tokens, RateLimitActors: cfg.Limits.RateLimitActors,
 		RequestTimeout: cfg.RequestTimeout, ReadTimeout: cfg.ReadTimeout, MaxBodyBytes: cfg.MaxBodyBytes, APQCacheSize: cfg.PersistedQueries.CacheSize,
+		Version: version(),
 		CORS: membranehttp.CORSOptions{AllowedOrigins: cfg.CORS.AllowedOrigins, AllowedMethods: cfg.CORS.AllowedMethods,
 			AllowedHeaders: cfg.CORS.AllowedHeaders, AllowCredentials: cfg.CORS.AllowCredentials, MaxAge: cfg.CORS.MaxAge},
 	}

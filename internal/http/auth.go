@@ -94,10 +94,10 @@ func splitScopes(vs ...string) []string {
 type deferredAuthKey struct{}
 
 // authenticate puts the request's trust, from its headers, in its context,
-// or answers 401/403. A WebSocket upgrade without an Authorization header
-// is let through: its client authenticates in connection_init
-// (authenticateInit), before any operation runs.
-func authenticate(keys *membrane.Keyring, next http.Handler) http.Handler {
+// or answers 401/403 with writeErr. A WebSocket upgrade without an
+// Authorization header is let through: its client authenticates in
+// connection_init (authenticateInit), before any operation runs.
+func authenticate(keys *membrane.Keyring, writeErr errorWriter, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if isWebsocketUpgrade(r) && r.Header.Get("Authorization") == "" && !keys.Open() {
 			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), deferredAuthKey{}, true)))
@@ -112,7 +112,7 @@ func authenticate(keys *membrane.Keyring, next http.Handler) http.Handler {
 			if aerr.status == http.StatusUnauthorized {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="membrane"`)
 			}
-			writeError(w, aerr.status, aerr.err.Code, aerr.err.Message)
+			writeErr(w, aerr.status, aerr.err.Code, aerr.err.Message)
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(membrane.NewContextWithTrust(r.Context(), t)))

@@ -2,10 +2,10 @@
 // package graph over HTTP, server-sent events and WebSockets. It owns the
 // routing (NewHandler: GraphiQL at / with its embedded assets under
 // /assets/, the lineage explorer at /explorer/, GraphQL at /graphql, the
-// graph downloads /graph.cyjs and /graph.graphml (graphexport.go),
-// /healthz, /readyz, the Neo4j Browser kit under /browser/, browserkit.go)
-// and every
-// middleware a request passes, outermost first:
+// graph downloads /graph.cyjs and /graph.graphml (graphexport.go), MCP at
+// /mcp (package internal/mcp's handler), /healthz, /readyz, the Neo4j
+// Browser kit under /browser/, browserkit.go) and every middleware a
+// request passes, outermost first:
 //
 //   - Observe (observe.go, requestid.go): request ids, access logs, HTTP
 //     metrics, trace propagation; OperationObserver counts and traces the
@@ -14,6 +14,8 @@
 //     (cors.go);
 //   - on /graphql: authenticate (auth.go), rateLimit (ratelimit.go),
 //     limitBody (requestlimits.go), transportErrors (transporterrors.go);
+//     on /mcp the same three, refusing in JSON-RPC (mcp.WriteHTTPError),
+//     then observeMCP (observe.go), which names the call in the access log;
 //   - then gqlgen's handler with Membrane's transports (sse.go,
 //     websocket.go), persisted queries (persisted.go), the query limits of
 //     package graph with the parser's token limit and the request timeout

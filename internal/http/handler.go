@@ -15,6 +15,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	coderws "github.com/coder/websocket"
 	"github.com/membrane/membrane/graph"
+	"github.com/membrane/membrane/internal/mcp"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/safego"
 	"github.com/membrane/membrane/web"
@@ -33,10 +34,10 @@ type Pinger interface {
 // NewHandler returns Membrane's HTTP handler: GraphiQL at / (its scripts
 // and styles at /assets/, embedded), the lineage explorer at /explorer/,
 // GraphQL at /graphql (authenticated by keys), the graph downloads
-// /graph.cyjs and /graph.graphml (authenticated alike), /healthz (the
-// process is up), /readyz (Neo4j answers) and the Neo4j Browser kit under
-// /browser/. opts (at most one) configures it; without,
-// DefaultHandlerOptions.
+// /graph.cyjs and /graph.graphml and MCP at /mcp (internal/mcp; both
+// authenticated and limited alike), /healthz (the process is up), /readyz
+// (Neo4j answers) and the Neo4j Browser kit under /browser/. opts (at most
+// one) configures it; without, DefaultHandlerOptions.
 func NewHandler(r *graph.Resolver, db Pinger, keys *membrane.Keyring, log *slog.Logger, opts ...HandlerOptions) http.Handler {
 	o := DefaultHandlerOptions()
 	if len(opts) > 0 {
@@ -111,14 +112,19 @@ func NewHandler(r *graph.Resolver, db Pinger, keys *membrane.Keyring, log *slog.
 			mux.Handle("/explorer", http.RedirectHandler("/explorer/", http.StatusMovedPermanently))
 		}
 	}
-	mux.Handle("/graphql", authenticate(keys, requestLimits(o, limits, transportErrors(srv))))
-	// The graph downloads: authenticated and limited like /graphql. A
-	// resolver without services (a test of the transport alone) has none.
+	mux.Handle("/graphql", authenticate(keys, writeError, requestLimits(o, limits, writeError, transportErrors(srv))))
+	// The graph downloads and MCP: authenticated and limited like
+	// /graphql (MCP's refusals are JSON-RPC errors). A resolver without
+	// services (a test of the transport alone) has none.
 	if r.Services != nil {
-		mux.Handle(PathGraphCytoscape, authenticate(keys, requestLimits(o, limits,
+		mux.Handle(PathGraphCytoscape, authenticate(keys, writeError, requestLimits(o, limits, writeError,
 			graphDownload(r.Services.Read, o.RequestTimeout, log, "application/json", "graph.cyjs", writeCytoscape))))
-		mux.Handle(PathGraphML, authenticate(keys, requestLimits(o, limits,
+		mux.Handle(PathGraphML, authenticate(keys, writeError, requestLimits(o, limits, writeError,
 			graphDownload(r.Services.Read, o.RequestTimeout, log, "application/graphml+xml", "graph.graphml", writeGraphML))))
+		mcpHandler := mcp.NewHTTPHandler(r.Services, mcp.HTTPOptions{
+			Options:      mcp.Options{Log: log, Timeout: o.RequestTimeout, Version: o.Version},
+			MaxBodyBytes: o.bodyLimit(), LocalhostProtection: keys.Open()})
+		mux.Handle(mcp.Path, authenticate(keys, mcp.WriteHTTPError, requestLimits(o, limits, mcp.WriteHTTPError, observeMCP(mcpHandler))))
 	}
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})

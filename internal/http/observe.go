@@ -2,9 +2,11 @@ package http
 
 import (
 	"bufio"
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -21,6 +23,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/membrane/membrane/graph"
+	"github.com/membrane/membrane/internal/mcp"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/metrics"
 	"github.com/membrane/membrane/internal/tracing"
@@ -102,7 +105,7 @@ func (req *observation) note(operation, opType, actor string) {
 // path, which clients choose.
 func route(path string) string {
 	switch path {
-	case "/graphql", "/healthz", "/readyz", "/metrics":
+	case "/graphql", "/healthz", "/readyz", "/metrics", mcp.Path:
 		return path[1:]
 	case "/":
 		return "graphiql"
@@ -161,6 +164,25 @@ func (ob *observer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	req.mu.Unlock()
 	ob.log.LogAttrs(ctx, level, "request", attrs...)
+}
+
+// observeMCP notes what an MCP request asks (its JSON-RPC method and tool,
+// mcp.Operation) and who asks, for its access log line, as the GraphQL
+// observer notes an operation. It runs after limitBody, which read the
+// body into memory.
+func observeMCP(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if req := observationOf(r.Context()); req != nil && r.Body != nil {
+			b, err := io.ReadAll(r.Body)
+			if err != nil {
+				writeError(w, http.StatusBadRequest, membrane.EINVALID, "could not read the request body")
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(b))
+			req.note(mcp.Operation(b), "mcp", membrane.TrustFromContext(r.Context()).Principal.Actor)
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // recorder remembers a response's status and size. It passes Flush and

@@ -52,6 +52,9 @@ type HandlerOptions struct {
 	KeepAliveInterval time.Duration
 	// Now is the rate limiter's clock (nil: time.Now).
 	Now func() time.Time
+	// Version is the server's version, which MCP reports at initialize
+	// ("": dev).
+	Version string
 }
 
 // Defaults of the limits: the configuration's defaults too (internal/config).

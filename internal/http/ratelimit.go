@@ -56,10 +56,10 @@ func (pl *principalLimits) allow(p membrane.Principal) (bool, int) {
 }
 
 // rateLimit charges every authenticated request; over its principal's
-// rate a request is 429 RATE_LIMITED with Retry-After. A WebSocket that
-// authenticates in connection_init has no principal yet: it is charged
-// there (authenticateInit).
-func rateLimit(pl *principalLimits, next http.Handler) http.Handler {
+// rate a request is 429 RATE_LIMITED with Retry-After, answered with
+// writeErr. A WebSocket that authenticates in connection_init has no
+// principal yet: it is charged there (authenticateInit).
+func rateLimit(pl *principalLimits, writeErr errorWriter, next http.Handler) http.Handler {
 	if pl == nil {
 		return next
 	}
@@ -75,7 +75,7 @@ func rateLimit(pl *principalLimits, next http.Handler) http.Handler {
 		}
 		if ok, wait := pl.allow(membrane.TrustFromContext(r.Context()).Principal); !ok {
 			w.Header().Set("Retry-After", strconv.Itoa(wait))
-			writeError(w, http.StatusTooManyRequests, membrane.ERATELIMITED, "too many requests: retry after the time in the Retry-After header")
+			writeErr(w, http.StatusTooManyRequests, membrane.ERATELIMITED, "too many requests: retry after the time in the Retry-After header")
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -19,16 +19,17 @@ import (
 
 // limitBody refuses a request body over n bytes with 413
 // PAYLOAD_TOO_LARGE, and one not received within readTimeout (0: no
-// limit) with 408 TIMEOUT. The body is read here, whole, so the refusal is
-// a coded error whether or not the client announced the length; a GraphQL
-// transport reading past a limit itself would only see a broken body.
+// limit) with 408 TIMEOUT, answered with writeErr. The body is read here,
+// whole, so the refusal is a coded error whether or not the client
+// announced the length; a GraphQL transport reading past a limit itself
+// would only see a broken body.
 //
 // The read deadline (set by bodyDeadline) is cleared once the body is read,
 // so it never cuts a long-lived request such as an SSE stream.
-func limitBody(n int64, readTimeout time.Duration, next http.Handler) http.Handler {
+func limitBody(n int64, readTimeout time.Duration, writeErr errorWriter, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		tooLarge := func() {
-			writeError(w, http.StatusRequestEntityTooLarge, membrane.ETOOLARGE,
+			writeErr(w, http.StatusRequestEntityTooLarge, membrane.ETOOLARGE,
 				fmt.Sprintf("the request body exceeds the limit of %d bytes", n))
 		}
 		if r.ContentLength > n {
@@ -46,10 +47,10 @@ func limitBody(n int64, readTimeout time.Duration, next http.Handler) http.Handl
 					// The connection's reads are done for: close it after
 					// the answer, which a client still sending may read.
 					w.Header().Set("Connection", "close")
-					writeError(w, http.StatusRequestTimeout, membrane.ETIMEOUT,
+					writeErr(w, http.StatusRequestTimeout, membrane.ETIMEOUT,
 						fmt.Sprintf("the request body was not received within %v", readTimeout))
 				default:
-					writeError(w, http.StatusBadRequest, membrane.EINVALID, "could not read the request body")
+					writeErr(w, http.StatusBadRequest, membrane.EINVALID, "could not read the request body")
 				}
 				return
 			}
@@ -126,8 +127,9 @@ func withDeadline(d time.Duration) graphql.ResponseMiddleware {
 
 // requestLimits holds an authenticated request to its rate limit, then
 // its body size: a request refused by its rate costs no body read.
-func requestLimits(o HandlerOptions, pl *principalLimits, next http.Handler) http.Handler {
-	return rateLimit(pl, limitBody(o.bodyLimit(), o.ReadTimeout, next))
+// writeErr answers a refused one.
+func requestLimits(o HandlerOptions, pl *principalLimits, writeErr errorWriter, next http.Handler) http.Handler {
+	return rateLimit(pl, writeErr, limitBody(o.bodyLimit(), o.ReadTimeout, writeErr, next))
 }
 
 // bodyLimit is the largest request body, and WebSocket message, o allows.
