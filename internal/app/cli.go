@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"os/signal"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/membrane/membrane/internal/config"
+	"github.com/membrane/membrane/internal/mcp"
 	"github.com/membrane/membrane/internal/membrane"
 )
 
@@ -30,6 +32,8 @@ const usage = `Usage:
   membrane hash-key < key           print the SHA-256 to configure for an API key read from stdin
   membrane reseal -key ID [flags]   re-encrypt values sealed with key ID under the active key
   membrane healthcheck [-url URL]   exit 0 when the server at URL answers 200 (default %s)
+  membrane mcp                      MCP over stdin/stdout for MCP clients: forwards every call to the running
+                                    server at MEMBRANE_URL (default %s) with MEMBRANE_API_KEY (docs/mcp.md)
   membrane version                  print the module version and VCS revision
   membrane help                     print this help
 
@@ -65,6 +69,8 @@ func CLI(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = reseal(args[1:], stdout)
 	case "healthcheck":
 		err = healthcheck(args[1:], stdout)
+	case "mcp":
+		err = mcpBridge(args[1:], stdin, stdout, stderr)
 	default:
 		err = serve(args, stdout, stderr)
 	}
@@ -89,7 +95,7 @@ type usageError struct{ error }
 func (e usageError) Unwrap() error { return e.error }
 
 func printUsage(w io.Writer) {
-	fmt.Fprintf(w, usage, defaultHealthURL)
+	fmt.Fprintf(w, usage, defaultHealthURL, mcp.DefaultURL)
 	config.PrintFlags(w)
 }
 
@@ -197,6 +203,35 @@ func healthcheck(args []string, stdout io.Writer) error {
 		return fmt.Errorf("healthcheck: %s answered %s", *url, resp.Status)
 	}
 	return nil
+}
+
+// mcpBridge serves MCP on stdin and stdout, the transport of MCP clients
+// that start a command, forwarding every tool call to the server at
+// MEMBRANE_URL with MEMBRANE_API_KEY (MEMBRANE_MAX_SENSITIVITY and
+// MEMBRANE_SCOPES narrow it, as the headers do): the server enforces
+// trust, in one place, and no second process opens the store or runs
+// jobs. The key is read from the environment only, never from an
+// argument, which other users of the machine could read. It ends when
+// stdin does, or on SIGINT or SIGTERM; its log goes to stderr, as stdout
+// carries the protocol.
+func mcpBridge(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := subFlags("mcp", "mcp   (MCP over stdio, forwarding to MEMBRANE_URL with MEMBRANE_API_KEY; docs/mcp.md)", stdout)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Errorf("mcp: unexpected argument %q (the server is MEMBRANE_URL, the key MEMBRANE_API_KEY)", fs.Arg(0))}
+	}
+	o := mcp.BridgeOptions{URL: os.Getenv("MEMBRANE_URL"), APIKey: os.Getenv("MEMBRANE_API_KEY"),
+		MaxSensitivity: os.Getenv("MEMBRANE_MAX_SENSITIVITY"), Version: version(), Log: slog.New(slog.NewTextHandler(stderr, nil))}
+	if v, ok := os.LookupEnv("MEMBRANE_SCOPES"); ok {
+		o.Scopes = &v
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	b := mcp.NewBridge(o)
+	defer b.Close()
+	return b.RunStdio(ctx, stdin, stdout, 0)
 }
 
 // serve serves until SIGINT or SIGTERM, then shuts down gracefully (a

@@ -112,7 +112,7 @@ func authenticate(keys *membrane.Keyring, writeErr errorWriter, next http.Handle
 			if aerr.status == http.StatusUnauthorized {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="membrane"`)
 			}
-			writeErr(w, aerr.status, aerr.err.Code, aerr.err.Message)
+			writeErr(w, r, aerr.status, aerr.err.Code, aerr.err.Message)
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(membrane.NewContextWithTrust(r.Context(), t)))

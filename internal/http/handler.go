@@ -112,14 +112,14 @@ func NewHandler(r *graph.Resolver, db Pinger, keys *membrane.Keyring, log *slog.
 			mux.Handle("/explorer", http.RedirectHandler("/explorer/", http.StatusMovedPermanently))
 		}
 	}
-	mux.Handle("/graphql", authenticate(keys, writeError, requestLimits(o, limits, writeError, transportErrors(srv))))
+	mux.Handle("/graphql", authenticate(keys, graphQLRefusal, requestLimits(o, limits, graphQLRefusal, transportErrors(srv))))
 	// The graph downloads and MCP: authenticated and limited like
 	// /graphql (MCP's refusals are JSON-RPC errors). A resolver without
 	// services (a test of the transport alone) has none.
 	if r.Services != nil {
-		mux.Handle(PathGraphCytoscape, authenticate(keys, writeError, requestLimits(o, limits, writeError,
+		mux.Handle(PathGraphCytoscape, authenticate(keys, graphQLRefusal, requestLimits(o, limits, graphQLRefusal,
 			graphDownload(r.Services.Read, o.RequestTimeout, log, "application/json", "graph.cyjs", writeCytoscape))))
-		mux.Handle(PathGraphML, authenticate(keys, writeError, requestLimits(o, limits, writeError,
+		mux.Handle(PathGraphML, authenticate(keys, graphQLRefusal, requestLimits(o, limits, graphQLRefusal,
 			graphDownload(r.Services.Read, o.RequestTimeout, log, "application/graphml+xml", "graph.graphml", writeGraphML))))
 		mcpHandler := mcp.NewHTTPHandler(r.Services, mcp.HTTPOptions{
 			Options:      mcp.Options{Log: log, Timeout: o.RequestTimeout, Version: o.Version},

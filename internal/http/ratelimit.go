@@ -75,7 +75,7 @@ func rateLimit(pl *principalLimits, writeErr errorWriter, next http.Handler) htt
 		}
 		if ok, wait := pl.allow(membrane.TrustFromContext(r.Context()).Principal); !ok {
 			w.Header().Set("Retry-After", strconv.Itoa(wait))
-			writeErr(w, http.StatusTooManyRequests, membrane.ERATELIMITED, "too many requests: retry after the time in the Retry-After header")
+			writeErr(w, r, http.StatusTooManyRequests, membrane.ERATELIMITED, "too many requests: retry after the time in the Retry-After header")
 			return
 		}
 		next.ServeHTTP(w, r)

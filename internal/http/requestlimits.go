@@ -29,7 +29,7 @@ import (
 func limitBody(n int64, readTimeout time.Duration, writeErr errorWriter, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		tooLarge := func() {
-			writeErr(w, http.StatusRequestEntityTooLarge, membrane.ETOOLARGE,
+			writeErr(w, r, http.StatusRequestEntityTooLarge, membrane.ETOOLARGE,
 				fmt.Sprintf("the request body exceeds the limit of %d bytes", n))
 		}
 		if r.ContentLength > n {
@@ -42,15 +42,18 @@ func limitBody(n int64, readTimeout time.Duration, writeErr errorWriter, next ht
 				var mbe *http.MaxBytesError
 				switch {
 				case errors.As(err, &mbe):
+					// The part read is what the refusal may look at (an
+					// MCP request's id).
+					r.Body = io.NopCloser(bytes.NewReader(b))
 					tooLarge()
 				case readTimeout > 0 && errors.Is(err, os.ErrDeadlineExceeded):
 					// The connection's reads are done for: close it after
 					// the answer, which a client still sending may read.
 					w.Header().Set("Connection", "close")
-					writeErr(w, http.StatusRequestTimeout, membrane.ETIMEOUT,
+					writeErr(w, r, http.StatusRequestTimeout, membrane.ETIMEOUT,
 						fmt.Sprintf("the request body was not received within %v", readTimeout))
 				default:
-					writeErr(w, http.StatusBadRequest, membrane.EINVALID, "could not read the request body")
+					writeErr(w, r, http.StatusBadRequest, membrane.EINVALID, "could not read the request body")
 				}
 				return
 			}

@@ -6,11 +6,17 @@ import (
 	"net/http"
 )
 
-// errorWriter answers a request refused before its endpoint ran (401,
+// errorWriter answers request r, refused before its endpoint ran (401,
 // 403, 413, 429...), with status, the domain error code and the message,
-// in the endpoint's protocol: writeError for GraphQL and the downloads,
-// mcp.WriteHTTPError (a JSON-RPC error) for MCP.
-type errorWriter func(w http.ResponseWriter, status int, code, msg string)
+// in the endpoint's protocol: graphQLRefusal for GraphQL and the
+// downloads, mcp.WriteHTTPError (a JSON-RPC error answering r's id) for
+// MCP.
+type errorWriter func(w http.ResponseWriter, r *http.Request, status int, code, msg string)
+
+// graphQLRefusal is writeError as an errorWriter.
+func graphQLRefusal(w http.ResponseWriter, _ *http.Request, status int, code, msg string) {
+	writeError(w, status, code, msg)
+}
 
 // writeError answers with a GraphQL-shaped error body.
 func writeError(w http.ResponseWriter, status int, code, msg string) {

@@ -88,17 +88,18 @@ func invalid(field, format string, args ...any) error {
 // tool argument it came from.
 type rename struct{ from, to string }
 
-// renameField applies the first rename whose from is field or a prefix of
-// it ending at a dot.
+// renameField applies each rename in turn whose from is field or its
+// first part (a prefix ending at a dot): filter.minSalience becomes
+// min_salience through {filter., ""} then {minSalience, min_salience}.
 func renameField(field string, renames []rename) string {
 	for _, r := range renames {
 		switch {
 		case field == r.from:
-			return r.to
+			field = r.to
 		case strings.HasPrefix(field, r.from+"."):
-			return r.to + field[len(r.from):]
+			field = r.to + field[len(r.from):]
 		case strings.HasSuffix(r.from, ".") && strings.HasPrefix(field, r.from):
-			return r.to + field[len(r.from):]
+			field = r.to + field[len(r.from):]
 		}
 	}
 	return field
@@ -111,12 +112,12 @@ func renameField(field string, renames []rename) string {
 const CodeRefused = -32001
 
 // protocolError is a JSON-RPC error response to a message that could not
-// be taken: id null, as JSON-RPC answers a message whose id it could not
-// read.
+// be taken: its id is the message's when it could be read, else null, as
+// JSON-RPC answers a message whose id it could not read.
 type protocolError struct {
-	JSONRPC string        `json:"jsonrpc"`
-	ID      any           `json:"id"`
-	Error   protocolCause `json:"error"`
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Error   protocolCause   `json:"error"`
 }
 
 type protocolCause struct {
@@ -130,11 +131,19 @@ type protocolCause struct {
 // refusal (UNAUTHENTICATED, RATE_LIMITED, PAYLOAD_TOO_LARGE…), carried in
 // its data as a tool error carries it.
 func ProtocolError(code int, public, message string) []byte {
-	e := protocolError{JSONRPC: "2.0", Error: protocolCause{Code: code, Message: message}}
+	return protocolErrorFor(nil, code, public, message)
+}
+
+// protocolErrorFor is ProtocolError answering id (nil: null).
+func protocolErrorFor(id json.RawMessage, code int, public, message string) []byte {
+	if len(id) == 0 || !json.Valid(id) {
+		id = json.RawMessage("null")
+	}
+	e := protocolError{JSONRPC: "2.0", ID: id, Error: protocolCause{Code: code, Message: message}}
 	if public != "" {
 		e.Error.Data = &ToolError{Code: public, Message: message}
 	}
-	b, _ := json.Marshal(e) // strings and numbers only
+	b, _ := json.Marshal(e) // strings and numbers, and id as it came
 	return b
 }
 
@@ -169,10 +178,24 @@ func CheckMessage(b []byte) []byte {
 	return nil
 }
 
+// refusalOf is the tool error a JSON-RPC error body carries in its data
+// (WriteHTTPError's), or nil.
+func refusalOf(body []byte) *ToolError {
+	var resp struct {
+		Error *protocolCause `json:"error"`
+	}
+	if json.Unmarshal(body, &resp) != nil || resp.Error == nil || resp.Error.Data == nil || resp.Error.Data.Code == "" {
+		return nil
+	}
+	return resp.Error.Data
+}
+
 // remoteError is the tool error of a call the stdio bridge could not get
-// answered: the server's refusal when it sent one (its JSON-RPC error's
-// data carries the code), else UNAVAILABLE naming what failed, never a
-// crash of the session.
+// answered: the server's refusal when the SDK's error carries it (a
+// JSON-RPC error whose data has the code; refusals the SDK reports by
+// their status alone are read from the answer, refusalOf), else
+// UNAVAILABLE naming what failed, or TIMEOUT; never a crash of the
+// session.
 func remoteError(err error, url string) ToolError {
 	var jerr *jsonrpc.Error
 	if errors.As(err, &jerr) {
@@ -180,7 +203,6 @@ func remoteError(err error, url string) ToolError {
 		if json.Unmarshal(jerr.Data, &te) == nil && te.Code != "" {
 			return te
 		}
-		return ToolError{Code: apicode.Of(membrane.EUNAVAILABLE), Message: fmt.Sprintf("the Membrane server at %s refused the call: %s", url, jerr.Message)}
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		return ToolError{Code: apicode.Of(membrane.ETIMEOUT), Message: fmt.Sprintf("the Membrane server at %s did not answer in time", url)}

@@ -59,10 +59,10 @@ func NewHTTPHandler(svc *membrane.Services, o HTTPOptions) http.Handler {
 			if err != nil {
 				var mbe *http.MaxBytesError
 				if errors.As(err, &mbe) {
-					WriteHTTPError(w, http.StatusRequestEntityTooLarge, membrane.ETOOLARGE, fmt.Sprintf("the request body exceeds the limit of %d bytes", limit))
+					WriteHTTPError(w, nil, http.StatusRequestEntityTooLarge, membrane.ETOOLARGE, fmt.Sprintf("the request body exceeds the limit of %d bytes", limit))
 					return
 				}
-				WriteHTTPError(w, http.StatusBadRequest, membrane.EINVALID, "could not read the request body")
+				WriteHTTPError(w, nil, http.StatusBadRequest, membrane.EINVALID, "could not read the request body")
 				return
 			}
 			if bad := CheckMessage(b); bad != nil {
@@ -75,18 +75,50 @@ func NewHTTPHandler(svc *membrane.Services, o HTTPOptions) http.Handler {
 	})
 }
 
-// WriteHTTPError answers an HTTP request to the MCP endpoint that is
-// refused before it reaches MCP (a missing key, a rate or size limit) with
-// a JSON-RPC error: its message is GraphQL's, and its data carries the
-// public code as a tool error carries it. MCP clients read such a body
-// and fail the one call, not the session.
-func WriteHTTPError(w http.ResponseWriter, status int, domainCode, msg string) {
+// WriteHTTPError answers request r to the MCP endpoint, refused before
+// it reaches MCP (a missing key, a rate or size limit), with a JSON-RPC
+// error: its message is GraphQL's, and its data carries the public code as
+// a tool error carries it. The error answers r's id when the start of its
+// body names one (requestID), so that a client fails that one call and
+// goes on: the Go SDK's client ends its whole session on a refusal it
+// cannot match to a call.
+func WriteHTTPError(w http.ResponseWriter, r *http.Request, status int, domainCode, msg string) {
 	code := CodeRefused
 	switch status {
 	case http.StatusRequestEntityTooLarge, http.StatusBadRequest:
 		code = jsonrpc.CodeInvalidRequest
 	}
-	writeJSONRPC(w, status, ProtocolError(code, apicode.Of(domainCode), msg))
+	writeJSONRPC(w, status, protocolErrorFor(requestID(r), code, apicode.Of(domainCode), msg))
+}
+
+// idPeekBytes bounds what requestID reads of a refused request's body.
+const idPeekBytes = 4 << 10
+
+// requestID is the id of the JSON-RPC request r carries, when its body
+// names it within its first idPeekBytes bytes at the top level (clients
+// that write the id before the params), or nil.
+func requestID(r *http.Request) json.RawMessage {
+	if r == nil || r.Body == nil {
+		return nil
+	}
+	dec := json.NewDecoder(io.LimitReader(r.Body, idPeekBytes))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil
+	}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil
+		}
+		if key == "id" {
+			return v
+		}
+	}
+	return nil
 }
 
 func writeJSONRPC(w http.ResponseWriter, status int, body []byte) {
