@@ -300,10 +300,9 @@ func (q RetrieveQuery) ScanLimit() int { return min(max(10*q.Limit, 100), 2000) 
 // VectorScanLimit is how many nearest embeddings a retrieval with a query
 // vector reads from the vector index (at most ScanLimit): fewer than the
 // full-text matches, because the index query is the costly part of a
-// retrieval with vectors and the nearest beyond 5 × limit rarely rank. On
-// the conversation eval (limit 20) 100 instead of 200 neighbours gave
-// recall@10 0.830 against 0.827, and took the in-process p50 at 100k
-// records from 28.3 to 23.8 ms (docs/retrieval.md).
+// retrieval with vectors (its cost grows with the neighbours asked for) and
+// the nearest beyond 5 × limit rarely rank. On the conversation eval (limit
+// 20) 100 instead of 200 neighbours gave recall@10 0.830 against 0.827.
 func (q RetrieveQuery) VectorScanLimit() int { return min(max(5*q.Limit, 50), q.ScanLimit()) }
 
 // HasQuery reports whether there is anything to be relevant to.
