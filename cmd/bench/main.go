@@ -12,6 +12,13 @@
 // from /proc every quarter second:
 //
 //	go run ./cmd/bench -rss server=$(pgrep -f '^bin/membrane'),neo4j=$(cat .neo4j/dev/neo4j.pid)
+//
+// With -fairness it measures instead how much hostile clients slow a
+// polite one down: a point read every 20 ms, alone and then beside 4
+// clients of each attack in turn (bench.Attacks), each phase 20 s, with the
+// polite client's p50 and p95 per phase and the hostile requests' answers
+// by status and code. -hostile-key gives the attackers a key of their own
+// (another principal); by default they use -key.
 package main
 
 import (
@@ -33,6 +40,9 @@ func main() {
 	records := flag.Int("records", 10000, "records the bulk ingest writes (in batches of 1,000) and retrieval searches")
 	only := flag.String("only", "", "run only the workloads whose names match this regular expression")
 	rss := flag.String("rss", "", "NAME=PID,… of processes whose resident memory (with their children's) to report")
+	fairness := flag.Bool("fairness", false, "measure a polite client beside hostile ones instead of the workloads")
+	hostileKey := flag.String("hostile-key", "", "the hostile clients' API key with -fairness (default -key)")
+	phase := flag.Duration("phase", bench.DefaultFairness.Phase, "each phase's length with -fairness")
 	flag.Parse()
 	procs, err := bench.ParseProcesses(*rss)
 	if err != nil {
@@ -54,6 +64,11 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	if *fairness {
+		fc := bench.DefaultFairness
+		fc.Phase, fc.Scope, fc.Only = *phase, cfg.Scope, cfg.Only
+		os.Exit(runFairness(ctx, *url, *key, *hostileKey, fc, procs))
+	}
 	fmt.Printf("bench against %s, scope %s, %d ops per workload, %d records\nload average at start: %s\n\n",
 		*url, cfg.Scope, cfg.Ops, cfg.Records, bench.LoadAverage())
 	var mem *bench.MemoryWatch
@@ -80,4 +95,37 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
+}
+
+// runFairness runs the fairness mode and prints its report; it returns
+// the exit status.
+func runFairness(ctx context.Context, url, key, hostileKey string, cfg bench.FairnessConfig, procs []bench.Process) int {
+	fmt.Printf("fairness against %s, scope %s: a read every %v, %d hostile clients per attack, %v per phase\nload average at start: %s\n\n",
+		url, cfg.Scope, cfg.Interval, cfg.Hostile, cfg.Phase, bench.LoadAverage())
+	var mem *bench.MemoryWatch
+	if len(procs) > 0 {
+		var err error
+		if mem, err = bench.WatchMemory("/proc", procs, 250*time.Millisecond); err != nil {
+			fmt.Fprintln(os.Stderr, "bench: -rss:", err)
+			return 2
+		}
+	}
+	phases, err := bench.Fairness(ctx, bench.NewClient(url, key, 2), hostileKey, cfg, func(p bench.FairnessPhase) {
+		fmt.Fprintf(os.Stderr, "  %s: polite p50 %v p95 %v, %d hostile requests\n", p.Name, p.P50, p.P95, p.Sent)
+		if p.FirstProbeError != nil {
+			fmt.Fprintf(os.Stderr, "    first failed read: %v\n", p.FirstProbeError)
+		}
+	})
+	bench.WriteFairness(os.Stdout, phases)
+	fmt.Printf("\nload average at end: %s\n", bench.LoadAverage())
+	if mem != nil {
+		if merr := mem.Stop(os.Stdout); merr != nil {
+			fmt.Fprintln(os.Stderr, "bench: -rss:", merr)
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 1
+	}
+	return 0
 }
