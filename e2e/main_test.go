@@ -1,7 +1,8 @@
 // Package e2e_test runs membrane servers over loopback HTTP against a real
 // Neo4j, through internal/apptest: a load test in-process, and as the real
 // binary in a separate process the faults that only show at process level
-// (a database that goes away, a server killed mid-write) and the soak test.
+// (a database that goes away, a server killed mid-write) and the soak test,
+// and MCP clients of two ecosystems against the binary (mcp_test.go).
 // Every test starts its own servers on free ports and isolates its data by
 // scope.
 package e2e_test

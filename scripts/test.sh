@@ -39,6 +39,47 @@ ensure_chromium() {
 }
 ensure_chromium
 
+# The MCP test (e2e/mcp_test.go) also drives an MCP client from another
+# ecosystem: the reference TypeScript SDK, pinned by e2e/mcpclient's
+# lockfile. Install node and npm (Debian's packages, as root) when missing,
+# and the client's packages with npm ci when they are not installed or the
+# lockfile changed since. MEMBRANE_MCP_CLIENT_TESTS=skip skips that test
+# and this step.
+ensure_mcp_client() {
+  [[ "${MEMBRANE_MCP_CLIENT_TESTS:-}" == "skip" ]] && return
+  local log
+  if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+    if [[ "$(id -u)" -ne 0 ]] || ! command -v apt-get >/dev/null 2>&1; then
+      echo "node and npm are missing and cannot be installed here (needs root and apt-get): run" >&2
+      echo "  sudo apt-get install -y nodejs npm" >&2
+      echo "or set MEMBRANE_MCP_CLIENT_TESTS=skip." >&2
+      exit 1
+    fi
+    echo "== installing node and npm (Debian packages nodejs, npm)"
+    log="$(mktemp)"
+    if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm; } >"$log" 2>&1; then
+      cat "$log" >&2
+      rm -f "$log"
+      echo "installing node failed" >&2
+      exit 1
+    fi
+    rm -f "$log"
+  fi
+  local dir=e2e/mcpclient
+  if [[ ! -f "$dir/node_modules/.package-lock.json" || "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]]; then
+    echo "== installing the TypeScript MCP client (npm ci in $dir)"
+    log="$(mktemp)"
+    if ! (cd "$dir" && npm ci --no-audit --no-fund) >"$log" 2>&1; then
+      cat "$log" >&2
+      rm -f "$log"
+      echo "installing the TypeScript MCP client failed" >&2
+      exit 1
+    fi
+    rm -f "$log"
+  fi
+}
+ensure_mcp_client
+
 if [[ -z "${NEO4J_URI:-}" ]]; then
   export NEO4J_HOME_DIR="${NEO4J_TEST_HOME_DIR:-$PWD/.neo4j/test}"
   export NEO4J_BOLT_PORT="${NEO4J_TEST_BOLT_PORT:-17687}"

@@ -58,6 +58,11 @@ type Options struct {
 	Port int
 	// Env are further settings, NAME=value, applied last.
 	Env []string
+	// RunScript starts a process server as the README says to run it:
+	// scripts/run.sh, which builds bin/membrane in the repository and runs
+	// it (with NEO4J_URI set, it starts no Neo4j of its own). Set
+	// EncryptionKey with it, or the script creates a development key.
+	RunScript bool
 }
 
 // Principal is one API key and the principal it authenticates.
@@ -169,7 +174,14 @@ func (s *Server) startMain() {
 func (s *Server) startProcess() {
 	t := s.t
 	t.Helper()
-	cmd := exec.Command(binary(t))
+	var cmd *exec.Cmd
+	if s.opts.RunScript {
+		// The script execs the binary: the process signalled and waited
+		// for is the server's once it runs.
+		cmd = exec.Command(filepath.Join(RepoRoot(), "scripts", "run.sh"))
+	} else {
+		cmd = exec.Command(binary(t))
+	}
 	cmd.Env = s.environment()
 	cmd.Stdout = io.Discard
 	stderr, err := cmd.StderrPipe()
