@@ -81,6 +81,19 @@ func TestMCP(t *testing.T) {
 		})
 	}
 
+	t.Run("access log", func(t *testing.T) {
+		// Each MCP request has its access line, naming the tool and the
+		// principal, as a GraphQL request names its operation; never the key.
+		log := srv.Log.String()
+		for _, want := range []string{"tools/call remember", "tools/call lineage", "e2e-mcp-writer", "/mcp"} {
+			if !strings.Contains(log, want) {
+				t.Errorf("the server log does not say %q", want)
+			}
+		}
+		if strings.Contains(log, key) {
+			t.Error("the server log holds the API key")
+		}
+	})
 	t.Run("wrong key", func(t *testing.T) {
 		bad := "not-" + key
 		stdio, web := mcpConfigs(t, srv.URL, bad)

@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -95,15 +96,6 @@ func parseTime(field, s string) (*time.Time, error) {
 	return &t, nil
 }
 
-// scopesOf merges a scope and a list of scopes; nil when neither is given
-// (every scope the caller may see).
-func scopesOf(scope string, scopes []string) []string {
-	if scope != "" {
-		scopes = append(scopes, scope)
-	}
-	return scopes
-}
-
 // sensitivityOf is a sensitivity argument ("" is none).
 func sensitivityOf(s string) *membrane.Sensitivity {
 	if s == "" {
@@ -184,18 +176,42 @@ var rememberTool = &tool[RememberInput, RememberOutput]{
 
 // ---- recall ------------------------------------------------------------
 
+// Filter are the arguments recall and list_records share: which records
+// to consider.
+type Filter struct {
+	Scope       string   `json:"scope,omitempty" jsonschema:"only this scope"`
+	Scopes      []string `json:"scopes,omitempty" jsonschema:"only these scopes (default: every scope your key may see)"`
+	Types       []string `json:"types,omitempty" jsonschema:"only these memory types"`
+	Tags        []string `json:"tags,omitempty" jsonschema:"only records carrying all of these tags"`
+	MinSalience float64  `json:"min_salience,omitempty" jsonschema:"only records at least this salient (0 to 10)"`
+}
+
+// scopes merges scope and scopes; nil when neither is given (every scope
+// the caller may see).
+func (f Filter) scopes() []string {
+	if f.Scope != "" {
+		return append(slices.Clip(f.Scopes), f.Scope)
+	}
+	return f.Scopes
+}
+
+// types are the memory types asked for.
+func (f Filter) types() []membrane.MemoryType {
+	out := make([]membrane.MemoryType, len(f.Types))
+	for i, t := range f.Types {
+		out[i] = membrane.MemoryType(t)
+	}
+	return out
+}
+
 // RecallInput are recall's arguments.
 type RecallInput struct {
-	Query            string   `json:"query,omitempty" jsonschema:"what to look for, in your own words (omit it to get the most salient recent records)"`
-	Scope            string   `json:"scope,omitempty" jsonschema:"search only this scope"`
-	Scopes           []string `json:"scopes,omitempty" jsonschema:"search only these scopes (default: every scope your key may see)"`
-	Types            []string `json:"types,omitempty" jsonschema:"only these memory types"`
-	Tags             []string `json:"tags,omitempty" jsonschema:"only records carrying all of these tags"`
-	Limit            int      `json:"limit,omitempty" jsonschema:"how many hits (default 5, at most 100)"`
-	MinSalience      float64  `json:"min_salience,omitempty" jsonschema:"only records at least this salient (0 to 10)"`
-	IncludeRetracted bool     `json:"include_retracted,omitempty" jsonschema:"also return retracted and superseded records"`
-	AsOf             string   `json:"as_of,omitempty" jsonschema:"recall as memory stood at this time, RFC 3339"`
-	MaxChars         int      `json:"max_chars,omitempty" jsonschema:"the most characters of text per hit (default 300)"`
+	Query string `json:"query,omitempty" jsonschema:"what to look for, in your own words (omit it to get the most salient recent records)"`
+	Filter
+	Limit            int    `json:"limit,omitempty" jsonschema:"how many hits (default 5, at most 100)"`
+	IncludeRetracted bool   `json:"include_retracted,omitempty" jsonschema:"also return retracted and superseded records"`
+	AsOf             string `json:"as_of,omitempty" jsonschema:"recall as memory stood at this time, RFC 3339"`
+	MaxChars         int    `json:"max_chars,omitempty" jsonschema:"the most characters of text per hit (default 300)"`
 }
 
 // RecallOutput are recall's hits, best first.
@@ -224,11 +240,7 @@ var recallTool = &tool[RecallInput, RecallOutput]{
 		if limit == 0 {
 			limit = DefaultRecallLimit
 		}
-		types := make([]membrane.MemoryType, len(in.Types))
-		for i, t := range in.Types {
-			types[i] = membrane.MemoryType(t)
-		}
-		q, err := membrane.NewRetrieveQuery(optional(in.Query), types, scopesOf(in.Scope, in.Scopes), optional(in.MinSalience),
+		q, err := membrane.NewRetrieveQuery(optional(in.Query), in.types(), in.scopes(), optional(in.MinSalience),
 			&limit, optional(in.IncludeRetracted), asOf)
 		if err == nil {
 			err = q.FilterTags(in.Tags)
@@ -702,13 +714,9 @@ var getRecordTool = &tool[GetRecordInput, RecordDetail]{
 
 // ListRecordsInput are list_records' arguments.
 type ListRecordsInput struct {
-	Types         []string `json:"types,omitempty"`
-	Scope         string   `json:"scope,omitempty"`
-	Scopes        []string `json:"scopes,omitempty"`
-	Tags          []string `json:"tags,omitempty" jsonschema:"only records carrying all of these"`
+	Filter
 	Statuses      []string `json:"statuses,omitempty"`
 	Text          string   `json:"text,omitempty" jsonschema:"only records matching this text, as recall matches it"`
-	MinSalience   float64  `json:"min_salience,omitempty"`
 	CreatedAfter  string   `json:"created_after,omitempty" jsonschema:"RFC 3339"`
 	CreatedBefore string   `json:"created_before,omitempty" jsonschema:"RFC 3339"`
 	OrderBy       string   `json:"order_by,omitempty" jsonschema:"created_at (the default), updated_at, salience or confidence"`
@@ -741,10 +749,7 @@ var listRecordsTool = &tool[ListRecordsInput, ListRecordsOutput]{
 	renames: []rename{{"filter.", ""}, {"minSalience", "min_salience"}, {"maxSalience", "max_salience"}, {"createdBefore", "created_before"},
 		{"createdAfter", "created_after"}, {"first", "page_size"}, {"after", "cursor"}},
 	run: func(ctx context.Context, svc *membrane.Services, in ListRecordsInput) (ListRecordsOutput, error) {
-		f := membrane.RecordFilter{Scopes: scopesOf(in.Scope, in.Scopes), Tags: in.Tags, Text: in.Text, MinSalience: optional(in.MinSalience)}
-		for _, t := range in.Types {
-			f.Types = append(f.Types, membrane.MemoryType(t))
-		}
+		f := membrane.RecordFilter{Types: in.types(), Scopes: in.scopes(), Tags: in.Tags, Text: in.Text, MinSalience: optional(in.MinSalience)}
 		for _, s := range in.Statuses {
 			f.Statuses = append(f.Statuses, membrane.RevisionStatus(s))
 		}
