@@ -78,6 +78,14 @@ func reportComplexity(ctx context.Context, next graphql.ResponseHandler) *graphq
 // expanded, for roles without a cost limit.
 const MaxExpandedFields = 1_000_000
 
+// MaxSelectionWidth bounds the fields one selection set selects (aliases,
+// __typename and the fields of the fragments spread in it included), for
+// every role. Executing a selection set costs gqlgen time quadratic in its
+// width: a document of 6,000 `aN: __typename` aliases passed every other
+// limit (__typename costs nothing and runs no transaction) and took half a
+// second of CPU each. No type has near 200 fields.
+const MaxSelectionWidth = 200
+
 // shapeLimit refuses operations nested deeper than the depth limit,
 // operations whose fragments, once expanded, select more fields than the
 // complexity limit allows (each field costs at least 1), operations of
@@ -107,6 +115,9 @@ func (shapeLimit) Validate(graphql.ExecutableSchema) error { return nil }
 func (s shapeLimit) MutateOperationContext(ctx context.Context, opCtx *graphql.OperationContext) *gqlerror.Error {
 	l := s.limits(ctx)
 	m := shapeOf(opCtx.Operation.SelectionSet, map[string]shape{})
+	if m.maxWidth > MaxSelectionWidth {
+		return limitError("a selection set selects %d fields (aliases and __typename included), which exceeds the limit of %d", m.maxWidth, MaxSelectionWidth)
+	}
 	if m.introspects && !s.introspection {
 		err := gqlerror.Errorf("introspection is disabled on this server")
 		errcode.Set(err, Code(membrane.EFORBIDDEN))
@@ -133,11 +144,14 @@ func limitError(format string, args ...any) *gqlerror.Error {
 }
 
 // shape is the depth of a selection set (fields, not fragments, nest), how
-// many fields it selects with its fragments expanded, and whether it
-// introspects the schema.
+// many fields it selects with its fragments expanded, how many it selects
+// at its own level (width: the fields of fragments spread in it included)
+// and the widest selection set within it, and whether it introspects the
+// schema.
 type shape struct {
-	depth, fields int
-	introspects   bool
+	depth, fields   int
+	width, maxWidth int
+	introspects     bool
 }
 
 // shapeOf measures set. A fragment's shape does not depend on where it is
@@ -153,11 +167,15 @@ func shapeOf(set ast.SelectionSet, memo map[string]shape) shape {
 		case *ast.Field:
 			if sel.Name == "__schema" || sel.Name == "__type" {
 				out.introspects = true
+				out.width = add(out.width, 1)
 				continue
 			}
 			s = shapeOf(sel.SelectionSet, memo)
 			s.depth++
 			s.fields = add(s.fields, 1)
+			// The field's own selection set is nested: it adds one to
+			// this level's width, not its own.
+			s.width = 1
 		case *ast.InlineFragment:
 			s = shapeOf(sel.SelectionSet, memo)
 		case *ast.FragmentSpread:
@@ -169,8 +187,11 @@ func shapeOf(set ast.SelectionSet, memo map[string]shape) shape {
 		}
 		out.depth = max(out.depth, s.depth)
 		out.fields = add(out.fields, s.fields)
+		out.width = add(out.width, s.width)
+		out.maxWidth = max(out.maxWidth, s.maxWidth)
 		out.introspects = out.introspects || s.introspects
 	}
+	out.maxWidth = max(out.maxWidth, out.width)
 	return out
 }
 

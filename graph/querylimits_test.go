@@ -130,6 +130,10 @@ func TestQueryLimits(t *testing.T) {
 		{"fragments expanded past the cap without a cost limit", wr, fanout.String(), nil, "COMPLEXITY_LIMIT_EXCEEDED", 0},
 		{"no limits", wr, `query($n: Int) { records(first: $n) { nodes { relations(first: 500) { edges { node { id } } } } } }`, map[string]any{"n": 500}, "", 0},
 		{"too many tokens", admin, `{ records { nodes { ` + strings.Repeat("id ", 600) + `} } }`, nil, "COMPLEXITY_LIMIT_EXCEEDED", 0},
+		{"a selection set of the widest allowed", rd, `{ ` + strings.Repeat("__typename ", graph.MaxSelectionWidth) + `}`, nil, "", 0},
+		{"a selection set too wide, of __typename alone", wr, `{ ` + strings.Repeat("__typename ", graph.MaxSelectionWidth+1) + `}`, nil, "COMPLEXITY_LIMIT_EXCEEDED", 0},
+		{"a selection set made too wide by fragments", rd, `{ records(first: 1) { nodes { ...W ...W } } } fragment W on Record { ` +
+			strings.Repeat("__typename ", graph.MaxSelectionWidth/2) + `id }`, nil, "COMPLEXITY_LIMIT_EXCEEDED", 0},
 		{"introspection is not costed", rd, `{ __schema { types { name fields { name type { name ofType { name ofType { name } } } } } } }`, nil, "", 0},
 	}
 	for _, tt := range tests {
