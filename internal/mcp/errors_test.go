@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -257,4 +258,34 @@ func TestTransportRefusals(t *testing.T) {
 			t.Fatalf("connect without a key: %v", err)
 		}
 	})
+}
+
+// TestFailuresAreInternal: a tool whose service fails in a way no rule
+// names (here a panic: a server wired without its retrieval store) is
+// INTERNAL with the generic message, no trace of the cause, and the
+// session goes on.
+func TestFailuresAreInternal(t *testing.T) {
+	svc := membrane.NewServices(membrane.Stores{}, membrane.ServiceOptions{Policy: membrane.DefaultPolicy()})
+	srv := mcp.NewServer(svc, mcp.Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	ct, st := sdk.NewInMemoryTransports()
+	ss, err := srv.Connect(t.Context(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ss.Close() })
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "t", Version: "1"}, nil).Connect(t.Context(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	c := &client{t: t, s: cs}
+	for range 2 {
+		te := c.fail("INTERNAL", "recall", map[string]any{"query": "anything"})
+		if te.Message != "Internal error." {
+			t.Fatalf("INTERNAL with message %q", te.Message)
+		}
+		noInternals(t, te.Text())
+	}
+	// Arguments are still checked first.
+	c.fail("BAD_USER_INPUT", "recall", map[string]any{"limit": -1})
 }

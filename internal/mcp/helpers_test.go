@@ -30,6 +30,9 @@ type testServer struct {
 	svc   *membrane.Services
 	keys  map[string]string // actor -> API key
 	admin string            // the admin's actor
+	// serve starts one more server (a replica: its own services and
+	// handler over the same database and keys) and returns its URL.
+	serve func(t testing.TB) string
 }
 
 // startServer starts a test server with opts; it stops when the test ends.
@@ -50,12 +53,17 @@ func startServer(t testing.TB, opts membranehttp.HandlerOptions, principals ...m
 		srv.keys[p.Actor] = secret
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv.svc = membrane.NewServices(membrane.Stores{Records: db, Revisions: db, Lineages: db, Retrieval: db, Captures: db, Deletes: db},
-		membrane.ServiceOptions{Policy: membrane.DefaultPolicy(), Now: time.Now, Log: log})
-	h := membranehttp.NewHandler(&graph.Resolver{Services: srv.svc}, db, membrane.NewKeyring(ring), log, opts)
-	hs := httptest.NewServer(h)
-	t.Cleanup(hs.Close)
-	srv.URL = hs.URL
+	srv.serve = func(t testing.TB) string {
+		svc := membrane.NewServices(membrane.Stores{Records: db, Revisions: db, Lineages: db, Retrieval: db, Captures: db, Deletes: db},
+			membrane.ServiceOptions{Policy: membrane.DefaultPolicy(), Now: time.Now, Log: log})
+		if srv.svc == nil {
+			srv.svc = svc
+		}
+		hs := httptest.NewServer(membranehttp.NewHandler(&graph.Resolver{Services: svc}, db, membrane.NewKeyring(ring), log, opts))
+		t.Cleanup(hs.Close)
+		return hs.URL
+	}
+	srv.URL = srv.serve(t)
 	return srv
 }
 

@@ -1,8 +1,12 @@
 package mcp_test
 
 import (
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"unicode/utf8"
 
@@ -267,5 +271,43 @@ func TestResultsStaySmall(t *testing.T) {
 	c.ok("list_records", map[string]any{"scope": scope}, &def)
 	if len(def.Records) != mcp.DefaultPageSize || !def.HasMore {
 		t.Fatalf("list_records without a page size: %d records", len(def.Records))
+	}
+}
+
+// TestReplicas: a client whose requests a load balancer spreads over
+// several replicas works as with one: the HTTP transport keeps no session
+// on the server.
+func TestReplicas(t *testing.T) {
+	scope := neo4jtest.Scope(t)
+	w := writerIn(scope)
+	srv := startServer(t, membranehttp.DefaultHandlerOptions(), w)
+	replicas := []string{srv.URL, srv.serve(t), srv.serve(t)}
+	var next atomic.Int64
+	var hits [3]atomic.Int64
+	proxy := httptest.NewServer(&httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+		i := next.Add(1) % 3 // round robin
+		hits[i].Add(1)
+		u, _ := url.Parse(replicas[i])
+		r.SetURL(u)
+	}})
+	t.Cleanup(proxy.Close)
+	lb := &testServer{URL: proxy.URL, keys: srv.keys}
+	c := lb.connect(t, w.Actor, nil)
+	var rem mcp.RememberOutput
+	c.ok("remember", map[string]any{"content": "replicas share one database", "scope": scope}, &rem)
+	if err := srv.db.AwaitSearchIndexes(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		var rec mcp.RecallOutput
+		c.ok("recall", map[string]any{"query": "replicas", "scope": scope}, &rec)
+		if len(rec.Hits) != 1 || rec.Hits[0].ID != rem.Record.ID {
+			t.Fatalf("recall through the balancer = %+v", rec.Hits)
+		}
+	}
+	for i := range hits {
+		if hits[i].Load() == 0 {
+			t.Fatalf("replica %d got no request", i)
+		}
 	}
 }
