@@ -311,3 +311,34 @@ func TestReplicas(t *testing.T) {
 		}
 	}
 }
+
+// TestIdempotentRetries: a write retried with its idempotency_key answers
+// as the first did and writes nothing more; without one, retracting twice
+// is a CONFLICT.
+func TestIdempotentRetries(t *testing.T) {
+	scope := neo4jtest.Scope(t)
+	w := writerIn(scope)
+	srv := startServer(t, membranehttp.DefaultHandlerOptions(), w)
+	c := srv.connect(t, w.Actor, nil)
+	args := map[string]any{"content": "retried once, remembered once", "scope": scope, "idempotency_key": "k-" + membrane.NewID()}
+	var first, again mcp.RememberOutput
+	c.ok("remember", args, &first)
+	c.ok("remember", args, &again)
+	if again.Record.ID != first.Record.ID || first.Replayed || !again.Replayed {
+		t.Fatalf("first %+v, retry %+v", first.Record, again)
+	}
+	fact := srv.createFact(t, scope, membrane.SensitivityLow, "retracted once")
+	retract := map[string]any{"operation": "retract", "id": fact.ID, "idempotency_key": "r-" + membrane.NewID()}
+	var r1, r2 mcp.Record
+	c.ok("revise", retract, &r1)
+	c.ok("revise", retract, &r2)
+	if r1.ID != r2.ID || r1.Version != r2.Version || r1.Status != "retracted" {
+		t.Fatalf("retract %+v, retried %+v", r1, r2)
+	}
+	c.fail("CONFLICT", "revise", map[string]any{"operation": "retract", "id": fact.ID})
+	var list mcp.ListRecordsOutput
+	c.ok("list_records", map[string]any{"scope": scope, "types": []string{"episodic"}}, &list)
+	if len(list.Records) != 1 {
+		t.Fatalf("%d episodes after a retried remember", len(list.Records))
+	}
+}
