@@ -136,7 +136,7 @@ func handlerOptions(cfg config.Config) (membranehttp.HandlerOptions, error) {
 	o := membranehttp.HandlerOptions{
 		GraphiQL: cfg.GraphiQLOn(), Explorer: cfg.ExplorerOn(), Introspection: cfg.IntrospectionOn(),
 		Limits: map[membrane.Role]graph.QueryLimits{}, RateLimits: map[membrane.Role]membranehttp.RateLimit{},
-		ParserTokenLimit: cfg.Limits.Tokens, RateLimitActors: cfg.Limits.RateLimitActors,
+		ParserTokenLimit: cfg.Limits.Tokens, RateLimitActors: cfg.Limits.RateLimitActors, PrincipalConcurrency: cfg.Limits.Concurrency,
 		RequestTimeout: cfg.RequestTimeout, ReadTimeout: cfg.ReadTimeout, MaxBodyBytes: cfg.MaxBodyBytes, APQCacheSize: cfg.PersistedQueries.CacheSize,
 		Version: version(),
 		CORS: membranehttp.CORSOptions{AllowedOrigins: cfg.CORS.AllowedOrigins, AllowedMethods: cfg.CORS.AllowedMethods,

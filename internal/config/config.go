@@ -141,6 +141,10 @@ type Limits struct {
 	Burst int     `yaml:"burst" env:"MEMBRANE_RATE_BURST"`
 	// RateLimitActors bounds how many principals' buckets are kept.
 	RateLimitActors int `yaml:"rate_limit_actors"`
+	// Concurrency bounds the requests each principal has in progress on
+	// one server process; its further requests wait their turn (0: no
+	// bound).
+	Concurrency int `yaml:"concurrency" env:"MEMBRANE_MAX_CONCURRENCY"`
 	// SubscriptionsPerPrincipal bounds the subscriptions one principal may
 	// have open on one server process; Subscriptions bounds them all.
 	SubscriptionsPerPrincipal int `yaml:"subscriptions_per_principal" env:"MEMBRANE_MAX_SUBSCRIPTIONS_PER_PRINCIPAL"`
@@ -315,6 +319,7 @@ func Default() Config {
 		Limits: Limits{
 			Complexity: membranehttp.DefaultMaxComplexity, Depth: membranehttp.DefaultMaxDepth, RootFields: membranehttp.DefaultMaxRootFields,
 			Tokens: membranehttp.DefaultParserTokenLimit, Rate: 50, Burst: 100, RateLimitActors: membranehttp.DefaultRateLimitActors,
+			Concurrency:               membranehttp.DefaultPrincipalConcurrency,
 			SubscriptionsPerPrincipal: 100, Subscriptions: 10_000,
 			Roles: map[string]RoleLimits{string(membrane.RoleAdmin): {
 				Complexity: ptr(membranehttp.DefaultAdminMaxComplexity), Depth: ptr(membranehttp.DefaultAdminMaxDepth),

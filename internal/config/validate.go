@@ -120,6 +120,8 @@ func (c Config) checkLimits() *FieldError {
 		return fieldErr("limits.tokens", "must be >= 0")
 	case l.RateLimitActors < 0:
 		return fieldErr("limits.rate_limit_actors", "must be >= 0")
+	case l.Concurrency < 0:
+		return fieldErr("limits.concurrency", "must be >= 0 (0: no bound)")
 	}
 	for name := range l.Roles {
 		if !membrane.Role(name).Valid() {

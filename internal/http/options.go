@@ -30,6 +30,13 @@ type HandlerOptions struct {
 	// RateLimitActors bounds how many principals' buckets are kept; the
 	// ones idle longest are dropped first (0: DefaultRateLimitActors).
 	RateLimitActors int
+	// PrincipalConcurrency bounds the requests each principal (by actor)
+	// has in progress; its further requests wait (at most ConcurrencyWait,
+	// then 429 RATE_LIMITED). 0: no bound.
+	PrincipalConcurrency int
+	// ConcurrencyWait is how long a request waits for one of its
+	// principal's slots (0: DefaultConcurrencyWait).
+	ConcurrencyWait time.Duration
 	// RequestTimeout is the deadline of a GraphQL request, which bounds the
 	// Neo4j transactions it runs (0: none).
 	RequestTimeout time.Duration
@@ -70,6 +77,12 @@ const (
 	DefaultAPQCacheSize       = 1000
 	DefaultRequestTimeout     = 30 * time.Second
 	DefaultReadTimeout        = 30 * time.Second
+	// DefaultPrincipalConcurrency is how many requests of one principal run
+	// at once: enough for a client's parallel calls to keep the database
+	// busy, few enough that one principal's expensive requests leave cores
+	// to the others (docs/operations.md, "Fairness").
+	DefaultPrincipalConcurrency = 2
+	DefaultConcurrencyWait      = 10 * time.Second
 )
 
 // DefaultQueryLimits are the limits of a role that has none configured.
@@ -92,7 +105,18 @@ func DefaultHandlerOptions() HandlerOptions {
 		MaxBodyBytes:     MaxBodyBytes,
 		ReadTimeout:      DefaultReadTimeout,
 		APQCacheSize:     DefaultAPQCacheSize,
+
+		PrincipalConcurrency: DefaultPrincipalConcurrency,
+		ConcurrencyWait:      DefaultConcurrencyWait,
 	}
+}
+
+// concurrencyWait is how long a request waits for a slot of its principal.
+func (o HandlerOptions) concurrencyWait() time.Duration {
+	if o.ConcurrencyWait <= 0 {
+		return DefaultConcurrencyWait
+	}
+	return o.ConcurrencyWait
 }
 
 // limitsFor returns the query limits of role.

@@ -128,11 +128,12 @@ func withDeadline(d time.Duration) graphql.ResponseMiddleware {
 	}
 }
 
-// requestLimits holds an authenticated request to its rate limit, then
-// its body size: a request refused by its rate costs no body read.
+// requestLimits holds an authenticated request to its rate limit, then to
+// its principal's slots (ps; longLived requests take none), then its body
+// size: a request refused by its rate or its slots costs no body read.
 // writeErr answers a refused one.
-func requestLimits(o HandlerOptions, pl *principalLimits, writeErr errorWriter, next http.Handler) http.Handler {
-	return rateLimit(pl, writeErr, limitBody(o.bodyLimit(), o.ReadTimeout, writeErr, next))
+func requestLimits(o HandlerOptions, pl *principalLimits, ps *principalSlots, longLived func(*http.Request) bool, writeErr errorWriter, next http.Handler) http.Handler {
+	return rateLimit(pl, writeErr, limitConcurrency(ps, longLived, writeErr, limitBody(o.bodyLimit(), o.ReadTimeout, writeErr, next)))
 }
 
 // bodyLimit is the largest request body, and WebSocket message, o allows.
