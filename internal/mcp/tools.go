@@ -105,10 +105,18 @@ func sensitivityOf(s string) *membrane.Sensitivity {
 	return &v
 }
 
-// revisionArgs are the audit detail of a write: the principal is the
-// actor; the rationale and the idempotency key are the caller's.
-func revisionArgs(rationale, key string, expectedVersion int64) membrane.RevisionArgs {
-	return membrane.RevisionArgs{Rationale: optional(rationale), IdempotencyKey: optional(key), ExpectedVersion: optional(expectedVersion)}
+// Change are the arguments every revision shares: why (the audit
+// trail's rationale; the principal is the actor) and the caller's
+// idempotency key.
+type Change struct {
+	Rationale      string `json:"rationale,omitempty" jsonschema:"why, kept in the audit trail"`
+	IdempotencyKey string `json:"idempotency_key,omitempty" jsonschema:"a key of your choice: retrying with it never writes twice"`
+}
+
+// args are the services' arguments of c, expecting the target at
+// expectedVersion (0: any).
+func (c Change) args(expectedVersion int64) membrane.RevisionArgs {
+	return membrane.RevisionArgs{Rationale: optional(c.Rationale), IdempotencyKey: optional(c.IdempotencyKey), ExpectedVersion: optional(expectedVersion)}
 }
 
 // ---- remember --------------------------------------------------------
@@ -291,9 +299,8 @@ type ReviseInput struct {
 	IDs             []string   `json:"ids,omitempty" jsonschema:"merge: the records to merge, at least two"`
 	Record          *NewRecord `json:"record,omitempty" jsonschema:"supersede, fork and merge: the new record"`
 	ContestingRef   string     `json:"contesting_ref,omitempty" jsonschema:"contest: the id of the record that disputes it, or an external reference (a URL, a ticket)"`
-	Rationale       string     `json:"rationale,omitempty" jsonschema:"why, kept in the audit trail"`
 	ExpectedVersion int64      `json:"expected_version,omitempty" jsonschema:"revise only if the record is still at this version (CONFLICT otherwise)"`
-	IdempotencyKey  string     `json:"idempotency_key,omitempty" jsonschema:"a key of your choice: retrying with it never revises twice"`
+	Change
 }
 
 var reviseTool = &tool[ReviseInput, Record]{
@@ -308,7 +315,7 @@ var reviseTool = &tool[ReviseInput, Record]{
 	renames: []rename{{"newRecord.", "record."}, {"mergedRecord.", "record."}, {"oldId", "id"}, {"sourceId", "id"},
 		{"contestingRef", "contesting_ref"}, {"expectedVersion", "expected_version"}},
 	run: func(ctx context.Context, svc *membrane.Services, in ReviseInput) (Record, error) {
-		args := revisionArgs(in.Rationale, in.IdempotencyKey, in.ExpectedVersion)
+		args := in.args(in.ExpectedVersion)
 		var rec *membrane.Record
 		var err error
 		switch in.Operation {
@@ -430,12 +437,11 @@ func payloadInput(p membrane.Payload) membrane.PayloadInput {
 
 // RelateInput are relate's arguments.
 type RelateInput struct {
-	SourceID       string  `json:"source_id" jsonschema:"the record the relation goes from"`
-	Predicate      string  `json:"predicate" jsonschema:"how the source relates to the target: supports, contradicts, depends_on, uses, mentions, about, references, caused_by, related_to"`
-	TargetID       string  `json:"target_id" jsonschema:"the record the relation goes to"`
-	Weight         float64 `json:"weight,omitempty" jsonschema:"strength in (0,1] (default 1)"`
-	Rationale      string  `json:"rationale,omitempty" jsonschema:"why, kept in the audit trail"`
-	IdempotencyKey string  `json:"idempotency_key,omitempty"`
+	SourceID  string  `json:"source_id" jsonschema:"the record the relation goes from"`
+	Predicate string  `json:"predicate" jsonschema:"how the source relates to the target: supports, contradicts, depends_on, uses, mentions, about, references, caused_by, related_to"`
+	TargetID  string  `json:"target_id" jsonschema:"the record the relation goes to"`
+	Weight    float64 `json:"weight,omitempty" jsonschema:"strength in (0,1] (default 1)"`
+	Change
 }
 
 var relateTool = &tool[RelateInput, Edge]{
@@ -449,7 +455,7 @@ var relateTool = &tool[RelateInput, Edge]{
 	renames:    []rename{{"sourceId", "source_id"}, {"targetId", "target_id"}},
 	run: func(ctx context.Context, svc *membrane.Services, in RelateInput) (Edge, error) {
 		r, err := svc.Relate.AddRelation(ctx, in.SourceID, membrane.Predicate(in.Predicate), in.TargetID, optional(in.Weight),
-			revisionArgs(in.Rationale, in.IdempotencyKey, 0))
+			in.args(0))
 		if err != nil {
 			return Edge{}, err
 		}
@@ -580,9 +586,8 @@ var lineageTool = &tool[LineageInput, LineageOutput]{
 type ForgetInput struct {
 	ID              string `json:"id" jsonschema:"the record to forget"`
 	Delete          bool   `json:"delete,omitempty" jsonschema:"admins only: delete the record and its relations for good (a tombstone stays in the audit trail) instead of retracting it"`
-	Rationale       string `json:"rationale,omitempty" jsonschema:"why, kept in the audit trail"`
 	ExpectedVersion int64  `json:"expected_version,omitempty" jsonschema:"forget only if the record is still at this version (CONFLICT otherwise)"`
-	IdempotencyKey  string `json:"idempotency_key,omitempty" jsonschema:"a key of your choice: retrying a retraction with it never retracts twice"`
+	Change
 }
 
 // ForgetOutput says what was forgotten.
@@ -611,7 +616,7 @@ var forgetTool = &tool[ForgetInput, ForgetOutput]{
 			}
 			return ForgetOutput{ID: a.RecordID, Action: "deleted"}, nil
 		}
-		rec, err := svc.Revise.Retract(ctx, in.ID, revisionArgs(in.Rationale, in.IdempotencyKey, in.ExpectedVersion))
+		rec, err := svc.Revise.Retract(ctx, in.ID, in.args(in.ExpectedVersion))
 		if err != nil {
 			return ForgetOutput{}, err
 		}
@@ -624,10 +629,9 @@ var forgetTool = &tool[ForgetInput, ForgetOutput]{
 
 // RecordOutcomeInput are record_outcome's arguments.
 type RecordOutcomeInput struct {
-	RecordID       string `json:"record_id" jsonschema:"the skill (competence) or plan (plan_graph) record that was used"`
-	Status         string `json:"status" jsonschema:"how using it went"`
-	Rationale      string `json:"rationale,omitempty" jsonschema:"what happened, kept in the audit trail"`
-	IdempotencyKey string `json:"idempotency_key,omitempty"`
+	RecordID string `json:"record_id" jsonschema:"the skill (competence) or plan (plan_graph) record that was used"`
+	Status   string `json:"status" jsonschema:"how using it went"`
+	Change
 }
 
 var recordOutcomeTool = &tool[RecordOutcomeInput, Record]{
@@ -639,7 +643,7 @@ var recordOutcomeTool = &tool[RecordOutcomeInput, Record]{
 	enums:   map[string][]string{"status": {string(membrane.OutcomeSuccess), string(membrane.OutcomeFailure), string(membrane.OutcomePartial)}},
 	renames: []rename{{"recordId", "record_id"}},
 	run: func(ctx context.Context, svc *membrane.Services, in RecordOutcomeInput) (Record, error) {
-		rec, err := svc.Outcomes.RecordOutcome(ctx, in.RecordID, membrane.OutcomeStatus(in.Status), revisionArgs(in.Rationale, in.IdempotencyKey, 0))
+		rec, err := svc.Outcomes.RecordOutcome(ctx, in.RecordID, membrane.OutcomeStatus(in.Status), in.args(0))
 		if err != nil {
 			return Record{}, err
 		}
