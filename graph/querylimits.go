@@ -115,9 +115,6 @@ func (shapeLimit) Validate(graphql.ExecutableSchema) error { return nil }
 func (s shapeLimit) MutateOperationContext(ctx context.Context, opCtx *graphql.OperationContext) *gqlerror.Error {
 	l := s.limits(ctx)
 	m := shapeOf(opCtx.Operation.SelectionSet, map[string]shape{})
-	if m.maxWidth > MaxSelectionWidth {
-		return limitError("a selection set selects %d fields (aliases and __typename included), which exceeds the limit of %d", m.maxWidth, MaxSelectionWidth)
-	}
 	if m.introspects && !s.introspection {
 		err := gqlerror.Errorf("introspection is disabled on this server")
 		errcode.Set(err, Code(membrane.EFORBIDDEN))
@@ -128,6 +125,9 @@ func (s shapeLimit) MutateOperationContext(ctx context.Context, opCtx *graphql.O
 	}
 	if n := rootFields(opCtx.Operation.SelectionSet, s.roots[opCtx.Operation.Operation]); l.RootFields > 0 && n > l.RootFields {
 		return limitError("operation selects %d root fields (aliases and fragments included), which exceeds the limit of %d root fields", n, l.RootFields)
+	}
+	if m.maxWidth > MaxSelectionWidth {
+		return limitError("a selection set selects %d fields (aliases and __typename included), which exceeds the limit of %d", m.maxWidth, MaxSelectionWidth)
 	}
 	// Without a cost limit the expansion is still capped: gqlgen walks it
 	// whatever the limit.
