@@ -20,6 +20,8 @@ import (
 type principalSlots struct {
 	n    int
 	wait time.Duration
+	// heavy are the server's slots for heavy requests (one "principal").
+	heavy *principalSlots
 
 	mu    sync.Mutex
 	slots map[string]*slotsOf
@@ -32,13 +34,29 @@ type slotsOf struct {
 	users int
 }
 
+// HeavyBody is the body size from which a request is heavy: decoding a
+// JSON body costs about 7 ms of CPU per MiB, so the server runs at most
+// HeavySlots of them at once, whoever sends them, and a few large writes
+// cannot take every core from everyone's small requests. A body of unknown
+// length (chunked) counts as heavy.
+const (
+	HeavyBody  = 1 << 20
+	HeavySlots = 1
+)
+
+// heavy reports a request whose body is large, or of unknown length.
+func heavy(r *http.Request) bool {
+	return r.ContentLength > HeavyBody || (r.ContentLength < 0 && r.Body != nil && r.Body != http.NoBody)
+}
+
 // newPrincipalSlots returns slots of n requests per principal; nil (no
 // bound) when n <= 0.
 func newPrincipalSlots(n int, wait time.Duration) *principalSlots {
 	if n <= 0 {
 		return nil
 	}
-	return &principalSlots{n: n, wait: wait, slots: map[string]*slotsOf{}}
+	return &principalSlots{n: n, wait: wait, slots: map[string]*slotsOf{},
+		heavy: &principalSlots{n: HeavySlots, wait: wait, slots: map[string]*slotsOf{}}}
 }
 
 // acquire waits for one of actor's slots until ctx ends or the wait is
@@ -90,14 +108,27 @@ func limitConcurrency(ps *principalSlots, longLived func(*http.Request) bool, wr
 			next.ServeHTTP(w, r)
 			return
 		}
-		release, ok := ps.acquire(r.Context(), membrane.TrustFromContext(r.Context()).Principal.Actor)
-		if !ok {
+		refuse := func() {
 			w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(ps.wait.Seconds())))
 			writeErr(w, r, http.StatusTooManyRequests, membrane.ERATELIMITED,
 				"too many requests of this principal in progress: retry after the time in the Retry-After header")
+		}
+		release, ok := ps.acquire(r.Context(), membrane.TrustFromContext(r.Context()).Principal.Actor)
+		if !ok {
+			refuse()
 			return
 		}
 		defer release()
+		if heavy(r) {
+			// Besides its principal's slot, a large body takes one of the
+			// server's few slots for large bodies, whoever sends it.
+			releaseHeavy, ok := ps.heavy.acquire(r.Context(), "")
+			if !ok {
+				refuse()
+				return
+			}
+			defer releaseHeavy()
+		}
 		next.ServeHTTP(w, r)
 	})
 }

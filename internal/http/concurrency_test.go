@@ -1,6 +1,7 @@
 package http_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -45,8 +46,13 @@ type answer struct {
 }
 
 func send(t *testing.T, srv *httptest.Server, actor string, stream bool) <-chan answer {
+	return sendBody(t, srv, actor, stream, 0)
+}
+
+// sendBody sends a request with a body of size bytes.
+func sendBody(t *testing.T, srv *httptest.Server, actor string, stream bool, size int) <-chan answer {
 	out := make(chan answer, 1)
-	req, _ := http.NewRequest(http.MethodPost, srv.URL, nil)
+	req, _ := http.NewRequest(http.MethodPost, srv.URL, bytes.NewReader(make([]byte, size)))
 	req.Header.Set("X-Actor", actor)
 	if stream {
 		req.Header.Set("X-Stream", "1")
@@ -139,5 +145,30 @@ func TestPrincipalConcurrencyQueues(t *testing.T) {
 	h.release <- struct{}{}
 	if got := await(t, second, "the second request"); got.status != http.StatusOK {
 		t.Fatalf("second: %+v", got)
+	}
+}
+
+// TestHeavyBodiesShareTheServersSlot: requests with large bodies take,
+// besides their principal's slot, the server's one slot for them: a second
+// principal's large request waits for the first's, while its small
+// requests go through at once.
+func TestHeavyBodiesShareTheServersSlot(t *testing.T) {
+	h := newHeld()
+	srv := slotsServer(t, 2, 50*time.Millisecond, h)
+	big := membranehttp.HeavyBody + 1
+	a := sendBody(t, srv, "a", false, big)
+	await(t, h.started, "a's large request")
+	b := send(t, srv, "b", false)
+	if got := await(t, h.started, "b's small request"); got != "b" {
+		t.Fatalf("started %q, want b", got)
+	}
+	if got := await(t, sendBody(t, srv, "b", false, big), "b's large request"); got.status != http.StatusTooManyRequests || got.code != "RATE_LIMITED" {
+		t.Fatalf("b's large request beside a's: %+v, want 429 RATE_LIMITED once its wait was over", got)
+	}
+	close(h.release)
+	for _, ch := range []<-chan answer{a, b} {
+		if got := await(t, ch, "a held request"); got.status != http.StatusOK {
+			t.Fatalf("held request: %+v", got)
+		}
 	}
 }
