@@ -7,6 +7,32 @@ import (
 	"github.com/membrane/membrane/internal/neo4jtest"
 )
 
+// timedEpisode is one episode of a session, said at a time.
+type timedEpisode struct {
+	session, summary string
+	at               time.Time
+}
+
+// writeTimedEpisodes writes the episodes into scope with ingestBatch, waits
+// until they are searchable and returns their ids in order.
+func writeTimedEpisodes(t *testing.T, c *client, scope string, eps ...timedEpisode) []string {
+	t.Helper()
+	in := make([]any, len(eps))
+	for i, e := range eps {
+		in[i] = map[string]any{"type": "EPISODIC", "scope": scope, "payload": map[string]any{"episodic": map[string]any{
+			"sessionId": e.session,
+			"timeline":  []any{map[string]any{"t": e.at.Format(time.RFC3339Nano), "eventKind": "user_input", "ref": e.session, "summary": e.summary}}}}}
+	}
+	var out struct{ IngestBatch []struct{ ID string } }
+	c.do(`mutation($in: [RecordInput!]!) { ingestBatch(inputs: $in) { id } }`, map[string]any{"in": in}, &out)
+	awaitSearch(t, c)
+	ids := make([]string, len(out.IngestBatch))
+	for i, r := range out.IngestBatch {
+		ids[i] = r.ID
+	}
+	return ids
+}
+
 // TestRetrieveTimeWindow: a query that names a time ranks the records of
 // that time first and says which window it read; the same query without
 // the time, or with an impossible date, ranks by text alone and names no
@@ -15,18 +41,10 @@ func TestRetrieveTimeWindow(t *testing.T) {
 	c := newClient(t)
 	scope := neo4jtest.Scope(t)
 	now := time.Now().UTC()
-	ep := func(session, summary string, at time.Time) map[string]any {
-		return map[string]any{"type": "EPISODIC", "scope": scope, "payload": map[string]any{"episodic": map[string]any{
-			"sessionId": session,
-			"timeline":  []any{map[string]any{"t": at.Format(time.RFC3339Nano), "eventKind": "user_input", "ref": session, "summary": summary}}}}}
-	}
-	var out struct{ IngestBatch []struct{ ID string } }
-	c.do(`mutation($in: [RecordInput!]!) { ingestBatch(inputs: $in) { id } }`, map[string]any{"in": []any{
-		ep("s-old", "the plumber looked at the boiler and the boiler pressure, a boiler valve is worn", now.AddDate(0, 0, -20)),
-		ep("s-recent", "the plumber came about the boiler", now.AddDate(0, 0, -3)),
-	}}, &out)
-	old, recent := out.IngestBatch[0].ID, out.IngestBatch[1].ID
-	awaitSearch(t, c)
+	ids := writeTimedEpisodes(t, c, scope,
+		timedEpisode{"s-old", "the plumber looked at the boiler and the boiler pressure, a boiler valve is worn", now.AddDate(0, 0, -20)},
+		timedEpisode{"s-recent", "the plumber came about the boiler", now.AddDate(0, 0, -3)})
+	old, recent := ids[0], ids[1]
 
 	type result struct {
 		Retrieve struct {
@@ -75,20 +93,12 @@ func TestRetrieveTimeOrder(t *testing.T) {
 	c := newClient(t)
 	scope := neo4jtest.Scope(t)
 	now := time.Now().UTC()
-	ep := func(session, summary string, at time.Time) map[string]any {
-		return map[string]any{"type": "EPISODIC", "scope": scope, "payload": map[string]any{"episodic": map[string]any{
-			"sessionId": session,
-			"timeline":  []any{map[string]any{"t": at.Format(time.RFC3339Nano), "eventKind": "user_input", "ref": session, "summary": summary}}}}}
-	}
-	var out struct{ IngestBatch []struct{ ID string } }
-	c.do(`mutation($in: [RecordInput!]!) { ingestBatch(inputs: $in) { id } }`, map[string]any{"in": []any{
-		// The same words: the two match alike whatever else the shared
-		// index holds, and only their times tell them apart.
-		ep("s-1", "the chapter three deadline is set", now.AddDate(0, 0, -40)),
-		ep("s-2", "the chapter three deadline is set", now.AddDate(0, 0, -10)),
-	}}, &out)
-	first, second := out.IngestBatch[0].ID, out.IngestBatch[1].ID
-	awaitSearch(t, c)
+	// The same words: the two match alike whatever else the shared index
+	// holds, and only their times tell them apart.
+	ids := writeTimedEpisodes(t, c, scope,
+		timedEpisode{"s-1", "the chapter three deadline is set", now.AddDate(0, 0, -40)},
+		timedEpisode{"s-2", "the chapter three deadline is set", now.AddDate(0, 0, -10)})
+	first, second := ids[0], ids[1]
 
 	type hit struct {
 		Record struct{ ID string }

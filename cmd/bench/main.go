@@ -67,41 +67,37 @@ func main() {
 	if *fairness {
 		fc := bench.DefaultFairness
 		fc.Phase, fc.Scope, fc.Only = *phase, cfg.Scope, cfg.Only
-		os.Exit(runFairness(ctx, *url, *key, *hostileKey, fc, procs))
+		fmt.Printf("fairness against %s, scope %s: a read every %v, %d hostile clients per attack, %v per phase\n",
+			*url, fc.Scope, fc.Interval, fc.Hostile, fc.Phase)
+		os.Exit(measure(procs, func() error {
+			phases, err := bench.Fairness(ctx, bench.NewClient(*url, *key, 2), *hostileKey, fc, func(p bench.FairnessPhase) {
+				fmt.Fprintf(os.Stderr, "  %s: polite p50 %v p95 %v, %d hostile requests\n", p.Name, p.P50, p.P95, p.Sent)
+				if p.FirstProbeError != nil {
+					fmt.Fprintf(os.Stderr, "    first failed read: %v\n", p.FirstProbeError)
+				}
+			})
+			bench.WriteFairness(os.Stdout, phases)
+			return err
+		}))
 	}
-	fmt.Printf("bench against %s, scope %s, %d ops per workload, %d records\nload average at start: %s\n\n",
-		*url, cfg.Scope, cfg.Ops, cfg.Records, bench.LoadAverage())
-	var mem *bench.MemoryWatch
-	if len(procs) > 0 {
-		if mem, err = bench.WatchMemory("/proc", procs, 250*time.Millisecond); err != nil {
-			fmt.Fprintln(os.Stderr, "bench: -rss:", err)
-			os.Exit(2)
-		}
-	}
-	sums, err := bench.Run(ctx, bench.NewClient(*url, *key, 8), cfg, func(s bench.Summary) {
-		fmt.Fprintf(os.Stderr, "  %s (c=%d): p50 %v, %d errors\n", s.Name, s.Clients, s.P50, s.Errors)
-		if s.Err != nil {
-			fmt.Fprintf(os.Stderr, "    first error: %v\n", s.Err)
-		}
-	})
-	bench.WriteTable(os.Stdout, sums)
-	fmt.Printf("\nload average at end: %s\n", bench.LoadAverage())
-	if mem != nil {
-		if merr := mem.Stop(os.Stdout); merr != nil {
-			fmt.Fprintln(os.Stderr, "bench: -rss:", merr)
-		}
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "bench:", err)
-		os.Exit(1)
-	}
+	fmt.Printf("bench against %s, scope %s, %d ops per workload, %d records\n", *url, cfg.Scope, cfg.Ops, cfg.Records)
+	os.Exit(measure(procs, func() error {
+		sums, err := bench.Run(ctx, bench.NewClient(*url, *key, 8), cfg, func(s bench.Summary) {
+			fmt.Fprintf(os.Stderr, "  %s (c=%d): p50 %v, %d errors\n", s.Name, s.Clients, s.P50, s.Errors)
+			if s.Err != nil {
+				fmt.Fprintf(os.Stderr, "    first error: %v\n", s.Err)
+			}
+		})
+		bench.WriteTable(os.Stdout, sums)
+		return err
+	}))
 }
 
-// runFairness runs the fairness mode and prints its report; it returns
-// the exit status.
-func runFairness(ctx context.Context, url, key, hostileKey string, cfg bench.FairnessConfig, procs []bench.Process) int {
-	fmt.Printf("fairness against %s, scope %s: a read every %v, %d hostile clients per attack, %v per phase\nload average at start: %s\n\n",
-		url, cfg.Scope, cfg.Interval, cfg.Hostile, cfg.Phase, bench.LoadAverage())
+// measure runs run between the load averages at its start and end and,
+// with procs, the resident memory of those processes; it returns the exit
+// status.
+func measure(procs []bench.Process, run func() error) int {
+	fmt.Printf("load average at start: %s\n\n", bench.LoadAverage())
 	var mem *bench.MemoryWatch
 	if len(procs) > 0 {
 		var err error
@@ -110,13 +106,7 @@ func runFairness(ctx context.Context, url, key, hostileKey string, cfg bench.Fai
 			return 2
 		}
 	}
-	phases, err := bench.Fairness(ctx, bench.NewClient(url, key, 2), hostileKey, cfg, func(p bench.FairnessPhase) {
-		fmt.Fprintf(os.Stderr, "  %s: polite p50 %v p95 %v, %d hostile requests\n", p.Name, p.P50, p.P95, p.Sent)
-		if p.FirstProbeError != nil {
-			fmt.Fprintf(os.Stderr, "    first failed read: %v\n", p.FirstProbeError)
-		}
-	})
-	bench.WriteFairness(os.Stdout, phases)
+	err := run()
 	fmt.Printf("\nload average at end: %s\n", bench.LoadAverage())
 	if mem != nil {
 		if merr := mem.Stop(os.Stdout); merr != nil {
