@@ -141,9 +141,9 @@ type Limits struct {
 	Burst int     `yaml:"burst" env:"MEMBRANE_RATE_BURST"`
 	// RateLimitActors bounds how many principals' buckets are kept.
 	RateLimitActors int `yaml:"rate_limit_actors"`
-	// Concurrency bounds the requests each principal has in progress on
-	// one server process; its further requests wait their turn (0: no
-	// bound).
+	// Concurrency bounds the costly operations (cost >= 5,000) each
+	// principal has in progress on one server process; its further ones
+	// wait their turn (0: no bound).
 	Concurrency int `yaml:"concurrency" env:"MEMBRANE_MAX_CONCURRENCY"`
 	// SubscriptionsPerPrincipal bounds the subscriptions one principal may
 	// have open on one server process; Subscriptions bounds them all.

@@ -2,27 +2,30 @@ package http_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
 
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/handler/extension"
+	"github.com/vektah/gqlparser/v2/ast"
+
 	membranehttp "github.com/membrane/membrane/internal/http"
 	"github.com/membrane/membrane/internal/membrane"
 )
 
-// slotsServer serves next behind n slots per principal, the principal
-// named by the X-Actor header, a request with X-Stream long-lived.
-func slotsServer(t *testing.T, n int, wait time.Duration, next http.Handler) *httptest.Server {
+func await[T any](t *testing.T, ch <-chan T, what string) T {
 	t.Helper()
-	h := membranehttp.LimitConcurrency(n, wait, func(r *http.Request) bool { return r.Header.Get("X-Stream") != "" }, next)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		t := membrane.Trust{Principal: membrane.Principal{Actor: r.Header.Get("X-Actor"), Role: membrane.RoleReader}}
-		h.ServeHTTP(w, r.WithContext(membrane.NewContextWithTrust(r.Context(), t)))
-	}))
-	t.Cleanup(srv.Close)
-	return srv
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(30 * time.Second):
+		t.Fatalf("%s: nothing within 30 s", what)
+	}
+	panic("unreachable")
 }
 
 // held is a handler whose requests say they started and then wait until
@@ -35,7 +38,7 @@ type held struct {
 func newHeld() *held { return &held{started: make(chan string, 16), release: make(chan struct{})} }
 
 func (h *held) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	h.started <- r.Header.Get("X-Actor")
+	h.started <- r.Header.Get("X-Name")
 	<-h.release
 	w.WriteHeader(http.StatusOK)
 }
@@ -45,18 +48,11 @@ type answer struct {
 	code   string
 }
 
-func send(t *testing.T, srv *httptest.Server, actor string, stream bool) <-chan answer {
-	return sendBody(t, srv, actor, stream, 0)
-}
-
-// sendBody sends a request with a body of size bytes.
-func sendBody(t *testing.T, srv *httptest.Server, actor string, stream bool, size int) <-chan answer {
+// sendBody posts a body of size bytes, named by X-Name.
+func sendBody(srv *httptest.Server, name string, size int) <-chan answer {
 	out := make(chan answer, 1)
 	req, _ := http.NewRequest(http.MethodPost, srv.URL, bytes.NewReader(make([]byte, size)))
-	req.Header.Set("X-Actor", actor)
-	if stream {
-		req.Header.Set("X-Stream", "1")
-	}
+	req.Header.Set("X-Name", name)
 	go func() {
 		resp, err := srv.Client().Do(req)
 		if err != nil {
@@ -79,96 +75,102 @@ func sendBody(t *testing.T, srv *httptest.Server, actor string, stream bool, siz
 	return out
 }
 
-func await[T any](t *testing.T, ch <-chan T, what string) T {
-	t.Helper()
-	select {
-	case v := <-ch:
-		return v
-	case <-time.After(30 * time.Second):
-		t.Fatalf("%s: nothing within 30 s", what)
-	}
-	panic("unreachable")
-}
-
-// TestPrincipalConcurrency: a principal with every slot in use waits for
-// one (and is refused, RATE_LIMITED with Retry-After, when none comes free
-// in time), while another principal's request and a long-lived request of
-// the same principal go through at once.
-func TestPrincipalConcurrency(t *testing.T) {
-	h := newHeld()
-	srv := slotsServer(t, 2, 50*time.Millisecond, h)
-	a1, a2 := send(t, srv, "a", false), send(t, srv, "a", false)
-	await(t, h.started, "a's first request")
-	await(t, h.started, "a's second request")
-
-	b := send(t, srv, "b", false)
-	if got := await(t, h.started, "b's request, beside a's two"); got != "b" {
-		t.Fatalf("started %q, want b", got)
-	}
-	stream := send(t, srv, "a", true)
-	if got := await(t, h.started, "a's long-lived request"); got != "a" {
-		t.Fatalf("started %q, want a's stream", got)
-	}
-	// a's third finds both slots taken until its wait is over.
-	if got := await(t, send(t, srv, "a", false), "a's third request"); got.status != http.StatusTooManyRequests || got.code != "RATE_LIMITED" {
-		t.Fatalf("a's third request: %+v, want 429 RATE_LIMITED", got)
-	}
-	close(h.release)
-	for _, ch := range []<-chan answer{a1, a2, b, stream} {
-		if got := await(t, ch, "a held request"); got.status != http.StatusOK {
-			t.Fatalf("held request: %+v", got)
-		}
-	}
-}
-
-// TestPrincipalConcurrencyQueues: a request that finds its principal's
-// slots taken runs as soon as one is released, within its wait.
-func TestPrincipalConcurrencyQueues(t *testing.T) {
-	h := newHeld()
-	srv := slotsServer(t, 1, time.Minute, h)
-	first := send(t, srv, "a", false)
-	await(t, h.started, "the first request")
-	second := send(t, srv, "a", false)
-	select {
-	case got := <-h.started:
-		t.Fatalf("the second request of %q started while the only slot was taken", got)
-	case got := <-second:
-		t.Fatalf("the second request was answered while waiting: %+v", got)
-	case <-time.After(100 * time.Millisecond):
-		// Still waiting, as it should: a negative check needs a bound.
-	}
-	h.release <- struct{}{}
-	if got := await(t, first, "the first request"); got.status != http.StatusOK {
-		t.Fatalf("first: %+v", got)
-	}
-	await(t, h.started, "the second request, once the slot was free")
-	h.release <- struct{}{}
-	if got := await(t, second, "the second request"); got.status != http.StatusOK {
-		t.Fatalf("second: %+v", got)
-	}
-}
-
-// TestHeavyBodiesShareTheServersSlot: requests with large bodies take,
-// besides their principal's slot, the server's one slot for them: a second
-// principal's large request waits for the first's, while its small
-// requests go through at once.
+// TestHeavyBodiesShareTheServersSlot: requests with large bodies take the
+// server's one slot for them, whoever sends them: a second large request
+// waits for the first (refused, 429 RATE_LIMITED, when its wait is over),
+// while small requests go through at once.
 func TestHeavyBodiesShareTheServersSlot(t *testing.T) {
 	h := newHeld()
-	srv := slotsServer(t, 2, 50*time.Millisecond, h)
+	srv := httptest.NewServer(membranehttp.LimitHeavyBodies(50*time.Millisecond, h))
+	t.Cleanup(srv.Close)
 	big := membranehttp.HeavyBody + 1
-	a := sendBody(t, srv, "a", false, big)
-	await(t, h.started, "a's large request")
-	b := send(t, srv, "b", false)
-	if got := await(t, h.started, "b's small request"); got != "b" {
-		t.Fatalf("started %q, want b", got)
+	first := sendBody(srv, "first large", big)
+	await(t, h.started, "the first large request")
+	small := sendBody(srv, "small", 100)
+	if got := await(t, h.started, "a small request beside it"); got != "small" {
+		t.Fatalf("started %q, want the small request", got)
 	}
-	if got := await(t, sendBody(t, srv, "b", false, big), "b's large request"); got.status != http.StatusTooManyRequests || got.code != "RATE_LIMITED" {
-		t.Fatalf("b's large request beside a's: %+v, want 429 RATE_LIMITED once its wait was over", got)
+	if got := await(t, sendBody(srv, "second large", big), "the second large request"); got.status != http.StatusTooManyRequests || got.code != "RATE_LIMITED" {
+		t.Fatalf("a second large request beside the first: %+v, want 429 RATE_LIMITED once its wait was over", got)
 	}
 	close(h.release)
-	for _, ch := range []<-chan answer{a, b} {
+	for _, ch := range []<-chan answer{first, small} {
 		if got := await(t, ch, "a held request"); got.status != http.StatusOK {
 			t.Fatalf("held request: %+v", got)
 		}
+	}
+}
+
+// operation returns the context of a query (or subscription) of cost by
+// actor, as gqlgen gives it to response middleware.
+func operation(actor string, op ast.Operation, cost int) context.Context {
+	oc := &graphql.OperationContext{Operation: &ast.OperationDefinition{Operation: op}}
+	oc.Stats.SetExtension("ComplexityLimit", &extension.ComplexityStats{Complexity: cost, ComplexityLimit: 1_000_000})
+	ctx := membrane.NewContextWithTrust(context.Background(), membrane.Trust{Principal: membrane.Principal{Actor: actor, Role: membrane.RoleReader}})
+	return graphql.WithOperationContext(ctx, oc)
+}
+
+// TestCostlyOperations: a principal's costly operations beyond its slots
+// wait and, when none comes free in time, get RATE_LIMITED with
+// retryAfter; its cheap operations, its subscriptions and another
+// principal's costly operations run at once; a waiting operation runs as
+// soon as a slot is released.
+func TestCostlyOperations(t *testing.T) {
+	mw := membranehttp.CostlyOperations(1, 50*time.Millisecond)
+	started := make(chan string, 8)
+	release := make(chan struct{})
+	run := func(name string, ctx context.Context) <-chan *graphql.Response {
+		out := make(chan *graphql.Response, 1)
+		go func() {
+			out <- mw(ctx, func(context.Context) *graphql.Response {
+				started <- name
+				<-release
+				return &graphql.Response{}
+			})
+		}()
+		return out
+	}
+	costly := membranehttp.CostlyOperation
+	a1 := run("a costly", operation("a", ast.Query, costly))
+	await(t, started, "a's costly operation")
+	var others []<-chan *graphql.Response
+	for _, o := range []struct {
+		name string
+		ctx  context.Context
+	}{
+		{"a cheap", operation("a", ast.Query, costly-1)},
+		{"a subscription", operation("a", ast.Subscription, 10*costly)},
+		{"b costly", operation("b", ast.Mutation, costly)},
+	} {
+		others = append(others, run(o.name, o.ctx))
+		if got := await(t, started, o.name); got != o.name {
+			t.Fatalf("started %q, want %q beside a's costly operation", got, o.name)
+		}
+	}
+	refused := await(t, run("a second costly", operation("a", ast.Query, costly)), "a's second costly operation")
+	if len(refused.Errors) != 1 || refused.Errors[0].Extensions["code"] != "RATE_LIMITED" || refused.Errors[0].Extensions["retryAfter"] == nil {
+		t.Fatalf("a's second costly operation beside its first: %+v, want RATE_LIMITED with retryAfter", refused)
+	}
+	close(release)
+	for _, ch := range append(others, a1) {
+		if r := await(t, ch, "a held operation"); len(r.Errors) != 0 {
+			t.Fatalf("held operation: %+v", r.Errors)
+		}
+	}
+
+	// Waiting, an operation runs once the slot is free.
+	mw = membranehttp.CostlyOperations(1, time.Minute)
+	release = make(chan struct{})
+	first := run("first", operation("c", ast.Query, costly))
+	await(t, started, "the first")
+	second := run("second", operation("c", ast.Query, costly))
+	release <- struct{}{}
+	await(t, first, "the first, done")
+	if got := await(t, started, "the second, once the slot was free"); got != "second" {
+		t.Fatalf("started %q", got)
+	}
+	release <- struct{}{}
+	if r := await(t, second, "the second, done"); len(r.Errors) != 0 {
+		t.Fatalf("second: %+v", r.Errors)
 	}
 }

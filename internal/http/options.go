@@ -30,12 +30,13 @@ type HandlerOptions struct {
 	// RateLimitActors bounds how many principals' buckets are kept; the
 	// ones idle longest are dropped first (0: DefaultRateLimitActors).
 	RateLimitActors int
-	// PrincipalConcurrency bounds the requests each principal (by actor)
-	// has in progress; its further requests wait (at most ConcurrencyWait,
-	// then 429 RATE_LIMITED). 0: no bound.
+	// PrincipalConcurrency bounds the costly operations (CostlyOperation)
+	// each principal (by actor) has in progress; its further ones wait (at
+	// most ConcurrencyWait, then RATE_LIMITED). 0: no bound.
 	PrincipalConcurrency int
-	// ConcurrencyWait is how long a request waits for one of its
-	// principal's slots (0: DefaultConcurrencyWait).
+	// ConcurrencyWait is how long a costly operation waits for one of its
+	// principal's slots, and a large body for the server's (0:
+	// DefaultConcurrencyWait).
 	ConcurrencyWait time.Duration
 	// RequestTimeout is the deadline of a GraphQL request, which bounds the
 	// Neo4j transactions it runs (0: none).
@@ -77,10 +78,10 @@ const (
 	DefaultAPQCacheSize       = 1000
 	DefaultRequestTimeout     = 30 * time.Second
 	DefaultReadTimeout        = 30 * time.Second
-	// DefaultPrincipalConcurrency is how many requests of one principal run
-	// at once: enough for a client's parallel calls to keep the database
-	// busy, few enough that one principal's expensive requests leave cores
-	// to the others (docs/operations.md, "Fairness").
+	// DefaultPrincipalConcurrency is how many costly operations of one
+	// principal run at once: few enough that one principal's expensive
+	// operations leave cores to the others (docs/operations.md,
+	// "Fairness").
 	DefaultPrincipalConcurrency = 2
 	DefaultConcurrencyWait      = 10 * time.Second
 )

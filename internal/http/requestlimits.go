@@ -101,6 +101,9 @@ func useQueryLimits(srv *handler.Server, schema *ast.Schema, o HandlerOptions) {
 	graph.UseQueryLimits(srv, schema, func(ctx context.Context) graph.QueryLimits {
 		return o.limitsFor(membrane.TrustFromContext(ctx).Principal.Role)
 	}, o.Introspection)
+	// Outside the deadline: waiting for a slot does not eat the
+	// operation's time.
+	srv.AroundResponses(costlyOperations(newPrincipalSlots(o.PrincipalConcurrency, o.concurrencyWait())))
 	if o.RequestTimeout > 0 {
 		srv.AroundResponses(withDeadline(o.RequestTimeout))
 	}
@@ -128,12 +131,12 @@ func withDeadline(d time.Duration) graphql.ResponseMiddleware {
 	}
 }
 
-// requestLimits holds an authenticated request to its rate limit, then to
-// its principal's slots (ps; longLived requests take none), then its body
-// size: a request refused by its rate or its slots costs no body read.
+// requestLimits holds an authenticated request to its rate limit, then a
+// heavy one to the server's slots for large bodies (hs), then its body
+// size: a request refused by its rate or the slots costs no body read.
 // writeErr answers a refused one.
-func requestLimits(o HandlerOptions, pl *principalLimits, ps *principalSlots, longLived func(*http.Request) bool, writeErr errorWriter, next http.Handler) http.Handler {
-	return rateLimit(pl, writeErr, limitConcurrency(ps, longLived, writeErr, limitBody(o.bodyLimit(), o.ReadTimeout, writeErr, next)))
+func requestLimits(o HandlerOptions, pl *principalLimits, hs *principalSlots, writeErr errorWriter, next http.Handler) http.Handler {
+	return rateLimit(pl, writeErr, limitHeavyBodies(hs, writeErr, limitBody(o.bodyLimit(), o.ReadTimeout, writeErr, next)))
 }
 
 // bodyLimit is the largest request body, and WebSocket message, o allows.
