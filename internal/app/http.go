@@ -73,7 +73,8 @@ func (m *Main) openEmbedder(ctx context.Context) error {
 	if err := m.db.EnsureVectorIndex(ctx, emb.Dimensions()); err != nil {
 		return err
 	}
-	m.emb = emb
+	// Concurrent requests' texts share the model's calls.
+	m.emb = membrane.NewBatchingEmbedder(emb, membrane.EmbedBatch)
 	m.log.Info("vector search on", "model", emb.Model(), "dimensions", emb.Dimensions(), "max_sensitivity", m.cfg.Embedding.MaxSensitivity)
 	return nil
 }
