@@ -73,8 +73,7 @@ func (m *Main) openEmbedder(ctx context.Context) error {
 	if err := m.db.EnsureVectorIndex(ctx, emb.Dimensions()); err != nil {
 		return err
 	}
-	// Concurrent requests' texts share the model's calls.
-	m.emb = membrane.NewBatchingEmbedder(emb, membrane.EmbedBatch)
+	m.emb = emb
 	m.log.Info("vector search on", "model", emb.Model(), "dimensions", emb.Dimensions(), "max_sensitivity", m.cfg.Embedding.MaxSensitivity)
 	return nil
 }

@@ -71,7 +71,7 @@ func EmbedMissing(ctx context.Context, store EmbedStore, e Embedder, max Sensiti
 	if e == nil {
 		return res, Errorf(EINVALID, "no embedding model is configured (embedding.provider)")
 	}
-	q := UnembeddedQuery{Limit: EmbedBatch, Model: e.Model(), Max: max, Scopes: o.Scopes}
+	q := UnembeddedQuery{Limit: embedBatch, Model: e.Model(), Max: max, Scopes: o.Scopes}
 	for {
 		if err := ctx.Err(); err != nil {
 			return res, err

@@ -7,8 +7,8 @@ import (
 	"time"
 )
 
-// EmbedBatch is how many texts go to the embedder per call.
-const EmbedBatch = 256
+// embedBatch is how many texts go to the embedder per call.
+const embedBatch = 256
 
 // embedding embeds new records and retrieval queries for the services.
 // Embedding never fails a request: without an embedder, or when it fails
@@ -26,7 +26,7 @@ type embedding struct {
 // texts embeds texts in batches; nil when embedding failed.
 func (e embedding) texts(ctx context.Context, texts []string) [][]float64 {
 	out := make([][]float64, 0, len(texts))
-	for batch := range slices.Chunk(texts, EmbedBatch) {
+	for batch := range slices.Chunk(texts, embedBatch) {
 		vecs, err := e.embedder.Embed(ctx, batch)
 		if err != nil || len(vecs) != len(batch) {
 			e.log.WarnContext(ctx, "embedding failed; records are written without vectors", "err", err, "texts", len(texts))
