@@ -52,6 +52,10 @@ type Hostile struct {
 	Scope string
 	// Roots is a query that matches many of the fixture's records.
 	Roots string
+	// Cursor is the change feed's position before the fixture was written.
+	Cursor string
+	// Hold is how long a stream that reads nothing is held open.
+	Hold time.Duration
 }
 
 // FairnessPhase is what the polite client measured in one phase, and what
@@ -98,6 +102,12 @@ func Attacks() []Attack {
 		}},
 		{Name: "slow bodies", Send: func(ctx context.Context, h *Hostile) string {
 			return h.slow(ctx)
+		}},
+		{Name: "WebSocket floods", Send: func(ctx context.Context, h *Hostile) string {
+			return h.wsFlood(ctx)
+		}},
+		{Name: "SSE streams not read", Send: func(ctx context.Context, h *Hostile) string {
+			return h.sseHangup(ctx, h.Hold)
 		}},
 	}
 }
@@ -199,6 +209,10 @@ const politeQ = `query($id: ID!) { record(id: $id) { id type version confidence 
 // idle phase and one phase per attack, and returns them in that order.
 // hostileKey is the attackers' API key (the polite client's when empty).
 func Fairness(ctx context.Context, polite *Client, hostileKey string, cfg FairnessConfig, progress func(FairnessPhase)) ([]FairnessPhase, error) {
+	var cur struct{ ChangeCursor string }
+	if err := polite.Do(ctx, `{ changeCursor }`, nil, &cur); err != nil {
+		return nil, fmt.Errorf("the change feed's cursor: %w", err)
+	}
 	ids, err := seedFairness(ctx, polite, cfg.Scope)
 	if err != nil {
 		return nil, fmt.Errorf("seeding the fixture: %w", err)
@@ -208,7 +222,8 @@ func Fairness(ctx context.Context, polite *Client, hostileKey string, cfg Fairne
 	}
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConnsPerHost = cfg.Hostile
-	h := &Hostile{URL: polite.URL, Key: hostileKey, HTTP: &http.Client{Transport: t}, Scope: cfg.Scope, Roots: "postgres deploy kafka billing"}
+	h := &Hostile{URL: polite.URL, Key: hostileKey, HTTP: &http.Client{Transport: t}, Scope: cfg.Scope, Roots: "postgres deploy kafka billing",
+		Cursor: cur.ChangeCursor, Hold: cfg.Phase / 4}
 	// Warm the polite path (persisted query, connections, plans).
 	for i := range 50 {
 		if err := polite.Do(ctx, politeQ, map[string]any{"id": ids[i%len(ids)]}, nil); err != nil {

@@ -145,6 +145,9 @@ type Limits struct {
 	// principal has in progress on one server process; its further ones
 	// wait their turn (0: no bound).
 	Concurrency int `yaml:"concurrency" env:"MEMBRANE_MAX_CONCURRENCY"`
+	// BodyBytesPerSecond is each principal's budget of request body bytes
+	// a second, in bursts of up to one largest body (0: no budget).
+	BodyBytesPerSecond int64 `yaml:"body_bytes_per_second" env:"MEMBRANE_BODY_BYTES_PER_SECOND"`
 	// SubscriptionsPerPrincipal bounds the subscriptions one principal may
 	// have open on one server process; Subscriptions bounds them all.
 	SubscriptionsPerPrincipal int `yaml:"subscriptions_per_principal" env:"MEMBRANE_MAX_SUBSCRIPTIONS_PER_PRINCIPAL"`
@@ -320,6 +323,7 @@ func Default() Config {
 			Complexity: membranehttp.DefaultMaxComplexity, Depth: membranehttp.DefaultMaxDepth, RootFields: membranehttp.DefaultMaxRootFields,
 			Tokens: membranehttp.DefaultParserTokenLimit, Rate: 50, Burst: 100, RateLimitActors: membranehttp.DefaultRateLimitActors,
 			Concurrency:               membranehttp.DefaultPrincipalConcurrency,
+			BodyBytesPerSecond:        membranehttp.DefaultBodyBytesPerSecond,
 			SubscriptionsPerPrincipal: 100, Subscriptions: 10_000,
 			Roles: map[string]RoleLimits{string(membrane.RoleAdmin): {
 				Complexity: ptr(membranehttp.DefaultAdminMaxComplexity), Depth: ptr(membranehttp.DefaultAdminMaxDepth),

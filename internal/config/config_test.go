@@ -79,6 +79,7 @@ func TestLoadRejectsBadValues(t *testing.T) {
 		"graphiql not a bool":     {"MEMBRANE_GRAPHIQL": "maybe"},
 		"negative timeout":        {"MEMBRANE_REQUEST_TIMEOUT": "-1s"},
 		"negative read timeout":   {"MEMBRANE_READ_TIMEOUT": "-1s"},
+		"negative body budget":    {"MEMBRANE_BODY_BYTES_PER_SECOND": "-1"},
 		"idle timeout not a time": {"MEMBRANE_IDLE_TIMEOUT": "long"},
 		"zero body":               {"MEMBRANE_MAX_BODY_BYTES": "0"},
 		"cert without key":        {"MEMBRANE_TLS_CERT_FILE": "c.pem"},

@@ -102,7 +102,8 @@ persisted_queries:
 		{"env", nil, map[string]string{"MEMBRANE_MAX_COMPLEXITY": "10", "MEMBRANE_MAX_DEPTH": "4", "MEMBRANE_MAX_TOKENS": "99", "MEMBRANE_MAX_ROOT_FIELDS": "7", "MEMBRANE_ADMIN_MAX_ROOT_FIELDS": "9",
 			"MEMBRANE_RATE_LIMIT": "2.5", "MEMBRANE_RATE_BURST": "3", "MEMBRANE_ADMIN_MAX_COMPLEXITY": "20", "MEMBRANE_ADMIN_RATE_LIMIT": "0",
 			"MEMBRANE_REQUEST_TIMEOUT": "1m", "MEMBRANE_READ_TIMEOUT": "3s", "MEMBRANE_IDLE_TIMEOUT": "5m", "MEMBRANE_MAX_BODY_BYTES": "100", "MEMBRANE_CORS_ALLOWED_ORIGINS": "https://a, https://b",
-			"MEMBRANE_TLS_CERT_FILE": "c.pem", "MEMBRANE_TLS_KEY_FILE": "k.pem", "MEMBRANE_PERSISTED_QUERIES_CACHE_SIZE": "0"},
+			"MEMBRANE_TLS_CERT_FILE": "c.pem", "MEMBRANE_TLS_KEY_FILE": "k.pem", "MEMBRANE_PERSISTED_QUERIES_CACHE_SIZE": "0",
+			"MEMBRANE_BODY_BYTES_PER_SECOND": "1000"},
 			func(t *testing.T, c config.Config) {
 				if got := c.LimitsFor(membrane.RoleReader); got != (config.RoleLimit{Complexity: 10, Depth: 4, RootFields: 7, Rate: 2.5, Burst: 3}) {
 					t.Fatalf("reader %+v", got)
@@ -111,7 +112,7 @@ persisted_queries:
 					t.Fatalf("admin %+v", got)
 				}
 				if c.Limits.Tokens != 99 || c.RequestTimeout != time.Minute || c.ReadTimeout != 3*time.Second || c.IdleTimeout != 5*time.Minute || c.MaxBodyBytes != 100 || len(c.CORS.AllowedOrigins) != 2 ||
-					c.CORS.AllowedOrigins[1] != "https://b" || c.TLSCertFile != "c.pem" || c.TLSKeyFile != "k.pem" || c.PersistedQueries.CacheSize != 0 {
+					c.CORS.AllowedOrigins[1] != "https://b" || c.TLSCertFile != "c.pem" || c.TLSKeyFile != "k.pem" || c.PersistedQueries.CacheSize != 0 || c.Limits.BodyBytesPerSecond != 1000 {
 					t.Fatalf("%+v", c)
 				}
 			}},

@@ -122,6 +122,8 @@ func (c Config) checkLimits() *FieldError {
 		return fieldErr("limits.rate_limit_actors", "must be >= 0")
 	case l.Concurrency < 0:
 		return fieldErr("limits.concurrency", "must be >= 0 (0: no bound)")
+	case l.BodyBytesPerSecond < 0:
+		return fieldErr("limits.body_bytes_per_second", "must be >= 0 (0: no budget)")
 	}
 	for name := range l.Roles {
 		if !membrane.Role(name).Valid() {

@@ -51,6 +51,7 @@ func NewHandler(r *graph.Resolver, db Pinger, keys *membrane.Keyring, log *slog.
 	// One set of rate buckets for HTTP requests and WebSocket inits.
 	limits := newPrincipalLimits(o)
 	heavySlots := newPrincipalSlots(HeavySlots, o.concurrencyWait())
+	bodyBytes := newBodyBudget(o)
 	keepAlive := cmp.Or(o.KeepAliveInterval, DefaultKeepAliveInterval)
 	es := graph.NewCostedSchema(r)
 	srv := handler.New(es)
@@ -113,19 +114,19 @@ func NewHandler(r *graph.Resolver, db Pinger, keys *membrane.Keyring, log *slog.
 			mux.Handle("/explorer", http.RedirectHandler("/explorer/", http.StatusMovedPermanently))
 		}
 	}
-	mux.Handle("/graphql", authenticate(keys, graphQLRefusal, requestLimits(o, limits, heavySlots, graphQLRefusal, transportErrors(srv))))
+	mux.Handle("/graphql", authenticate(keys, graphQLRefusal, requestLimits(o, limits, bodyBytes, heavySlots, graphQLRefusal, transportErrors(srv))))
 	// The graph downloads and MCP: authenticated and limited like
 	// /graphql (MCP's refusals are JSON-RPC errors). A resolver without
 	// services (a test of the transport alone) has none.
 	if r.Services != nil {
-		mux.Handle(PathGraphCytoscape, authenticate(keys, graphQLRefusal, requestLimits(o, limits, heavySlots, graphQLRefusal,
+		mux.Handle(PathGraphCytoscape, authenticate(keys, graphQLRefusal, requestLimits(o, limits, bodyBytes, heavySlots, graphQLRefusal,
 			graphDownload(r.Services.Read, o.RequestTimeout, log, "application/json", "graph.cyjs", writeCytoscape))))
-		mux.Handle(PathGraphML, authenticate(keys, graphQLRefusal, requestLimits(o, limits, heavySlots, graphQLRefusal,
+		mux.Handle(PathGraphML, authenticate(keys, graphQLRefusal, requestLimits(o, limits, bodyBytes, heavySlots, graphQLRefusal,
 			graphDownload(r.Services.Read, o.RequestTimeout, log, "application/graphml+xml", "graph.graphml", writeGraphML))))
 		mcpHandler := mcp.NewHTTPHandler(r.Services, mcp.HTTPOptions{
 			Options:      mcp.Options{Log: log, Timeout: o.RequestTimeout, Version: o.Version},
 			MaxBodyBytes: o.bodyLimit(), LocalhostProtection: keys.Open()})
-		mux.Handle(mcp.Path, authenticate(keys, mcp.WriteHTTPError, requestLimits(o, limits, heavySlots, mcp.WriteHTTPError, observeMCP(mcpHandler))))
+		mux.Handle(mcp.Path, authenticate(keys, mcp.WriteHTTPError, requestLimits(o, limits, bodyBytes, heavySlots, mcp.WriteHTTPError, observeMCP(mcpHandler))))
 	}
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})

@@ -41,6 +41,9 @@ type HandlerOptions struct {
 	// RequestTimeout is the deadline of a GraphQL request, which bounds the
 	// Neo4j transactions it runs (0: none).
 	RequestTimeout time.Duration
+	// BodyBytesPerSecond is each principal's budget of request body bytes
+	// a second, in bursts of up to a whole largest body (0: no budget).
+	BodyBytesPerSecond int64
 	// MaxBodyBytes bounds a request body (0: MaxBodyBytes).
 	MaxBodyBytes int64
 	// ReadTimeout bounds the reading of a request's body, from when its
@@ -109,6 +112,7 @@ func DefaultHandlerOptions() HandlerOptions {
 
 		PrincipalConcurrency: DefaultPrincipalConcurrency,
 		ConcurrencyWait:      DefaultConcurrencyWait,
+		BodyBytesPerSecond:   DefaultBodyBytesPerSecond,
 	}
 }
 

@@ -102,6 +102,72 @@ func TestBodyLimit(t *testing.T) {
 	}
 }
 
+// TestBodyBudget: each principal's request body bytes are charged to a
+// bucket of its own (BodyBytesPerSecond, in bursts of one largest body);
+// a body over what it holds is 429 RATE_LIMITED with Retry-After and runs
+// nothing, whether its length was declared or it came chunked.
+func TestBodyBudget(t *testing.T) {
+	writer := func() membrane.Principal {
+		return membrane.Principal{Actor: "writer-" + membrane.NewID(), Role: membrane.RoleWriter,
+			MaxSensitivity: membrane.SensitivityLow, Scopes: []string{"nothing"}}
+	}
+	w1, w2 := writer(), writer()
+	clk := &testClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	opts := membranehttp.DefaultHandlerOptions()
+	opts.BodyBytesPerSecond = 1000
+	opts.MaxBodyBytes = 3000
+	opts.Now = clk.Now
+	admin := newClientOpts(t, opts, w1, w2)
+	a, b := admin.as(w1.Actor), admin.as(w2.Actor)
+	// body is a query of exactly 1,400 bytes.
+	body := func() string {
+		q := `{"query": "{ records(first: 0) { nodes { id } } }", "variables": {"pad": "`
+		return q + strings.Repeat("x", 1400-len(q)-3) + `"}}`
+	}()
+	if len(body) != 1400 {
+		t.Fatalf("the body is %d bytes", len(body))
+	}
+	declared := func() io.Reader { return strings.NewReader(body) }
+	chunked := func() io.Reader { return io.MultiReader(strings.NewReader(body)) }
+	steps := []struct {
+		name       string
+		c          *client
+		body       func() io.Reader
+		advance    time.Duration
+		wantStatus int
+		wantRetry  string
+	}{
+		{"within the burst", a, declared, 0, http.StatusOK, ""},
+		{"the burst's rest", a, declared, 0, http.StatusOK, ""},              // 200 bytes left
+		{"over it", a, declared, 0, http.StatusTooManyRequests, "2"},         // 1,200 bytes at 1,000/s
+		{"over it, chunked", a, chunked, 0, http.StatusTooManyRequests, "2"}, // charged once read
+		{"another principal has its own budget", b, chunked, 0, http.StatusOK, ""},
+		{"not yet refilled", a, declared, time.Second, http.StatusTooManyRequests, "1"},
+		{"refilled", a, declared, 200 * time.Millisecond, http.StatusOK, ""},
+	}
+	for _, s := range steps {
+		t.Run(s.name, func(t *testing.T) {
+			clk.Add(s.advance)
+			before := admin.db.TxCount()
+			r := s.c.send(http.MethodPost, "/graphql", s.body(), map[string]string{"Content-Type": "application/json"})
+			if r.status != s.wantStatus {
+				t.Fatalf("status = %d: %s", r.status, r.body)
+			}
+			if got := r.header.Get("Retry-After"); got != s.wantRetry {
+				t.Fatalf("Retry-After = %q, want %q", got, s.wantRetry)
+			}
+			if s.wantStatus == http.StatusTooManyRequests {
+				if r.code() != "RATE_LIMITED" {
+					t.Fatalf("code = %q", r.code())
+				}
+				if n := admin.db.TxCount() - before; n != 0 {
+					t.Fatalf("%d transactions ran", n)
+				}
+			}
+		})
+	}
+}
+
 // TestRequestTimeout: a request's deadline reaches the store; one that
 // has passed before the store is reached is TIMEOUT and begins no
 // transaction.

@@ -64,6 +64,8 @@ func limitBody(n int64, readTimeout time.Duration, writeErr errorWriter, next ht
 				_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 			}
 			r.Body = io.NopCloser(bytes.NewReader(b))
+			// Known now, for what follows (chargeBody of a chunked body).
+			r.ContentLength = int64(len(b))
 		}
 		next.ServeHTTP(w, r)
 	})
@@ -131,12 +133,15 @@ func withDeadline(d time.Duration) graphql.ResponseMiddleware {
 	}
 }
 
-// requestLimits holds an authenticated request to its rate limit, then a
-// heavy one to the server's slots for large bodies (hs), then its body
-// size: a request refused by its rate or the slots costs no body read.
-// writeErr answers a refused one.
-func requestLimits(o HandlerOptions, pl *principalLimits, hs *principalSlots, writeErr errorWriter, next http.Handler) http.Handler {
-	return rateLimit(pl, writeErr, limitHeavyBodies(hs, writeErr, limitBody(o.bodyLimit(), o.ReadTimeout, writeErr, next)))
+// requestLimits holds an authenticated request to its rate limit, its body
+// to its principal's budget of bytes (bb), a heavy one to the server's
+// slots for large bodies (hs), then its body to the size limit: a request
+// refused by its rate, budget or the slots costs no body read (a chunked
+// body is charged once read, before it is decoded). writeErr answers a
+// refused one.
+func requestLimits(o HandlerOptions, pl *principalLimits, bb *bodyBudget, hs *principalSlots, writeErr errorWriter, next http.Handler) http.Handler {
+	return rateLimit(pl, writeErr, chargeBody(bb, true, writeErr, limitHeavyBodies(hs, writeErr,
+		limitBody(o.bodyLimit(), o.ReadTimeout, writeErr, chargeBody(bb, false, writeErr, next)))))
 }
 
 // bodyLimit is the largest request body, and WebSocket message, o allows.

@@ -43,6 +43,13 @@ type Bucket struct {
 // was one and, when there was not, how long until there is. A clock that
 // went backwards refills nothing.
 func (b *Bucket) Take(l Limit, now time.Time) (ok bool, retryAfter time.Duration) {
+	return b.TakeN(l, now, 1)
+}
+
+// TakeN takes n tokens from b at now under limit l, all or none, as Take
+// takes one. n is at most l's burst: more could never be taken, and are
+// refused with the wait a full bucket would need.
+func (b *Bucket) TakeN(l Limit, now time.Time, n int) (ok bool, retryAfter time.Duration) {
 	if l.Unlimited() {
 		return true, 0
 	}
@@ -65,11 +72,11 @@ func (b *Bucket) Take(l Limit, now time.Time) (ok bool, retryAfter time.Duration
 			b.lim.SetBurstAt(prev, l.burst())
 		}
 	}
-	if b.lim.AllowN(now, 1) {
+	if b.lim.AllowN(now, n) {
 		return true, 0
 	}
-	// Rounded up: a client retrying after the wait finds its token.
-	wait := (1 - b.lim.TokensAt(now)) / l.Rate
+	// Rounded up: a client retrying after the wait finds its tokens.
+	wait := (float64(min(n, l.burst())) - b.lim.TokensAt(now)) / l.Rate
 	return false, time.Duration(math.Ceil(wait * float64(time.Second)))
 }
 
@@ -97,6 +104,11 @@ func New(size int, now func() time.Time) *Limiter {
 
 // Allow takes a token of key's bucket under l; see Bucket.Take.
 func (r *Limiter) Allow(key string, l Limit) (bool, time.Duration) {
+	return r.AllowN(key, l, 1)
+}
+
+// AllowN takes n tokens of key's bucket under l; see Bucket.TakeN.
+func (r *Limiter) AllowN(key string, l Limit, n int) (bool, time.Duration) {
 	if l.Unlimited() {
 		return true, 0
 	}
@@ -107,7 +119,7 @@ func (r *Limiter) Allow(key string, l Limit) (bool, time.Duration) {
 		b = &Bucket{}
 		r.buckets.Add(key, b) // evicts the bucket idle longest when full
 	}
-	return b.Take(l, r.now())
+	return b.TakeN(l, r.now(), n)
 }
 
 // Len returns how many buckets are held.

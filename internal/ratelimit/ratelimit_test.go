@@ -53,6 +53,43 @@ func TestBucketTake(t *testing.T) {
 	}
 }
 
+// TestBucketTakeN: n tokens are taken all or none, and a refusal's wait is
+// until all n are there.
+func TestBucketTakeN(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) time.Time { return t0.Add(d) }
+	type take struct {
+		at    time.Time
+		n     int
+		ok    bool
+		retry time.Duration
+	}
+	tests := []struct {
+		name  string
+		limit ratelimit.Limit
+		takes []take
+	}{
+		{"unlimited", ratelimit.Limit{}, []take{{t0, 1 << 30, true, 0}}},
+		{"all or none", ratelimit.Limit{Rate: 10, Burst: 100}, []take{
+			{t0, 60, true, 0}, {t0, 60, false, 2 * time.Second}, {t0, 40, true, 0}, {t0, 1, false, 100 * time.Millisecond}}},
+		{"the wait is for all n", ratelimit.Limit{Rate: 4, Burst: 8}, []take{
+			{t0, 8, true, 0}, {at(time.Second), 8, false, time.Second}, {at(2 * time.Second), 8, true, 0}}},
+		{"more than the burst waits for a full bucket, and never passes", ratelimit.Limit{Rate: 1, Burst: 4}, []take{
+			{t0, 2, true, 0}, {t0, 5, false, 2 * time.Second}, {at(time.Hour), 5, false, 0}, {at(time.Hour), 4, true, 0}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b ratelimit.Bucket
+			for i, tk := range tt.takes {
+				ok, retry := b.TakeN(tt.limit, tk.at, tk.n)
+				if ok != tk.ok || retry != tk.retry {
+					t.Fatalf("take %d of %d = %v, %v; want %v, %v", i, tk.n, ok, retry, tk.ok, tk.retry)
+				}
+			}
+		})
+	}
+}
+
 func TestBucketLimitChanges(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	at := func(d time.Duration) time.Time { return t0.Add(d) }
