@@ -1,6 +1,7 @@
 package bench_test
 
 import (
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -11,10 +12,12 @@ import (
 )
 
 // TestFairnessRun runs the fairness mode briefly against a server over the
-// real Neo4j: the idle phase and one phase per attack, each attack's
-// requests sent and answered (refused or not), and the polite client's
-// reads answered in every phase. It measures nothing: the figures of
-// docs/BENCHMARKS.md come from the command.
+// real Neo4j: the idle phase and one phase per attack, the polite client's
+// reads answered in every phase and no hostile request answered with a
+// server error. It measures nothing: the figures of docs/BENCHMARKS.md come
+// from the command. Whether an attack's request is answered within a phase
+// depends on the machine's speed; that each one is answered at all is
+// TestAttacks'.
 //
 // The attackers hold a key of their own, as the command's -hostile-key
 // runs them: under one key the rate limit the attack earns is the polite
@@ -40,12 +43,9 @@ func TestFairnessRun(t *testing.T) {
 	if len(phases) != len(bench.Attacks())+1 || phases[0].Name != "idle" {
 		t.Fatalf("%d phases, want idle and one per attack", len(phases))
 	}
-	for i, p := range phases {
+	for _, p := range phases {
 		if p.Probes == 0 || p.ProbeErrors != 0 || p.P50 <= 0 {
 			t.Errorf("%s: %d polite reads, %d failed (first: %v), p50 %v", p.Name, p.Probes, p.ProbeErrors, p.FirstProbeError, p.P50)
-		}
-		if i > 0 && p.Sent == 0 {
-			t.Errorf("%s: no hostile request was answered", p.Name)
 		}
 		for a := range p.Answers {
 			if strings.HasPrefix(a, "5") || strings.Contains(a, "INTERNAL") {
@@ -57,5 +57,29 @@ func TestFairnessRun(t *testing.T) {
 	bench.WriteFairness(&b, phases)
 	if strings.Count(b.String(), "\n") != len(phases)+2 {
 		t.Errorf("table:\n%s", b.String())
+	}
+}
+
+// TestAttacks sends each attack's request once, with no deadline but the
+// test's, and waits for its answer: every one is answered (refused or
+// not), none with a server error.
+func TestAttacks(t *testing.T) {
+	scope := neo4jtest.Scope(t)
+	const key = "attacks-key"
+	srv := apptest.Start(t, apptest.Options{
+		EncryptionKey: apptest.SealKey(),
+		APIKey:        key,
+		// The slow body is cut by the read timeout.
+		Env: []string{"MEMBRANE_READ_TIMEOUT=200ms"},
+	})
+	h := &bench.Hostile{URL: srv.URL + "/graphql", Key: key, HTTP: http.DefaultClient, Scope: scope, Roots: "anything", Hold: 10 * time.Millisecond}
+	for _, a := range bench.Attacks() {
+		t.Run(a.Name, func(t *testing.T) {
+			got := a.Send(t.Context(), h)
+			if got == "" || got == "transport" || got == "unsendable" || strings.HasPrefix(got, "5") || strings.Contains(got, "INTERNAL") {
+				t.Fatalf("answered %q", got)
+			}
+			t.Log(got)
+		})
 	}
 }
