@@ -1,6 +1,7 @@
 package http
 
 import (
+	"runtime"
 	"time"
 
 	"github.com/membrane/membrane/graph"
@@ -81,13 +82,16 @@ const (
 	DefaultAPQCacheSize       = 1000
 	DefaultRequestTimeout     = 30 * time.Second
 	DefaultReadTimeout        = 30 * time.Second
-	// DefaultPrincipalConcurrency is how many costly operations of one
-	// principal run at once: few enough that one principal's expensive
-	// operations leave cores to the others (docs/operations.md,
-	// "Fairness").
-	DefaultPrincipalConcurrency = 2
-	DefaultConcurrencyWait      = 10 * time.Second
+	DefaultConcurrencyWait    = 10 * time.Second
 )
+
+// DefaultPrincipalConcurrency is how many costly operations of one
+// principal run at once: half the machine's cores, at least one, so that
+// one principal's expensive operations leave cores to the others. On two
+// cores, two at once took the polite client's p95 to 5.4x its idle one
+// beside retrieveGraph at its bounds, one at once to 3.4x
+// (docs/BENCHMARKS.md, "Fairness").
+var DefaultPrincipalConcurrency = max(1, runtime.NumCPU()/2)
 
 // DefaultQueryLimits are the limits of a role that has none configured.
 var DefaultQueryLimits = graph.QueryLimits{Complexity: DefaultMaxComplexity, Depth: DefaultMaxDepth, RootFields: DefaultMaxRootFields}
