@@ -551,7 +551,7 @@ func BenchmarkRecordsQuery(b *testing.B) {
 // BenchmarkPointRead reads one record by id per query, as cmd/bench's
 // point read does (id, type, version, confidence, salience), from one
 // client. With -cpuprofile it shows where the Go side of a point read
-// spends its time (docs/BENCHMARKS.md, "Where the time goes").
+// spends its time (docs/BENCHMARKS.md, "Served latency").
 func BenchmarkPointRead(b *testing.B) {
 	c := newBenchClient(b)
 	var created struct{ CreateRecord struct{ ID string } }

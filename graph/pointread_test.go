@@ -10,7 +10,7 @@ import (
 // with the bench's selection (cmd/bench's point read) costs one read
 // transaction, of one statement (internal/neo4j's
 // TestProfileSmallOperations counts the statements; docs/BENCHMARKS.md,
-// "Where the time goes: one point read and one revision (issue 13)"): no
+// "Revisions"): no
 // field of the selection reads anything more.
 func TestPointReadIsOneTransaction(t *testing.T) {
 	c := newClient(t)

@@ -1,7 +1,7 @@
 package graph_test
 
 // Benchmarks of retrieve, retrieveGraph and captureMemory through the real
-// GraphQL HTTP API over the real Neo4j (docs/BENCHMARKS-retrieval.md).
+// GraphQL HTTP API over the real Neo4j (docs/BENCHMARKS.md, "Retrieval quality and speed").
 //
 // They run against a dataset in the scope "bench:retrieval", grown with
 // captureMemory (so it has entities, facts and edges) until the store holds

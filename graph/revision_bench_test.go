@@ -1,7 +1,7 @@
 package graph_test
 
 // Benchmarks of revisions and lineage reads through the real GraphQL HTTP
-// API over the real Neo4j (see docs/BENCHMARKS-revisions.md):
+// API over the real Neo4j (see docs/BENCHMARKS.md, "Revisions"):
 //
 //	NEO4J_URI=bolt://127.0.0.1:17687 go test ./graph/ -run '^$' \
 //	  -bench 'SupersedeParallel|LineageDepth100|History' -benchtime 3s -count 2

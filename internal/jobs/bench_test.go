@@ -16,7 +16,7 @@ import (
 
 // The benchmarks write up to a million records, so they never run against
 // the shared test database: they need MEMBRANE_BENCH_NEO4J_URI, a Neo4j of
-// their own (docs/BENCHMARKS-jobs.md has the commands). Data sets are kept
+// their own (docs/BENCHMARKS.md, "Jobs", has the commands). Data sets are kept
 // in fixed scopes between runs and loaded only when missing.
 
 var (

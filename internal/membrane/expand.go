@@ -19,8 +19,8 @@ import (
 // record must match, plus the feedback words at a lower weight
 // (ExpandedLuceneQuery).
 //
-// The constants were chosen on the conversation eval (eval/README.md,
-// "Query expansion"): one feedback document gave the best recall with
+// The constants were chosen on the conversation eval (eval/README.md):
+// one feedback document gave the best recall with
 // vectors, MRR unchanged; more documents drifted to the second match's
 // topic, and without the common-word rule (FeedbackScan) the expansion
 // cost MRR on full text. Three words rather than five: within 0.01 on

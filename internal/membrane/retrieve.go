@@ -322,7 +322,7 @@ func (q RetrieveQuery) Unmatchable() bool {
 // A whole identifier (a term with '_', which AnalyzeQuery emits beside the
 // identifier's words) weighs WholeIdentifierBoost: it is a rare term, and
 // at full weight an identifier counted its words once more at a high IDF
-// (docs/retrieval.md, "Ranking experiments"). The boost does not change
+// (docs/retrieval.md, "Text analysis and the search index"). The boost does not change
 // which records match.
 func LuceneQuery(terms []string) string {
 	out := make([]string, 0, len(terms))

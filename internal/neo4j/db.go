@@ -376,7 +376,7 @@ func read[T any](ctx context.Context, db *DB, fn func(neo4j.ManagedTransaction) 
 // auto-commit transaction: one Bolt round trip (RUN and PULL sent
 // together), where a managed transaction takes two (its COMMIT is a round
 // trip of its own), about 0.1 ms of a point read's 0.45 here
-// (docs/BENCHMARKS.md, "A point read, layer by layer"). A read commits
+// (docs/BENCHMARKS.md, "Served latency"). A read commits
 // nothing whose outcome could be lost, so a failure the driver calls
 // retryable (a pooled connection Neo4j dropped, a transient error) is
 // retried once, at once, on another connection, as the driver retries a

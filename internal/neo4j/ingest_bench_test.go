@@ -14,7 +14,7 @@ import (
 // BenchmarkIngestFloor writes batches of 1,000 episodic records, as
 // cmd/bench's ingestBatch does, six ways, one client, to separate what
 // the store adds from what Neo4j costs for the data alone
-// (docs/BENCHMARKS.md, "Floors"):
+// (docs/BENCHMARKS.md, "Served latency"):
 //
 //   - service: IngestService.CreateRecords as ingestBatch's resolver runs it
 //     (BuildRecord, the properties, create_records, COMMIT);

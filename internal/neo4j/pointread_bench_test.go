@@ -19,8 +19,8 @@ import (
 )
 
 // BenchmarkPointReadFloor reads one record by id five ways, one client, to
-// separate the store's cost from Neo4j's floor (docs/BENCHMARKS.md, "Where
-// the time goes"):
+// separate the store's cost from Neo4j's floor (docs/BENCHMARKS.md,
+// "Served latency"):
 //
 //   - http-store: the store's read behind the least HTTP server (a bare
 //     handler answering five fields as JSON, a keep-alive client on

@@ -12,7 +12,7 @@ import (
 // statement runs prefixed with PROFILE (it executes as it would, writes
 // included, and Neo4j reports the operators it ran, their rows and db
 // hits). It is a diagnostic for tests and tools that ask where an
-// operation's work goes (docs/BENCHMARKS.md, issue 13); a context without
+// operation's work goes (docs/BENCHMARKS.md, "Revisions"); a context without
 // one costs a context lookup per statement.
 type Profile struct {
 	mu         sync.Mutex

@@ -22,8 +22,7 @@ import (
 // PROFILE against the real Neo4j after a warm-up of each, so plans are
 // cached. With -v it reports, per operation, the transactions and the
 // statements it cost, and per statement its db hits and rows by operator
-// and the indexes its writes update (docs/BENCHMARKS.md, "Where the time
-// goes: one point read and one revision (issue 13)"):
+// and the indexes its writes update (docs/BENCHMARKS.md, "Revisions"):
 //
 //	NEO4J_URI=bolt://127.0.0.1:17687 go test -count=1 -v -run TestProfileSmallOperations ./internal/neo4j/
 //

@@ -466,7 +466,7 @@ func textLucene(terms []string, scopes []string, scoped bool) string {
 // membrane.ExpandedLuceneQuery (inside ScopedLucene when scoped). Without
 // terms $lucene is empty: nothing is read or expanded. The query vector is
 // not expanded (tried with the match's embedding and not kept:
-// docs/retrieval.md, step 1c).
+// docs/retrieval.md, "Query expansion").
 func expansionParams(q membrane.RetrieveQuery, scopes []string, scoped bool) map[string]any {
 	terms := q.Terms
 	if terms == nil {

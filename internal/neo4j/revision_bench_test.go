@@ -15,7 +15,7 @@ import (
 // BenchmarkRevisionFloor runs single revisions through the membrane
 // services against the store, one client, beside Neo4j's own floor for a
 // write, to separate the store's cost from the database's
-// (docs/BENCHMARKS.md, "A revision, layer by layer"):
+// (docs/BENCHMARKS.md, "Revisions"):
 //
 //   - contest, supersede: svc.Revise as a request runs it (one write
 //     transaction: lock_records, apply_change, COMMIT), each of a distinct
