@@ -34,7 +34,7 @@ func benchStore(b *testing.B) *neo4j.DB {
 	b.Helper()
 	uri := os.Getenv("MEMBRANE_BENCH_NEO4J_URI")
 	if uri == "" {
-		b.Skip("MEMBRANE_BENCH_NEO4J_URI is not set: these benchmarks need a Neo4j of their own (docs/BENCHMARKS-jobs.md)")
+		b.Skip("MEMBRANE_BENCH_NEO4J_URI is not set: these benchmarks need a Neo4j of their own (docs/BENCHMARKS.md, Jobs)")
 	}
 	benchOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(sysCtx(), 2*time.Minute)
