@@ -17,10 +17,7 @@ import (
 // page of n records then ran n transactions per selected field.
 func TestBatchFieldsOfHeldRecords(t *testing.T) {
 	scope := neo4jtest.Scope(t)
-	c := newClient(t)
-	counter := &txCounter{}
-	c.DB = neo4jtest.Open(t, counter) // a server whose store counts its transactions
-	c.URL = c.Serve(nil)
+	c, counter := countingClient(t)
 
 	const n = 8
 	topic := "batched" + word()

@@ -138,6 +138,16 @@ func (c *txCounter) Transaction(ctx context.Context, _ string) (context.Context,
 	return ctx, func(int, string) {}
 }
 
+// countingClient is a client of a server whose store counts its
+// transactions.
+func countingClient(t *testing.T) (*client, *txCounter) {
+	t.Helper()
+	c, counter := newClient(t), &txCounter{}
+	c.DB = neo4jtest.Open(t, counter)
+	c.URL = c.Serve(nil)
+	return c, counter
+}
+
 // TestReplayAnswersStoredResult: an idempotency key stores its request's
 // whole answer, edges included, so a replay is the one transaction that
 // finds the key (the edges are not read again) and answers with what the
@@ -145,10 +155,7 @@ func (c *txCounter) Transaction(ctx context.Context, _ string) (context.Context,
 // the same pair updates its weight).
 func TestReplayAnswersStoredResult(t *testing.T) {
 	scope := neo4jtest.Scope(t)
-	c := newClient(t)
-	counter := &txCounter{}
-	c.DB = neo4jtest.Open(t, counter) // a server whose store counts its transactions
-	c.URL = c.Serve(nil)
+	c, counter := countingClient(t)
 
 	capVars := map[string]any{"k": "cap-" + membrane.NewID(), "in": map[string]any{"source": "s", "scope": scope,
 		"content": map[string]any{"subject": "stored-" + word(), "predicate": "uses", "object": "o"}}}

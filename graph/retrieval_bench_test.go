@@ -261,12 +261,7 @@ func retrQueries(b *testing.B, c *client, query string, clients int, check func(
 		}()
 	}
 	wg.Wait()
-	b.StopTimer()
-	if err := revFirstErr(errs); err != nil {
-		b.Fatal(err)
-	}
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
-	latencies(durs).report(b)
+	reportClients(b, errs, durs)
 	b.ReportMetric(retrStoreSize(b, c), "records")
 }
 

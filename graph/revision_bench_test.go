@@ -88,13 +88,7 @@ func BenchmarkSupersedeParallel(b *testing.B) {
 				}()
 			}
 			wg.Wait()
-			b.StopTimer()
-
-			if err := revFirstErr(errs); err != nil {
-				b.Fatal(err)
-			}
-			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
-			latencies(durs).report(b)
+			reportClients(b, errs, durs)
 			// Every pool record was retired and has exactly one successor.
 			ctx := membrane.NewContextWithTrust(context.Background(), membrane.SystemTrust("bench"))
 			active, err := c.DB.CountRecords(ctx, membrane.RecordFilter{Scopes: []string{scope}, Statuses: []membrane.RevisionStatus{membrane.StatusActive}})
@@ -113,6 +107,18 @@ func BenchmarkSupersedeParallel(b *testing.B) {
 }
 
 // revFirstErr returns the first non-nil error.
+// reportClients ends a run of concurrent clients: it stops the timer,
+// fails on the first client's error, and reports throughput and latencies.
+func reportClients(b *testing.B, errs []error, durs []time.Duration) {
+	b.Helper()
+	b.StopTimer()
+	if err := revFirstErr(errs); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
+	latencies(durs).report(b)
+}
+
 func revFirstErr(errs []error) error {
 	for _, err := range errs {
 		if err != nil {
