@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/membrane/membrane/internal/apptest"
+	"github.com/membrane/membrane/internal/gqltest"
 	"github.com/membrane/membrane/internal/membrane"
 )
 
@@ -111,7 +112,7 @@ func TestLoad(t *testing.T) {
 				read := len(w.pool) > 0 && w.rng.IntN(10) < 6
 				var (
 					op   string
-					resp gqlResponse
+					resp gqltest.Response
 					err  error
 				)
 				t0 := time.Now()
@@ -150,7 +151,7 @@ func TestLoad(t *testing.T) {
 				case resp.Status >= 500:
 					fivexx++
 				case len(resp.Errors) > 0:
-					gqlErrors[resp.code()]++
+					gqlErrors[resp.Code()]++
 				}
 				mu.Unlock()
 				switch {

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/membrane/membrane/internal/apptest"
+	"github.com/membrane/membrane/internal/gqltest"
 	"github.com/membrane/membrane/internal/membrane"
 )
 
@@ -87,37 +88,16 @@ var httpClient = func() *http.Client {
 	return &http.Client{Transport: tr, Timeout: 60 * time.Second}
 }()
 
-type gqlError struct {
-	Message    string         `json:"message"`
-	Path       []any          `json:"path"`
-	Extensions map[string]any `json:"extensions"`
-}
-
-type gqlResponse struct {
-	Data   json.RawMessage `json:"data"`
-	Errors []gqlError      `json:"errors"`
-	Status int             `json:"-"`
-}
-
-// code is the extensions.code of the first error, "" when there is none.
-func (r gqlResponse) code() string {
-	if len(r.Errors) == 0 {
-		return ""
-	}
-	c, _ := r.Errors[0].Extensions["code"].(string)
-	return c
-}
-
 // post sends one GraphQL request. It returns an error only for transport
 // failures and undecodable bodies, so that worker goroutines can count them.
-func (s *server) post(ctx context.Context, query string, vars map[string]any) (gqlResponse, error) {
+func (s *server) post(ctx context.Context, query string, vars map[string]any) (gqltest.Response, error) {
 	body, err := json.Marshal(map[string]any{"query": query, "variables": vars})
 	if err != nil {
-		return gqlResponse{}, err
+		return gqltest.Response{}, err
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.URL+"/graphql", bytes.NewReader(body))
 	if err != nil {
-		return gqlResponse{}, err
+		return gqltest.Response{}, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	if s.apiKey != "" {
@@ -125,16 +105,16 @@ func (s *server) post(ctx context.Context, query string, vars map[string]any) (g
 	}
 	resp, err := httpClient.Do(req)
 	if err != nil {
-		return gqlResponse{}, err
+		return gqltest.Response{}, err
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return gqlResponse{Status: resp.StatusCode}, err
+		return gqltest.Response{Status: resp.StatusCode}, err
 	}
-	var out gqlResponse
+	var out gqltest.Response
 	if err := json.Unmarshal(b, &out); err != nil {
-		return gqlResponse{Status: resp.StatusCode}, fmt.Errorf("status %d, undecodable body %q: %w", resp.StatusCode, b, err)
+		return gqltest.Response{Status: resp.StatusCode}, fmt.Errorf("status %d, undecodable body %q: %w", resp.StatusCode, b, err)
 	}
 	out.Status = resp.StatusCode
 	return out, nil

@@ -125,8 +125,8 @@ func TestNeo4jOutage(t *testing.T) {
 				t.Fatalf("no answer within %s: %v", backstop, err)
 			}
 			t.Logf("%s failed after %s: status %d, %+v", rq.name, took.Round(time.Millisecond), resp.Status, resp.Errors)
-			if resp.code() != "UNAVAILABLE" {
-				t.Errorf("code %q, want %s (errors %+v)", resp.code(), "UNAVAILABLE", resp.Errors)
+			if resp.Code() != "UNAVAILABLE" {
+				t.Errorf("code %q, want %s (errors %+v)", resp.Code(), "UNAVAILABLE", resp.Errors)
 			}
 			for _, e := range resp.Errors {
 				if strings.Contains(e.Message, "neo4j") || strings.Contains(e.Message, "bolt") {

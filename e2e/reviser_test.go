@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+
+	"github.com/membrane/membrane/internal/gqltest"
 )
 
 // reviser is one client writing a stream of revisions to records of its
@@ -54,7 +56,7 @@ func (w *reviser) fact() map[string]any {
 // supersede, fork, retract, contest and merge. It returns the operation's
 // name, the response and any transport error. After a transport error the
 // records it touched are in flight: the ledger then allows any status.
-func (w *reviser) step(ctx context.Context) (string, gqlResponse, error) {
+func (w *reviser) step(ctx context.Context) (string, gqltest.Response, error) {
 	op := "create"
 	if len(w.pool) >= 3 {
 		ops := w.ops
@@ -108,7 +110,7 @@ func (w *reviser) step(ctx context.Context) (string, gqlResponse, error) {
 		w.l.inFlight(touched...)
 		return op, resp, err
 	}
-	if c := resp.code(); c == "UNAVAILABLE" || c == "OUTCOME_UNKNOWN" {
+	if c := resp.Code(); c == "UNAVAILABLE" || c == "OUTCOME_UNKNOWN" {
 		// UNAVAILABLE promises nothing was written, but the ledger stays
 		// conservative; OUTCOME_UNKNOWN is a commit whose answer was lost:
 		// the records are in flight.

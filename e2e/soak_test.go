@@ -27,6 +27,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/coder/websocket/wsjson"
 	"github.com/membrane/membrane/internal/apptest"
+	"github.com/membrane/membrane/internal/gqltest"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4j"
 	"github.com/membrane/membrane/internal/neo4jtest"
@@ -558,37 +559,37 @@ var soakHTTP = func() *http.Client {
 
 // post sends one GraphQL request as the principal of key and counts its
 // status, transport error or error code under kind.
-func (r *soakRun) post(ctx context.Context, kind, key, query string, vars map[string]any) (gqlResponse, error) {
+func (r *soakRun) post(ctx context.Context, kind, key, query string, vars map[string]any) (gqltest.Response, error) {
 	return r.postAuth(ctx, kind, "Bearer "+key, query, vars)
 }
 
-func (r *soakRun) postAuth(ctx context.Context, kind, auth, query string, vars map[string]any) (gqlResponse, error) {
+func (r *soakRun) postAuth(ctx context.Context, kind, auth, query string, vars map[string]any) (gqltest.Response, error) {
 	body, err := json.Marshal(map[string]any{"query": query, "variables": vars})
 	if err != nil {
-		return gqlResponse{}, err
+		return gqltest.Response{}, err
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.srv.URL+"/graphql", bytes.NewReader(body))
 	if err != nil {
-		return gqlResponse{}, err
+		return gqltest.Response{}, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", auth)
 	resp, err := soakHTTP.Do(req)
 	if err != nil {
 		r.stats.failed(kind, err, ctx.Err() != nil)
-		return gqlResponse{}, err
+		return gqltest.Response{}, err
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	r.stats.status(kind, resp.StatusCode, b)
 	if err != nil {
 		r.stats.failed(kind, err, ctx.Err() != nil)
-		return gqlResponse{Status: resp.StatusCode}, err
+		return gqltest.Response{Status: resp.StatusCode}, err
 	}
-	var out gqlResponse
+	var out gqltest.Response
 	if err := json.Unmarshal(b, &out); err != nil {
 		r.stats.note(kind, "undecodable body")
-		return gqlResponse{Status: resp.StatusCode}, fmt.Errorf("status %d, undecodable body: %w", resp.StatusCode, err)
+		return gqltest.Response{Status: resp.StatusCode}, fmt.Errorf("status %d, undecodable body: %w", resp.StatusCode, err)
 	}
 	out.Status = resp.StatusCode
 	for _, e := range out.Errors {
@@ -608,16 +609,16 @@ func (r *soakRun) write(kind, key, query string, vars map[string]any) (json.RawM
 		switch {
 		case err == nil && resp.Status == http.StatusOK && len(resp.Errors) == 0:
 			return resp.Data, true
-		case err == nil && resp.code() == "CONFLICT" && attempt > 1:
+		case err == nil && resp.Code() == "CONFLICT" && attempt > 1:
 			// The first attempt committed, but the retry meant to learn
 			// that is refused: the client cannot tell success from a clash.
 			r.unsafeRetries.Add(1)
 			r.stats.note(kind, "CONFLICT on a retry")
 			r.unacked.Add(1)
 			return nil, false
-		case err != nil || resp.Status >= 500 || resp.Status == http.StatusTooManyRequests || slices.Contains(soakRetryable, resp.code()):
+		case err != nil || resp.Status >= 500 || resp.Status == http.StatusTooManyRequests || slices.Contains(soakRetryable, resp.Code()):
 		default:
-			r.stats.note(kind, "refused for good: "+resp.code())
+			r.stats.note(kind, "refused for good: "+resp.Code())
 			r.unacked.Add(1)
 			return nil, false
 		}
@@ -966,14 +967,14 @@ func (r *soakRun) wsRead(ctx context.Context, c *websocket.Conn, kind string, ea
 			_ = wsjson.Write(ctx, c, wsMsg{Type: "pong"})
 			continue
 		case "error":
-			var errs []gqlError
+			var errs []gqltest.Error
 			_ = json.Unmarshal(m.Payload, &errs)
 			for _, e := range errs {
 				code, _ := e.Extensions["code"].(string)
 				r.stats.code(kind, code)
 			}
 		case "next":
-			var resp gqlResponse
+			var resp gqltest.Response
 			if json.Unmarshal(m.Payload, &resp) == nil {
 				for _, e := range resp.Errors {
 					code, _ := e.Extensions["code"].(string)
@@ -1132,8 +1133,8 @@ func (r *soakRun) protocolAbuse(ctx context.Context, key string) {
 			b, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
 			r.stats.status("hostile ws bad upgrade", resp.StatusCode, b)
-			var out gqlResponse
-			if json.Unmarshal(b, &out) != nil || out.code() == "" {
+			var out gqltest.Response
+			if json.Unmarshal(b, &out) != nil || out.Code() == "" {
 				r.stats.note("hostile ws bad upgrade", "answer without extensions.code")
 			}
 		case 3:

@@ -8,12 +8,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/membrane/membrane/internal/gqltest"
 )
 
 // subscription is one subscription held open over SSE against a server.
 type subscription struct {
 	t      *testing.T
-	events chan gqlResponse
+	events chan gqltest.Response
 }
 
 // subscribe opens query over SSE; the stream ends with the test.
@@ -38,7 +40,7 @@ func (s *server) subscribe(t *testing.T, query string, vars map[string]any) *sub
 		resp.Body.Close()
 		t.Fatalf("subscribe: status %d", resp.StatusCode)
 	}
-	sub := &subscription{t: t, events: make(chan gqlResponse, 64)}
+	sub := &subscription{t: t, events: make(chan gqltest.Response, 64)}
 	go func() {
 		defer close(sub.events)
 		defer resp.Body.Close()
@@ -52,7 +54,7 @@ func (s *server) subscribe(t *testing.T, query string, vars map[string]any) *sub
 			case strings.HasPrefix(line, "data: ") && event == "next":
 				// Undecodable data stays an empty response, which fails
 				// the test that reads it.
-				var r gqlResponse
+				var r gqltest.Response
 				_ = json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &r)
 				select {
 				case sub.events <- r:

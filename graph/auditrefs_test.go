@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/membrane/membrane/internal/gqltest"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4jtest"
 )
@@ -30,11 +31,11 @@ type auditWorld struct {
 	deleted      string
 }
 
-func newAuditWorld(t *testing.T, setup func(*wiring)) *auditWorld {
+func newAuditWorld(t *testing.T, setup func(*gqltest.Wiring)) *auditWorld {
 	scope, other := neo4jtest.Scope(t), neo4jtest.Scope(t)+"-other"
 	low := membrane.Principal{Actor: "low-" + membrane.NewID(), Role: membrane.RoleReader, MaxSensitivity: membrane.SensitivityLow, Scopes: []string{scope}}
 	cleared := membrane.Principal{Actor: "cleared-" + membrane.NewID(), Role: membrane.RoleReader, MaxSensitivity: membrane.SensitivityHyper, Scopes: []string{scope, other}}
-	c := newClientWith(t, func(w *wiring) {
+	c := newClientWith(t, func(w *gqltest.Wiring) {
 		w.Stores.Deletes = w.DB
 		if setup != nil {
 			setup(w)
@@ -42,9 +43,9 @@ func newAuditWorld(t *testing.T, setup func(*wiring)) *auditWorld {
 	}, low, cleared)
 	w := &auditWorld{admin: c, low: c.as(low.Actor), cleared: c.as(cleared.Actor), scope: scope,
 		hidden: map[string]string{}, want: map[string][][2]string{}}
-	w.from = changeCursor(t, c)
+	w.from = c.ChangeCursor()
 	rec := func(sc, sens, subject string) string {
-		return c.create(sc, "SEMANTIC", fact(subject), map[string]any{"sensitivity": sens})
+		return c.Create(sc, "SEMANTIC", gqltest.Fact(subject), map[string]any{"sensitivity": sens})
 	}
 	hide := func(id, what string) string { w.hidden[id] = what; return id }
 	expect := func(visible, role, id string) {
@@ -54,7 +55,7 @@ func newAuditWorld(t *testing.T, setup func(*wiring)) *auditWorld {
 		w.want[visible] = append(w.want[visible], [2]string{role, id})
 	}
 	in := func(sens, subject string) map[string]any {
-		return map[string]any{"type": "SEMANTIC", "scope": scope, "sensitivity": sens, "payload": fact(subject)}
+		return map[string]any{"type": "SEMANTIC", "scope": scope, "sensitivity": sens, "payload": gqltest.Fact(subject)}
 	}
 	var out struct {
 		Supersede, Fork, Merge struct{ ID string }
@@ -63,27 +64,27 @@ func newAuditWorld(t *testing.T, setup func(*wiring)) *auditWorld {
 	// Supersede, both ways: a LOW record replaced by a HYPER one, a HYPER
 	// one by a LOW one.
 	old := rec(scope, "LOW", "old low")
-	c.do(`mutation($o: ID!, $in: RecordInput!) { supersede(oldId: $o, newRecord: $in, rationale: "moved up") { id } }`,
+	c.Do(`mutation($o: ID!, $in: RecordInput!) { supersede(oldId: $o, newRecord: $in, rationale: "moved up") { id } }`,
 		map[string]any{"o": old, "in": in("HYPER", "successor hyper")}, &out)
 	expect(old, "SUPERSEDED_BY", hide(out.Supersede.ID, "hyper successor"))
 	hOld := hide(rec(scope, "HYPER", "old hyper"), "hyper superseded")
-	c.do(`mutation($o: ID!, $in: RecordInput!) { supersede(oldId: $o, newRecord: $in, rationale: "moved down") { id } }`,
+	c.Do(`mutation($o: ID!, $in: RecordInput!) { supersede(oldId: $o, newRecord: $in, rationale: "moved down") { id } }`,
 		map[string]any{"o": hOld, "in": in("LOW", "successor low")}, &out)
 	expect(out.Supersede.ID, "SUPERSEDES", hOld)
 
 	// Fork, both ways.
 	src := rec(scope, "LOW", "fork source low")
-	c.do(`mutation($s: ID!, $in: RecordInput!) { fork(sourceId: $s, newRecord: $in, rationale: "variant") { id } }`,
+	c.Do(`mutation($s: ID!, $in: RecordInput!) { fork(sourceId: $s, newRecord: $in, rationale: "variant") { id } }`,
 		map[string]any{"s": src, "in": in("HYPER", "fork hyper")}, &out)
 	expect(src, "FORKED_TO", hide(out.Fork.ID, "hyper fork"))
 	hSrc := hide(rec(scope, "HYPER", "fork source hyper"), "hyper fork source")
-	c.do(`mutation($s: ID!, $in: RecordInput!) { fork(sourceId: $s, newRecord: $in, rationale: "variant") { id } }`,
+	c.Do(`mutation($s: ID!, $in: RecordInput!) { fork(sourceId: $s, newRecord: $in, rationale: "variant") { id } }`,
 		map[string]any{"s": hSrc, "in": in("LOW", "fork low")}, &out)
 	expect(out.Fork.ID, "FORKED_FROM", hSrc)
 
 	// Merge of a LOW and a HYPER record into a LOW one.
 	mLow, mHyper := rec(scope, "LOW", "merge low"), hide(rec(scope, "HYPER", "merge hyper"), "hyper merged")
-	c.do(`mutation($ids: [ID!]!, $in: RecordInput!) { merge(ids: $ids, mergedRecord: $in, rationale: "same") { id } }`,
+	c.Do(`mutation($ids: [ID!]!, $in: RecordInput!) { merge(ids: $ids, mergedRecord: $in, rationale: "same") { id } }`,
 		map[string]any{"ids": []any{mLow, mHyper}, "in": in("LOW", "merged low")}, &out)
 	expect(out.Merge.ID, "MERGED_FROM", mHyper)
 	expect(mLow, "MERGED_INTO", out.Merge.ID)
@@ -91,11 +92,11 @@ func newAuditWorld(t *testing.T, setup func(*wiring)) *auditWorld {
 	// Contest, both ways, across scopes: a HYPER record of another scope
 	// contests a LOW one, a LOW one contests a HYPER one.
 	contested, hContester := rec(scope, "LOW", "contested low"), hide(rec(other, "HYPER", "contester hyper"), "hyper contester elsewhere")
-	c.do(`mutation($id: ID!, $ref: String!) { contest(id: $id, contestingRef: $ref, rationale: "disagrees") { id } }`,
+	c.Do(`mutation($id: ID!, $ref: String!) { contest(id: $id, contestingRef: $ref, rationale: "disagrees") { id } }`,
 		map[string]any{"id": contested, "ref": hContester}, nil)
 	expect(contested, "CONTESTED_BY", hContester)
 	contester, hContested := rec(scope, "LOW", "contester low"), hide(rec(scope, "HYPER", "contested hyper"), "hyper contested")
-	c.do(`mutation($id: ID!, $ref: String!) { contest(id: $id, contestingRef: $ref, rationale: "hyper secret reason") { id } }`,
+	c.Do(`mutation($id: ID!, $ref: String!) { contest(id: $id, contestingRef: $ref, rationale: "hyper secret reason") { id } }`,
 		map[string]any{"id": hContested, "ref": contester}, nil)
 	expect(contester, "CONTESTS", hContested)
 
@@ -104,7 +105,7 @@ func newAuditWorld(t *testing.T, setup func(*wiring)) *auditWorld {
 	relTgt, hSrcRel := rec(scope, "LOW", "relation target low"), hide(rec(scope, "HYPER", "relation source hyper"), "hyper relation source")
 	w.medium = rec(scope, "MEDIUM", "medium")
 	for _, e := range [][2]string{{relSrc, hTgt}, {hSrcRel, relTgt}, {relSrc, w.medium}} {
-		c.do(`mutation($s: ID!, $t: ID!) { addRelation(sourceId: $s, predicate: SUPPORTS, targetId: $t, rationale: "because") { weight } }`,
+		c.Do(`mutation($s: ID!, $t: ID!) { addRelation(sourceId: $s, predicate: SUPPORTS, targetId: $t, rationale: "because") { weight } }`,
 			map[string]any{"s": e[0], "t": e[1]}, nil)
 	}
 	expect(relSrc, "RELATED_TO", hTgt)
@@ -112,11 +113,11 @@ func newAuditWorld(t *testing.T, setup func(*wiring)) *auditWorld {
 	expect(relTgt, "RELATED_FROM", hSrcRel)
 
 	// A deleted LOW entity with an edge to a HYPER record: its tombstone.
-	gone := c.create(scope, "ENTITY", map[string]any{"entity": map[string]any{"canonicalName": "gone-" + membrane.NewID()}}, map[string]any{"sensitivity": "LOW"})
+	gone := c.Create(scope, "ENTITY", map[string]any{"entity": map[string]any{"canonicalName": "gone-" + membrane.NewID()}}, map[string]any{"sensitivity": "LOW"})
 	hMentions := hide(rec(scope, "HYPER", "mentions hyper"), "hyper mentioning the deleted")
-	c.do(`mutation($s: ID!, $t: ID!) { addRelation(sourceId: $s, predicate: MENTIONS, targetId: $t) { weight } }`,
+	c.Do(`mutation($s: ID!, $t: ID!) { addRelation(sourceId: $s, predicate: MENTIONS, targetId: $t) { weight } }`,
 		map[string]any{"s": hMentions, "t": gone}, nil)
-	c.do(`mutation($id: ID!) { deleteRecord(id: $id, rationale: "gdpr") { id } }`, map[string]any{"id": gone}, nil)
+	c.Do(`mutation($id: ID!) { deleteRecord(id: $id, rationale: "gdpr") { id } }`, map[string]any{"id": gone}, nil)
 	expect(gone, "REMOVED_EDGE_IN", hMentions)
 	w.deleted = gone
 	w.marker = rec(scope, "PUBLIC", "marker")
@@ -138,7 +139,7 @@ func (w *auditWorld) leaks(body string) []string {
 }
 
 func TestAuditReferencesGated(t *testing.T) {
-	setup, _ := withFeed(t)
+	setup, _ := gqltest.WithFeed(t)
 	w := newAuditWorld(t, setup)
 
 	// Every read path: the whole JSON of the LOW reader's answers never
@@ -150,17 +151,17 @@ func TestAuditReferencesGated(t *testing.T) {
 		bodies := map[string]string{}
 		for _, id := range w.visible {
 			var raw json.RawMessage
-			c.do(`query($id: ID!) { auditLog(filter: {recordId: $id}, first: 100) { nodes { `+entrySel+` } } }`, map[string]any{"id": id}, &raw)
+			c.Do(`query($id: ID!) { auditLog(filter: {recordId: $id}, first: 100) { nodes { `+entrySel+` } } }`, map[string]any{"id": id}, &raw)
 			bodies["auditLog "+id] = string(raw)
 			if id == w.deleted {
 				continue
 			}
-			c.do(`query($id: ID!) { lineage(id: $id, direction: BOTH, limit: 20) { nodes { record { id auditLog(first: 10) { nodes { `+entrySel+` } } } } edges { sourceId targetId } } }`,
+			c.Do(`query($id: ID!) { lineage(id: $id, direction: BOTH, limit: 20) { nodes { record { id auditLog(first: 10) { nodes { `+entrySel+` } } } } edges { sourceId targetId } } }`,
 				map[string]any{"id": id}, &raw)
 			bodies["lineage "+id] = string(raw)
 		}
 		var raw json.RawMessage
-		c.do(`query($s: [String!]) { records(filter: {scopes: $s}, first: 50) { nodes { id provenance { sources { ref } } auditLog(first: 10) { nodes { `+entrySel+` } } } } }`,
+		c.Do(`query($s: [String!]) { records(filter: {scopes: $s}, first: 50) { nodes { id provenance { sources { ref } } auditLog(first: 10) { nodes { `+entrySel+` } } } } }`,
 			map[string]any{"s": []any{w.scope}}, &raw)
 		bodies["records"] = string(raw)
 		return bodies
@@ -177,9 +178,9 @@ func TestAuditReferencesGated(t *testing.T) {
 			"recordChanged": `subscription($f: ChangeFilter, $after: String) { recordChanged(filter: $f, after: $after) { recordId redacted record { id provenance { sources { ref } } auditLog(first: 10) { nodes { ` + entrySel + ` } } } } }`,
 			"auditAppended": `subscription($f: ChangeFilter, $after: String) { auditAppended(filter: $f, after: $after) { entry { ` + entrySel + ` } } }`,
 		} {
-			s := w.low.subscribeSSE(t, w.admin.url, q, map[string]any{"after": w.from, "f": map[string]any{"scopes": []any{w.scope}}})
+			s := w.low.SubscribeSSE(t, w.admin.URL, q, map[string]any{"after": w.from, "f": map[string]any{"scopes": []any{w.scope}}})
 			for events := 0; ; events++ {
-				ev := s.next()
+				ev := s.Next()
 				if len(ev.Errors) > 0 {
 					t.Fatalf("%s: %+v", name, ev.Errors)
 				}
@@ -205,7 +206,7 @@ func TestAuditReferencesGated(t *testing.T) {
 						}
 					}
 				}
-				c.do(`query($id: ID!) { auditLog(filter: {recordId: $id}, first: 100) { nodes { related { role recordId } } } }`, map[string]any{"id": id}, &out)
+				c.Do(`query($id: ID!) { auditLog(filter: {recordId: $id}, first: 100) { nodes { related { role recordId } } } }`, map[string]any{"id": id}, &out)
 				got := map[[2]string]bool{}
 				for _, n := range out.AuditLog.Nodes {
 					for _, r := range n.Related {
@@ -228,22 +229,22 @@ func TestAuditReferencesGated(t *testing.T) {
 // catch-up read), a LOW reader's event for a record that supersedes a
 // HYPER one carries no reference to it.
 func TestLiveAuditReferencesGated(t *testing.T) {
-	setup, _ := withFeed(t)
+	setup, _ := gqltest.WithFeed(t)
 	scope := neo4jtest.Scope(t)
 	low := membrane.Principal{Actor: "low-" + membrane.NewID(), Role: membrane.RoleReader, MaxSensitivity: membrane.SensitivityLow, Scopes: []string{scope}}
 	c := newClientWith(t, setup, low)
-	hyper := c.create(scope, "SEMANTIC", fact("old hyper"), map[string]any{"sensitivity": "HYPER"})
+	hyper := c.Create(scope, "SEMANTIC", gqltest.Fact("old hyper"), map[string]any{"sensitivity": "HYPER"})
 
 	// No cursor: the subscription starts at the head and follows the
 	// shared reader. It is the hub's only follower, so it joins it at
 	// once; the probe's event arriving shows it is following.
-	s := c.as(low.Actor).subscribeSSE(t, c.url, `subscription($f: ChangeFilter) { auditAppended(filter: $f) { entry { `+entrySel+` } } }`,
+	s := c.as(low.Actor).SubscribeSSE(t, c.URL, `subscription($f: ChangeFilter) { auditAppended(filter: $f) { entry { `+entrySel+` } } }`,
 		map[string]any{"f": map[string]any{"scopes": []any{scope}}})
 	type appended struct {
 		AuditAppended struct{ Entry struct{ RecordID string } }
 	}
 	next := func() (appended, string) {
-		ev := s.next()
+		ev := s.Next()
 		if len(ev.Errors) > 0 {
 			t.Fatalf("event errors: %+v", ev.Errors)
 		}
@@ -253,14 +254,14 @@ func TestLiveAuditReferencesGated(t *testing.T) {
 		}
 		return out, string(ev.Data)
 	}
-	probe := c.create(scope, "SEMANTIC", fact("probe"), map[string]any{"sensitivity": "LOW"})
+	probe := c.Create(scope, "SEMANTIC", gqltest.Fact("probe"), map[string]any{"sensitivity": "LOW"})
 	if ev, body := next(); ev.AuditAppended.Entry.RecordID != probe {
 		t.Fatalf("first event %s, want the probe's", body)
 	}
 
 	var out struct{ Supersede struct{ ID string } }
-	c.do(supersedeQ, map[string]any{"old": hyper, "in": map[string]any{"type": "SEMANTIC", "scope": scope, "sensitivity": "LOW",
-		"payload": fact("successor low")}}, &out)
+	c.Do(supersedeQ, map[string]any{"old": hyper, "in": map[string]any{"type": "SEMANTIC", "scope": scope, "sensitivity": "LOW",
+		"payload": gqltest.Fact("successor low")}}, &out)
 	ev, body := next()
 	if ev.AuditAppended.Entry.RecordID != out.Supersede.ID {
 		t.Fatalf("event %s, want the successor's entry", body)

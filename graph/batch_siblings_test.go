@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/membrane/membrane/internal/gqltest"
 	"github.com/membrane/membrane/internal/neo4jtest"
 )
 
@@ -16,20 +17,17 @@ import (
 // page of n records then ran n transactions per selected field.
 func TestBatchFieldsOfHeldRecords(t *testing.T) {
 	scope := neo4jtest.Scope(t)
-	c := newClient(t)
-	counter := &txCounter{}
-	c.db = neo4jtest.Open(t, counter) // a server whose store counts its transactions
-	c.url = c.serve(nil)
+	c, counter := countingClient(t)
 
 	const n = 8
 	topic := "batched" + word()
-	root := c.create(scope, "SEMANTIC", fact(topic+" root"), nil)
+	root := c.Create(scope, "SEMANTIC", gqltest.Fact(topic+" root"), nil)
 	for range n - 1 {
-		id := c.create(scope, "SEMANTIC", fact(topic+" leaf "+word()), nil)
-		c.do(`mutation($a: ID!, $b: ID!) { addRelation(sourceId: $a, predicate: SUPPORTS, targetId: $b) { predicate } }`,
+		id := c.Create(scope, "SEMANTIC", gqltest.Fact(topic+" leaf "+word()), nil)
+		c.Do(`mutation($a: ID!, $b: ID!) { addRelation(sourceId: $a, predicate: SUPPORTS, targetId: $b) { predicate } }`,
 			map[string]any{"a": root, "b": id}, nil)
 	}
-	if err := c.db.AwaitSearchIndexes(t.Context()); err != nil {
+	if err := c.DB.AwaitSearchIndexes(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 
@@ -59,7 +57,7 @@ func TestBatchFieldsOfHeldRecords(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			before := counter.n.Load()
 			var out json.RawMessage
-			c.do(strings.ReplaceAll(tt.query, "F", fields), tt.vars, &out)
+			c.Do(strings.ReplaceAll(tt.query, "F", fields), tt.vars, &out)
 			ran := counter.n.Load() - before
 			// The answer holds the records it is about (n, or n-1 for the
 			// root's relations), each with its own relations.

@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/membrane/membrane/internal/gqltest"
 	"github.com/membrane/membrane/internal/neo4jtest"
 	neo4jdrv "github.com/neo4j/neo4j-go-driver/v5/neo4j"
 )
@@ -44,7 +45,7 @@ type benchClient struct {
 func newBenchClient(b *testing.B) *benchClient {
 	b.Helper()
 	c := newProductionClient(b)
-	return &benchClient{url: c.url, key: c.key}
+	return &benchClient{url: c.URL, key: c.Key}
 }
 
 // newProductionClient is newClient with the server set up as internal/app
@@ -52,10 +53,10 @@ func newBenchClient(b *testing.B) *benchClient {
 // benchmarks pay for numbering audit entries.
 func newProductionClient(b *testing.B) *client {
 	b.Helper()
-	setup, hub := withFeed(b)
+	setup, hub := gqltest.WithFeed(b)
 	c := newClientWith(b, setup)
-	c.db.AfterWrite = (*hub).Poke
-	b.Cleanup(func() { c.db.AfterWrite = nil })
+	c.DB.AfterWrite = (*hub).Poke
+	b.Cleanup(func() { c.DB.AfterWrite = nil })
 	return c
 }
 
@@ -87,7 +88,7 @@ func (c *benchClient) post(req []byte, out any) error {
 	if err != nil {
 		return err
 	}
-	var r gqlResponse
+	var r gqltest.Response
 	if err := json.Unmarshal(raw, &r); err != nil {
 		return fmt.Errorf("status %d, undecodable response %.300q: %w", resp.StatusCode, raw, err)
 	}
@@ -381,7 +382,7 @@ const (
 // (CONFLICT means the record is already there) and never doubles them.
 func seedRecords(b *testing.B, c *client) {
 	b.Helper()
-	n := c.count(recordsScope)
+	n := c.Count(recordsScope)
 	if n == recordsN {
 		return
 	}
@@ -392,12 +393,12 @@ func seedRecords(b *testing.B, c *client) {
 	for i := range recordsN {
 		in := semanticInput(recordsScope, i)
 		in["id"] = fmt.Sprintf("%s:%05d", recordsScope, i)
-		resp := c.raw(createRecordMutation, map[string]any{"in": in})
+		resp := c.Raw(createRecordMutation, map[string]any{"in": in})
 		if len(resp.Errors) > 0 && resp.Errors[0].Extensions["code"] != "CONFLICT" {
 			b.Fatalf("seed %s record %d: %+v", recordsScope, i, resp.Errors)
 		}
 	}
-	if n := c.count(recordsScope); n != recordsN {
+	if n := c.Count(recordsScope); n != recordsN {
 		b.Fatalf("scope %s holds %d records after seeding, want %d", recordsScope, n, recordsN)
 	}
 }
@@ -433,7 +434,7 @@ type recordsPage struct {
 func BenchmarkRecordsQuery(b *testing.B) {
 	c := newProductionClient(b)
 	seedRecords(b, c)
-	bc := &benchClient{url: c.url, key: c.key}
+	bc := &benchClient{url: c.URL, key: c.Key}
 	scopes := []any{recordsScope}
 
 	// full checks that a page is full and not the last.

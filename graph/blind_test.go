@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/membrane/membrane/internal/gqltest"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4jtest"
 )
@@ -22,7 +23,7 @@ func TestBlindWritePaths(t *testing.T) {
 	}{
 		{"createRecord", func(scope string) []string {
 			var out struct{ CreateRecord struct{ ID string } }
-			c.do(`mutation($in: RecordInput!) { createRecord(input: $in) { id } }`, map[string]any{"in": map[string]any{
+			c.Do(`mutation($in: RecordInput!) { createRecord(input: $in) { id } }`, map[string]any{"in": map[string]any{
 				"type": "SEMANTIC", "scope": scope, "sensitivity": "HIGH", "payload": map[string]any{"semantic": map[string]any{
 					"subject": "ledger", "predicate": "does", "object": text,
 					"evidence": []any{map[string]any{"sourceType": "test", "sourceId": "t"}}}}}}, &out)
@@ -30,19 +31,19 @@ func TestBlindWritePaths(t *testing.T) {
 		}},
 		{"ingestObservation", func(scope string) []string {
 			var out struct{ IngestObservation struct{ ID string } }
-			c.do(`mutation($in: IngestObservationInput!) { ingestObservation(input: $in) { id } }`, map[string]any{"in": map[string]any{
+			c.Do(`mutation($in: IngestObservationInput!) { ingestObservation(input: $in) { id } }`, map[string]any{"in": map[string]any{
 				"source": "agent", "subject": "ledger", "predicate": "does", "object": text, "scope": scope, "sensitivity": "HIGH"}}, &out)
 			return []string{out.IngestObservation.ID}
 		}},
 		{"ingestEvent", func(scope string) []string {
 			var out struct{ IngestEvent struct{ ID string } }
-			c.do(`mutation($in: IngestEventInput!) { ingestEvent(input: $in) { id } }`, map[string]any{"in": map[string]any{
+			c.Do(`mutation($in: IngestEventInput!) { ingestEvent(input: $in) { id } }`, map[string]any{"in": map[string]any{
 				"source": "agent", "eventKind": "note", "ref": "turn-1", "summary": text, "scope": scope, "sensitivity": "HYPER"}}, &out)
 			return []string{out.IngestEvent.ID}
 		}},
 		{"ingestWorkingState", func(scope string) []string {
 			var out struct{ IngestWorkingState struct{ ID string } }
-			c.do(`mutation($in: IngestWorkingStateInput!) { ingestWorkingState(input: $in) { id } }`, map[string]any{"in": map[string]any{
+			c.Do(`mutation($in: IngestWorkingStateInput!) { ingestWorkingState(input: $in) { id } }`, map[string]any{"in": map[string]any{
 				"source": "agent", "threadId": "t-1", "state": "EXECUTING", "contextSummary": text, "scope": scope, "sensitivity": "HIGH"}}, &out)
 			return []string{out.IngestWorkingState.ID}
 		}},
@@ -53,15 +54,15 @@ func TestBlindWritePaths(t *testing.T) {
 					"subject": subject, "predicate": "does", "object": text,
 					"evidence": []any{map[string]any{"sourceType": "test", "sourceId": "t"}}}}}
 			}
-			c.do(`mutation($ins: [RecordInput!]!) { ingestBatch(inputs: $ins) { id } }`, map[string]any{"ins": []any{in("ledger"), in("books")}}, &out)
+			c.Do(`mutation($ins: [RecordInput!]!) { ingestBatch(inputs: $ins) { id } }`, map[string]any{"ins": []any{in("ledger"), in("books")}}, &out)
 			return []string{out.IngestBatch[0].ID, out.IngestBatch[1].ID}
 		}},
 		{"supersede", func(scope string) []string {
 			var old struct{ CreateRecord struct{ ID string } }
-			c.do(`mutation($in: RecordInput!) { createRecord(input: $in) { id } }`, map[string]any{"in": map[string]any{
-				"type": "SEMANTIC", "scope": scope, "sensitivity": "HIGH", "payload": fact("ledger")}}, &old)
+			c.Do(`mutation($in: RecordInput!) { createRecord(input: $in) { id } }`, map[string]any{"in": map[string]any{
+				"type": "SEMANTIC", "scope": scope, "sensitivity": "HIGH", "payload": gqltest.Fact("ledger")}}, &old)
 			var out struct{ Supersede struct{ ID string } }
-			c.do(supersedeQ, map[string]any{"old": old.CreateRecord.ID, "in": map[string]any{
+			c.Do(supersedeQ, map[string]any{"old": old.CreateRecord.ID, "in": map[string]any{
 				"type": "SEMANTIC", "scope": scope, "sensitivity": "HIGH", "payload": map[string]any{"semantic": map[string]any{
 					"subject": "ledger", "predicate": "does", "object": text,
 					"evidence": []any{map[string]any{"sourceType": "test", "sourceId": "t"}}}}}}, &out)
@@ -76,7 +77,7 @@ func TestBlindWritePaths(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			scope := neo4jtest.Scope(t)
 			ids := tt.write(scope)
-			if err := c.db.AwaitSearchIndexes(t.Context()); err != nil {
+			if err := c.DB.AwaitSearchIndexes(t.Context()); err != nil {
 				t.Fatal(err)
 			}
 			for _, id := range ids {

@@ -50,9 +50,9 @@ type captureOut struct {
 }
 
 func (c *client) capture(in map[string]any) captureOut {
-	c.t.Helper()
+	c.T.Helper()
 	var out captureOut
-	c.do(captureQ, map[string]any{"in": in}, &out)
+	c.Do(captureQ, map[string]any{"in": in}, &out)
 	return out
 }
 
@@ -96,7 +96,7 @@ func TestCaptureMemory(t *testing.T) {
 		t.Errorf("edges %v", got)
 	}
 	for _, e := range cm.Edges {
-		if e.Actor != c.actor || e.Weight != 1 {
+		if e.Actor != c.Actor || e.Weight != 1 {
 			t.Errorf("edge %+v", e)
 		}
 	}
@@ -116,9 +116,9 @@ func TestCaptureMemory(t *testing.T) {
 		}
 	}
 	for _, id := range []string{p.ID, ent.ID, f.ID} {
-		c.do(`query($id: ID!) { record(id: $id) { auditLog { nodes { action actor actorDetail } } relations { edges { direction relation { predicate } } } } }`, map[string]any{"id": id}, &audit)
+		c.Do(`query($id: ID!) { record(id: $id) { auditLog { nodes { action actor actorDetail } } relations { edges { direction relation { predicate } } } } }`, map[string]any{"id": id}, &audit)
 		a := audit.Record.AuditLog.Nodes
-		if len(a) != 1 || a[0].Action != "CREATE" || a[0].Actor != c.actor || a[0].ActorDetail != "agent-1" {
+		if len(a) != 1 || a[0].Action != "CREATE" || a[0].Actor != c.Actor || a[0].ActorDetail != "agent-1" {
 			t.Errorf("audit of %s: %+v", names[id], a)
 		}
 	}
@@ -202,7 +202,7 @@ func TestCaptureScopeIsolation(t *testing.T) {
 			}
 		}
 	}
-	c.do(`query($id: ID!) { record(id: $id) { scope relations { edges { node { scope } } } } }`, map[string]any{"id": b1}, &rec)
+	c.Do(`query($id: ID!) { record(id: $id) { scope relations { edges { node { scope } } } } }`, map[string]any{"id": b1}, &rec)
 	if rec.Record.Scope != beta || len(rec.Record.Relations.Edges) != 1 || rec.Record.Relations.Edges[0].Node.Scope != beta {
 		t.Errorf("beta entity %+v (primary %s)", rec.Record, bPrimary)
 	}
@@ -222,10 +222,10 @@ func TestCaptureTrust(t *testing.T) {
 		}
 		return m
 	}
-	c.as(rd.Actor).fail("FORBIDDEN", captureQ, map[string]any{"in": in(nil)})
-	c.as(wr.Actor).fail("FORBIDDEN", captureQ, map[string]any{"in": in(map[string]any{"scope": other})})
-	c.as(wr.Actor).fail("FORBIDDEN", captureQ, map[string]any{"in": in(map[string]any{"sensitivity": "MEDIUM"})})
-	if n := c.count(scope) + c.count(other); n != 0 {
+	c.as(rd.Actor).Fail("FORBIDDEN", captureQ, map[string]any{"in": in(nil)})
+	c.as(wr.Actor).Fail("FORBIDDEN", captureQ, map[string]any{"in": in(map[string]any{"scope": other})})
+	c.as(wr.Actor).Fail("FORBIDDEN", captureQ, map[string]any{"in": in(map[string]any{"sensitivity": "MEDIUM"})})
+	if n := c.Count(scope) + c.Count(other); n != 0 {
 		t.Fatalf("a refused capture wrote %d records", n)
 	}
 	// A high entity the writer cannot see: the writer's capture makes its own.
@@ -259,13 +259,13 @@ func TestCaptureBadInput(t *testing.T) {
 		{map[string]any{"source": "s", "tags": []any{""}}, "input.tags[0]"},
 	} {
 		tt.in["scope"] = scope
-		errs := c.fail("BAD_USER_INPUT", captureQ, map[string]any{"in": tt.in})
+		errs := c.Fail("BAD_USER_INPUT", captureQ, map[string]any{"in": tt.in})
 		if f := fieldsOf(errs); len(f) == 0 || f[0] != tt.field {
 			t.Errorf("%v: fields %v, want %s", tt.in, f, tt.field)
 		}
 	}
-	c.fail("GRAPHQL_VALIDATION_FAILED", `mutation { captureMemory(input: {content: "x"}) { primary { id } } }`, nil)
-	if n := c.count(scope); n != 0 {
+	c.Fail("GRAPHQL_VALIDATION_FAILED", `mutation { captureMemory(input: {content: "x"}) { primary { id } } }`, nil)
+	if n := c.Count(scope); n != 0 {
 		t.Fatalf("bad input wrote %d records", n)
 	}
 }
@@ -285,7 +285,7 @@ func TestCaptureConcurrentEntityCreation(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			var out captureOut
-			errs[i] = (&benchClient{url: c.url, key: c.key}).post(mustJSON(captureQ, map[string]any{"in": map[string]any{"source": fmt.Sprint("agent-", i), "scope": scope,
+			errs[i] = (&benchClient{url: c.URL, key: c.Key}).post(mustJSON(captureQ, map[string]any{"in": map[string]any{"source": fmt.Sprint("agent-", i), "scope": scope,
 				"content": map[string]any{"service": name}}}), &out)
 			if errs[i] == nil && len(out.CaptureMemory.Edges) == 1 {
 				targets[i] = out.CaptureMemory.Edges[0].TargetID
@@ -304,7 +304,7 @@ func TestCaptureConcurrentEntityCreation(t *testing.T) {
 	var got struct {
 		Records struct{ TotalCount int }
 	}
-	c.do(`query($s: [String!]) { records(filter: {scopes: $s, types: [ENTITY]}) { totalCount } }`, map[string]any{"s": []any{scope}}, &got)
+	c.Do(`query($s: [String!]) { records(filter: {scopes: $s, types: [ENTITY]}) { totalCount } }`, map[string]any{"s": []any{scope}}, &got)
 	if got.Records.TotalCount != 1 {
 		t.Fatalf("%d entities", got.Records.TotalCount)
 	}
@@ -315,8 +315,8 @@ func TestCaptureIdempotency(t *testing.T) {
 	c := newClient(t)
 	in := map[string]any{"source": "s", "scope": scope, "content": map[string]any{"subject": "idem-" + word(), "predicate": "p", "object": "o"}}
 	var first, second captureOut
-	c.do(captureQ, map[string]any{"in": in, "k": "cap-1"}, &first)
-	c.do(captureQ, map[string]any{"in": in, "k": "cap-1"}, &second)
+	c.Do(captureQ, map[string]any{"in": in, "k": "cap-1"}, &first)
+	c.Do(captureQ, map[string]any{"in": in, "k": "cap-1"}, &second)
 	f, s := first.CaptureMemory, second.CaptureMemory
 	if f.Primary.ID != s.Primary.ID || len(s.Created) != 2 || s.Created[0].ID != f.Created[0].ID || s.Created[1].ID != f.Created[1].ID {
 		t.Fatalf("replay %+v\nfirst %+v", s, f)
@@ -325,11 +325,11 @@ func TestCaptureIdempotency(t *testing.T) {
 	if a, b := edgesOf(first, names), edgesOf(second, names); !slices.Equal(a, b) || len(a) != 3 {
 		t.Errorf("edges %v, replayed %v", a, b)
 	}
-	if n := c.count(scope); n != 3 {
+	if n := c.Count(scope); n != 3 {
 		t.Errorf("%d records", n)
 	}
 	in["summary"] = "different"
-	c.fail("CONFLICT", captureQ, map[string]any{"in": in, "k": "cap-1"})
+	c.Fail("CONFLICT", captureQ, map[string]any{"in": in, "k": "cap-1"})
 }
 
 // mustJSON marshals a GraphQL request.

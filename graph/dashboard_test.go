@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/membrane/membrane/graph"
+	"github.com/membrane/membrane/internal/gqltest"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4jtest"
 )
@@ -21,13 +22,13 @@ func TestDashboardQueriesFitReaderLimits(t *testing.T) {
 		MaxSensitivity: membrane.SensitivityMedium, Scopes: []string{scope}}
 	c := newClient(t, reader)
 	rd := c.as(reader.Actor)
-	first := c.create(scope, "SEMANTIC", fact("v1"), nil)
+	first := c.Create(scope, "SEMANTIC", gqltest.Fact("v1"), nil)
 	// More audit entries than a listed page holds.
 	for range graph.MaxListedAuditPage + 2 {
-		c.do(`mutation($id: ID!) { reinforce(id: $id, rationale: "used") { id } }`, map[string]any{"id": first}, nil)
+		c.Do(`mutation($id: ID!) { reinforce(id: $id, rationale: "used") { id } }`, map[string]any{"id": first}, nil)
 	}
 	var sup struct{ Supersede struct{ ID string } }
-	c.do(supersedeQ, map[string]any{"old": first, "in": factInput(scope, "v2")}, &sup)
+	c.Do(supersedeQ, map[string]any{"old": first, "in": factInput(scope, "v2")}, &sup)
 
 	raw, err := os.ReadFile("../docs/dashboards.md")
 	if err != nil {
@@ -41,17 +42,17 @@ func TestDashboardQueriesFitReaderLimits(t *testing.T) {
 	deep := strings.Replace(blocks[0], "auditLog(first: 20,", "auditLog(first: 500,", 1)
 	for i, q := range append(blocks, deep) {
 		t.Run(fmt.Sprintf("block %d", i+1), func(t *testing.T) {
-			r := rd.post(map[string]any{"query": q, "variables": map[string]any{"id": sup.Supersede.ID, "roots": []string{sup.Supersede.ID}}})
-			if len(r.gql.Errors) > 0 {
-				t.Fatalf("errors: %.1000s", r.body)
+			r := rd.Post(map[string]any{"query": q, "variables": map[string]any{"id": sup.Supersede.ID, "roots": []string{sup.Supersede.ID}}})
+			if len(r.Errors) > 0 {
+				t.Fatalf("errors: %.1000s", r.Body)
 			}
-			c, _ := r.gql.Extensions["complexity"].(map[string]any)
+			c, _ := r.Extensions["complexity"].(map[string]any)
 			if c == nil || c["cost"].(float64) > c["limit"].(float64) || c["limit"].(float64) != 50_000 {
 				t.Fatalf("extensions.complexity = %v", c)
 			}
 			t.Logf("cost %v", c["cost"])
-			if !strings.Contains(string(r.gql.Data), first) {
-				t.Fatalf("the lineage lacks the superseded record: %.1000s", r.gql.Data)
+			if !strings.Contains(string(r.Data), first) {
+				t.Fatalf("the lineage lacks the superseded record: %.1000s", r.Data)
 			}
 		})
 	}
@@ -72,7 +73,7 @@ func TestDashboardQueriesFitReaderLimits(t *testing.T) {
 				AuditLog struct{ Nodes []struct{ Action string } }
 			}
 		}
-		rd.do(`query($id: ID!, $old: ID!) { lineage(id: $id, direction: BOTH) { nodes { record { id auditLog(first: 500) { nodes { action } pageInfo { hasNextPage } } } } }
+		rd.Do(`query($id: ID!, $old: ID!) { lineage(id: $id, direction: BOTH) { nodes { record { id auditLog(first: 500) { nodes { action } pageInfo { hasNextPage } } } } }
 		  record(id: $old) { auditLog(first: 500) { nodes { action } } } }`, map[string]any{"id": sup.Supersede.ID, "old": first}, &out)
 		i := slices.IndexFunc(out.Lineage.Nodes, func(n struct {
 			Record struct {
@@ -101,9 +102,9 @@ func TestDashboardQueriesFitReaderLimits(t *testing.T) {
 func TestAuditLogOrder(t *testing.T) {
 	scope := neo4jtest.Scope(t)
 	c := newClient(t)
-	id := c.create(scope, "SEMANTIC", fact("ordered"), nil)
+	id := c.Create(scope, "SEMANTIC", gqltest.Fact("ordered"), nil)
 	for i := range 3 {
-		c.do(`mutation($id: ID!, $r: String) { reinforce(id: $id, rationale: $r) { id } }`, map[string]any{"id": id, "r": fmt.Sprint("r", i)}, nil)
+		c.Do(`mutation($id: ID!, $r: String) { reinforce(id: $id, rationale: $r) { id } }`, map[string]any{"id": id, "r": fmt.Sprint("r", i)}, nil)
 	}
 	type page struct {
 		Nodes    []struct{ ID, Rationale string }
@@ -122,12 +123,12 @@ func TestAuditLogOrder(t *testing.T) {
 			switch field {
 			case "record":
 				var out struct{ Record struct{ AuditLog page } }
-				c.do(`query($id: ID!, $after: String, $o: AuditOrder) { record(id: $id) { auditLog(first: 2, after: $after, order: $o) { nodes { id rationale } pageInfo { hasNextPage endCursor } } } }`,
+				c.Do(`query($id: ID!, $after: String, $o: AuditOrder) { record(id: $id) { auditLog(first: 2, after: $after, order: $o) { nodes { id rationale } pageInfo { hasNextPage endCursor } } } }`,
 					map[string]any{"id": id, "after": after, "o": orNil(order)}, &out)
 				p = out.Record.AuditLog
 			case "query":
 				var out struct{ AuditLog page }
-				c.do(`query($id: ID!, $after: String, $o: AuditOrder) { auditLog(filter: {recordId: $id}, first: 2, after: $after, order: $o) { nodes { id rationale } pageInfo { hasNextPage endCursor } } }`,
+				c.Do(`query($id: ID!, $after: String, $o: AuditOrder) { auditLog(filter: {recordId: $id}, first: 2, after: $after, order: $o) { nodes { id rationale } pageInfo { hasNextPage endCursor } } }`,
 					map[string]any{"id": id, "after": after, "o": orNil(order)}, &out)
 				p = out.AuditLog
 			}
@@ -155,7 +156,7 @@ func TestAuditLogOrder(t *testing.T) {
 		})
 	}
 	t.Run("unknown order", func(t *testing.T) {
-		c.fail("BAD_USER_INPUT", `query($id: ID!, $o: AuditOrder) { record(id: $id) { auditLog(order: $o) { nodes { id } } } }`, map[string]any{"id": id, "o": "SIDEWAYS"})
+		c.Fail("BAD_USER_INPUT", `query($id: ID!, $o: AuditOrder) { record(id: $id) { auditLog(order: $o) { nodes { id } } } }`, map[string]any{"id": id, "o": "SIDEWAYS"})
 	})
 }
 

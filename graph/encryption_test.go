@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/membrane/membrane/internal/gqltest"
 	membranehttp "github.com/membrane/membrane/internal/http"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4j"
@@ -48,9 +49,9 @@ func TestSensitivePayloadsAreEncryptedAtRest(t *testing.T) {
 		"provenance": map[string]any{"sources": []any{map[string]any{"kind": "ARTIFACT", "ref": "vault://" + secret}}},
 		"payload":    map[string]any{"semantic": map[string]any{"subject": "db password", "predicate": "is", "object": secret}}}
 	var created struct{ CreateRecord struct{ ID string } }
-	c.do(`mutation($in: RecordInput!) { createRecord(input: $in, actor: "`+secret+`") { id } }`, map[string]any{"in": in}, &created)
+	c.Do(`mutation($in: RecordInput!) { createRecord(input: $in, actor: "`+secret+`") { id } }`, map[string]any{"in": in}, &created)
 	id := created.CreateRecord.ID
-	c.do(`mutation($id: ID!) { contest(id: $id, contestingRef: "https://x/`+secret+`", rationale: "`+secret+`") { id } }`, map[string]any{"id": id}, nil)
+	c.Do(`mutation($id: ID!) { contest(id: $id, contestingRef: "https://x/`+secret+`", rationale: "`+secret+`") { id } }`, map[string]any{"id": id}, nil)
 
 	nodes := rawNodes(t, id)
 	raw, _ := json.Marshal(nodes)
@@ -80,7 +81,7 @@ func TestSensitivePayloadsAreEncryptedAtRest(t *testing.T) {
 			}
 		}
 	}
-	c.do(`query($id: ID!) { record(id: $id) { payload { ... on SemanticPayload { object } } provenance { sources { ref } }
+	c.Do(`query($id: ID!) { record(id: $id) { payload { ... on SemanticPayload { object } } provenance { sources { ref } }
 	  contestEvidence auditLog { nodes { rationale actorDetail } } } }`, map[string]any{"id": id}, &full)
 	if full.Record.Payload.Object != secret || full.Record.Provenance.Sources[0].Ref != "vault://"+secret ||
 		full.Record.ContestEvidence[0] != "https://x/"+secret || r.Status != "CONTESTED" {
@@ -92,7 +93,7 @@ func TestSensitivePayloadsAreEncryptedAtRest(t *testing.T) {
 	// Revisions keep working on sealed records.
 	sup := factInput(scope, "rotated")
 	sup["sensitivity"] = "HIGH"
-	c.do(supersedeQ, map[string]any{"old": id, "in": sup}, nil)
+	c.Do(supersedeQ, map[string]any{"old": id, "in": sup}, nil)
 	if got := c.get(id); got.Status != "SUPERSEDED" {
 		t.Fatalf("after supersede = %+v", got)
 	}
@@ -106,22 +107,22 @@ func TestSensitiveRecordsRefusedWithoutAKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close(context.Background())
-	w := newWiring(db, nil)
+	w := gqltest.NewWiring(db, nil)
 	w.Stores.Retrieval, w.Stores.Captures = nil, nil
-	srv := httptest.NewServer(membranehttp.NewHandler(w.resolver(), db, membrane.NewKeyring(nil), slog.New(slog.NewTextHandler(io.Discard, nil))))
+	srv := httptest.NewServer(membranehttp.NewHandler(w.Resolver(), db, membrane.NewKeyring(nil), slog.New(slog.NewTextHandler(io.Discard, nil))))
 	defer srv.Close()
-	c := &client{t: t, url: srv.URL, db: db}
+	c := &client{&gqltest.Client{T: t, URL: srv.URL, DB: db}}
 	scope := neo4jtest.Scope(t)
 	for _, sens := range []string{"HIGH", "HYPER"} {
 		in := factInput(scope, "secret")
 		in["sensitivity"] = sens
-		errs := c.fail("FAILED_PRECONDITION", `mutation($in: RecordInput!) { createRecord(input: $in) { id } }`, map[string]any{"in": in})
+		errs := c.Fail("FAILED_PRECONDITION", `mutation($in: RecordInput!) { createRecord(input: $in) { id } }`, map[string]any{"in": in})
 		if !strings.Contains(errs[0].Message, "encryption key") {
 			t.Fatalf("message = %q", errs[0].Message)
 		}
 	}
-	c.do(`mutation($in: RecordInput!) { createRecord(input: $in) { id } }`, map[string]any{"in": factInput(scope, "fine")}, nil)
-	if n := c.count(scope); n != 1 {
+	c.Do(`mutation($in: RecordInput!) { createRecord(input: $in) { id } }`, map[string]any{"in": factInput(scope, "fine")}, nil)
+	if n := c.Count(scope); n != 1 {
 		t.Fatalf("records = %d, want only the medium one", n)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/membrane/membrane/internal/gqltest"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4jtest"
 )
@@ -58,8 +59,8 @@ func (g graphResult) edges(names map[string]string) string {
 }
 
 func relate(c *client, s, pred, t string) {
-	c.t.Helper()
-	c.do(`mutation($s: ID!, $p: RelationPredicate!, $t: ID!) { addRelation(sourceId: $s, predicate: $p, targetId: $t, rationale: "seed") { sourceId } }`,
+	c.T.Helper()
+	c.Do(`mutation($s: ID!, $p: RelationPredicate!, $t: ID!) { addRelation(sourceId: $s, predicate: $p, targetId: $t, rationale: "seed") { sourceId } }`,
 		map[string]any{"s": s, "p": pred, "t": t}, nil)
 }
 
@@ -71,7 +72,7 @@ func TestGraphQuery(t *testing.T) {
 	names, ids := map[string]string{}, map[string]string{}
 	for i := range 5 {
 		n := fmt.Sprintf("r%d", i)
-		ids[n] = c.create(scope, "SEMANTIC", fact(n), nil)
+		ids[n] = c.Create(scope, "SEMANTIC", gqltest.Fact(n), nil)
 		names[ids[n]] = n
 	}
 	relate(c, ids["r0"], "RELATED_TO", ids["r1"])
@@ -79,7 +80,7 @@ func TestGraphQuery(t *testing.T) {
 	relate(c, ids["r2"], "RELATED_TO", ids["r3"])
 	relate(c, ids["r4"], "SUPPORTS", ids["r0"])
 	var sup struct{ Supersede struct{ ID string } }
-	c.do(supersedeQ, map[string]any{"old": ids["r4"], "in": factInput(scope, "r5")}, &sup)
+	c.Do(supersedeQ, map[string]any{"old": ids["r4"], "in": factInput(scope, "r5")}, &sup)
 	ids["r5"], names[sup.Supersede.ID] = sup.Supersede.ID, "r5"
 
 	q := `query($roots: [ID!]!, $hops: Int, $p: [RelationPredicate!], $d: RelationDirection, $limit: Int) {
@@ -122,7 +123,7 @@ func TestGraphQuery(t *testing.T) {
 			}
 			vars["roots"] = roots
 			var g graphResult
-			c.do(q, vars, &g)
+			c.Do(q, vars, &g)
 			if got := g.nodes(names); got != tc.nodes {
 				t.Errorf("nodes = %s, want %s", got, tc.nodes)
 			}
@@ -139,7 +140,7 @@ func TestGraphQuery(t *testing.T) {
 func TestGraphQueryBounds(t *testing.T) {
 	scope := neo4jtest.Scope(t)
 	c := newClient(t)
-	id := c.create(scope, "SEMANTIC", fact("bounds"), nil)
+	id := c.Create(scope, "SEMANTIC", gqltest.Fact("bounds"), nil)
 	q := `query($roots: [ID!]!, $hops: Int, $limit: Int) { graph(roots: $roots, hops: $hops, limit: $limit) { truncated } }`
 	many := make([]string, membrane.MaxGraphRoots+1)
 	for i := range many {
@@ -159,11 +160,11 @@ func TestGraphQueryBounds(t *testing.T) {
 		{"limit below the roots", map[string]any{"roots": []string{id, id + "x"}, "limit": 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c.fail("BAD_USER_INPUT", q, tc.vars)
+			c.Fail("BAD_USER_INPUT", q, tc.vars)
 		})
 	}
 	t.Run("largest allowed", func(t *testing.T) {
-		c.do(q, map[string]any{"roots": []string{id}, "hops": membrane.MaxGraphHops, "limit": membrane.MaxGraphLimit}, nil)
+		c.Do(q, map[string]any{"roots": []string{id}, "hops": membrane.MaxGraphHops, "limit": membrane.MaxGraphLimit}, nil)
 	})
 }
 
@@ -179,7 +180,7 @@ func TestGraphQueryIsGated(t *testing.T) {
 		{"root", scope, "LOW"}, {"hidden", scope, "HYPER"}, {"behind", scope, "LOW"}, {"red", scope, "HIGH"},
 		{"beyond", scope, "LOW"}, {"away", other, "LOW"}, {"shown", scope, "MEDIUM"},
 	} {
-		ids[n.name] = c.create(n.scope, "SEMANTIC", fact("secret-"+n.name), map[string]any{"sensitivity": n.sensitivity})
+		ids[n.name] = c.Create(n.scope, "SEMANTIC", gqltest.Fact("secret-"+n.name), map[string]any{"sensitivity": n.sensitivity})
 		names[ids[n.name]] = n.name
 	}
 	relate(c, ids["root"], "RELATED_TO", ids["hidden"])
@@ -192,14 +193,14 @@ func TestGraphQueryIsGated(t *testing.T) {
 
 	t.Run("admin sees everything", func(t *testing.T) {
 		var g graphResult
-		c.do(q, map[string]any{"roots": []string{ids["root"]}}, &g)
+		c.Do(q, map[string]any{"roots": []string{ids["root"]}}, &g)
 		if got, want := g.nodes(names), "away:1 behind:2 beyond:2 hidden:1 red:1 root:0 shown:1"; got != want {
 			t.Fatalf("nodes = %s, want %s", got, want)
 		}
 	})
 	t.Run("invisible absent, redacted shown redacted and not expanded", func(t *testing.T) {
 		var g graphResult
-		resp := r.raw(q, map[string]any{"roots": []string{ids["root"]}})
+		resp := r.Raw(q, map[string]any{"roots": []string{ids["root"]}})
 		if len(resp.Errors) > 0 {
 			t.Fatalf("errors: %+v", resp.Errors)
 		}
@@ -213,12 +214,12 @@ func TestGraphQueryIsGated(t *testing.T) {
 			t.Fatalf("edges = %s, want %s", got, want)
 		}
 		for _, n := range []string{"hidden", "behind", "beyond", "away"} {
-			if bytes.Contains(resp.body, []byte(ids[n])) {
-				t.Errorf("the response names %s: %s", n, resp.body)
+			if bytes.Contains(resp.Body, []byte(ids[n])) {
+				t.Errorf("the response names %s: %s", n, resp.Body)
 			}
 		}
-		if bytes.Contains(resp.body, []byte("secret-red")) {
-			t.Errorf("the response shows the redacted record's payload: %s", resp.body)
+		if bytes.Contains(resp.Body, []byte("secret-red")) {
+			t.Errorf("the response shows the redacted record's payload: %s", resp.Body)
 		}
 		for _, n := range g.Graph.Nodes {
 			if n.Record.Redacted && n.Record.Caption != "semantic (redacted)" {
@@ -228,9 +229,9 @@ func TestGraphQueryIsGated(t *testing.T) {
 	})
 	t.Run("a root the caller cannot see reads as a missing one", func(t *testing.T) {
 		missing := membrane.NewID()
-		want := r.fail("NOT_FOUND", q, map[string]any{"roots": []string{missing}})[0].Message
+		want := r.Fail("NOT_FOUND", q, map[string]any{"roots": []string{missing}})[0].Message
 		for _, n := range []string{"hidden", "away"} {
-			errs := r.fail("NOT_FOUND", q, map[string]any{"roots": []string{ids["root"], ids[n]}})
+			errs := r.Fail("NOT_FOUND", q, map[string]any{"roots": []string{ids["root"], ids[n]}})
 			if got := strings.ReplaceAll(errs[0].Message, ids[n], missing); got != want {
 				t.Errorf("%s: message %q, a missing root's %q", n, errs[0].Message, want)
 			}
@@ -238,7 +239,7 @@ func TestGraphQueryIsGated(t *testing.T) {
 	})
 	t.Run("a redacted root is shown redacted and not expanded", func(t *testing.T) {
 		var g graphResult
-		r.do(q, map[string]any{"roots": []string{ids["red"]}}, &g)
+		r.Do(q, map[string]any{"roots": []string{ids["red"]}}, &g)
 		if got, want := g.nodes(names), "red:0:redacted"; got != want || len(g.Graph.Edges) != 0 {
 			t.Fatalf("nodes = %s, want %s", got, want)
 		}
@@ -255,7 +256,7 @@ func TestRecordCaption(t *testing.T) {
 		payload map[string]any
 		want    string
 	}{
-		{"SEMANTIC", fact("postgres"), "postgres is x"},
+		{"SEMANTIC", gqltest.Fact("postgres"), "postgres is x"},
 		{"EPISODIC", map[string]any{"episodic": map[string]any{"timeline": []any{
 			map[string]any{"t": "2026-01-02T03:04:05Z", "eventKind": "deploy", "ref": "r1"},
 			map[string]any{"t": "2026-01-02T03:05:05Z", "eventKind": "error", "ref": "r2", "summary": "pool exhausted"}}}}, "error: pool exhausted"},
@@ -270,23 +271,23 @@ func TestRecordCaption(t *testing.T) {
 		{"ENTITY", map[string]any{"entity": map[string]any{"canonicalName": long}}, strings.Repeat("é", 40) + "…"},
 	} {
 		t.Run(tc.typ+" "+tc.want, func(t *testing.T) {
-			id := c.create(scope, tc.typ, tc.payload, map[string]any{"sensitivity": "LOW"})
+			id := c.Create(scope, tc.typ, tc.payload, map[string]any{"sensitivity": "LOW"})
 			var out struct{ Record struct{ Caption string } }
-			c.do(`query($id: ID!) { record(id: $id) { caption } }`, map[string]any{"id": id}, &out)
+			c.Do(`query($id: ID!) { record(id: $id) { caption } }`, map[string]any{"id": id}, &out)
 			if out.Record.Caption != tc.want {
 				t.Errorf("caption = %q, want %q", out.Record.Caption, tc.want)
 			}
 		})
 	}
 	t.Run("redacted", func(t *testing.T) {
-		id := c.create(scope, "ENTITY", map[string]any{"entity": map[string]any{"canonicalName": "secret-name"}}, map[string]any{"sensitivity": "HIGH"})
+		id := c.Create(scope, "ENTITY", map[string]any{"entity": map[string]any{"canonicalName": "secret-name"}}, map[string]any{"sensitivity": "HIGH"})
 		var out struct {
 			Record struct {
 				Caption  string
 				Redacted bool
 			}
 		}
-		c.as(reader.Actor).do(`query($id: ID!) { record(id: $id) { caption redacted } }`, map[string]any{"id": id}, &out)
+		c.as(reader.Actor).Do(`query($id: ID!) { record(id: $id) { caption redacted } }`, map[string]any{"id": id}, &out)
 		if !out.Record.Redacted || out.Record.Caption != "entity (redacted)" {
 			t.Errorf("redacted record: %+v, want caption %q", out.Record, "entity (redacted)")
 		}
@@ -296,8 +297,8 @@ func TestRecordCaption(t *testing.T) {
 func TestRelationIDIsStable(t *testing.T) {
 	scope := neo4jtest.Scope(t)
 	c := newClient(t)
-	a := c.create(scope, "SEMANTIC", fact("a"), nil)
-	b := c.create(scope, "SEMANTIC", fact("b"), nil)
+	a := c.Create(scope, "SEMANTIC", gqltest.Fact("a"), nil)
+	b := c.Create(scope, "SEMANTIC", gqltest.Fact("b"), nil)
 	relate(c, a, "DEPENDS_ON", b)
 	relate(c, b, "MENTIONS", a)
 	want := map[string]string{
@@ -309,7 +310,7 @@ func TestRelationIDIsStable(t *testing.T) {
 	read := func(c *client) map[string]string {
 		got := map[string]string{}
 		var g graphResult
-		c.do(`query($r: [ID!]!) { graph(roots: $r) `+graphSel+` }`, map[string]any{"r": []string{a}}, &g)
+		c.Do(`query($r: [ID!]!) { graph(roots: $r) `+graphSel+` }`, map[string]any{"r": []string{a}}, &g)
 		for _, e := range g.Graph.Edges {
 			got[e.ID] = e.Predicate
 		}
@@ -325,7 +326,7 @@ func TestRelationIDIsStable(t *testing.T) {
 				Edges []struct{ ID, Predicate string }
 			}
 		}
-		c.do(`query($id: ID!) { record(id: $id) { relations { edges { relation { id predicate } } } }
+		c.Do(`query($id: ID!) { record(id: $id) { relations { edges { relation { id predicate } } } }
 		  lineage(id: $id, direction: BOTH, predicates: [DEPENDS_ON, MENTIONS]) { edges { id predicate } } }`, map[string]any{"id": a}, &rel)
 		for _, e := range rel.Record.Relations.Edges {
 			if p, ok := got[e.Relation.ID]; !ok || p != e.Relation.Predicate {
@@ -339,7 +340,7 @@ func TestRelationIDIsStable(t *testing.T) {
 		}
 		return got
 	}
-	for i, got := range []map[string]string{read(c), read(&client{t: t, url: c.serve(nil), key: c.key})} {
+	for i, got := range []map[string]string{read(c), read(&client{&gqltest.Client{T: t, URL: c.Serve(nil), Key: c.Key}})} {
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("server %d: edges %v, want %v", i, got, want)
 		}
@@ -349,15 +350,15 @@ func TestRelationIDIsStable(t *testing.T) {
 func TestGraphQueryAsOf(t *testing.T) {
 	scope := neo4jtest.Scope(t)
 	c := newClient(t)
-	a := c.create(scope, "SEMANTIC", fact("a"), nil)
-	b := c.create(scope, "SEMANTIC", fact("b"), nil)
+	a := c.Create(scope, "SEMANTIC", gqltest.Fact("a"), nil)
+	b := c.Create(scope, "SEMANTIC", gqltest.Fact("b"), nil)
 	var rel struct{ AddRelation struct{ CreatedAt string } }
-	c.do(`mutation($s: ID!, $t: ID!) { addRelation(sourceId: $s, predicate: USES, targetId: $t, rationale: "seed") { createdAt } }`,
+	c.Do(`mutation($s: ID!, $t: ID!) { addRelation(sourceId: $s, predicate: USES, targetId: $t, rationale: "seed") { createdAt } }`,
 		map[string]any{"s": a, "t": b}, &rel)
 	then := rel.AddRelation.CreatedAt
-	late := c.create(scope, "SEMANTIC", fact("late"), nil)
+	late := c.Create(scope, "SEMANTIC", gqltest.Fact("late"), nil)
 	relate(c, b, "USES", late)
-	c.do(retractQ, map[string]any{"id": b}, nil)
+	c.Do(retractQ, map[string]any{"id": b}, nil)
 	names := map[string]string{a: "a", b: "b", late: "late"}
 	q := `query($r: [ID!]!, $at: DateTime) { graph(roots: $r, asOf: $at) { nodes { depth record { id status version } } edges { id } } }`
 	var now, past struct {
@@ -379,8 +380,8 @@ func TestGraphQueryAsOf(t *testing.T) {
 		}
 		return s
 	}
-	c.do(q, map[string]any{"r": []string{a}}, &now)
-	c.do(q, map[string]any{"r": []string{a}, "at": then}, &past)
+	c.Do(q, map[string]any{"r": []string{a}}, &now)
+	c.Do(q, map[string]any{"r": []string{a}, "at": then}, &past)
 	if len(now.Graph.Nodes) != 3 || len(now.Graph.Edges) != 2 {
 		t.Errorf("now: %s", show(now))
 	}
@@ -388,5 +389,5 @@ func TestGraphQueryAsOf(t *testing.T) {
 		t.Errorf("as of the first edge: %s, want a and b (ACTIVE) and their edge", show(past))
 	}
 	// A root created after asOf did not exist then.
-	c.fail("NOT_FOUND", q, map[string]any{"r": []string{late}, "at": then})
+	c.Fail("NOT_FOUND", q, map[string]any{"r": []string{late}, "at": then})
 }

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/membrane/membrane/internal/embedding"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4jtest"
 )
@@ -30,14 +29,6 @@ func named(names map[string]string, ids []string) []string {
 	return out
 }
 
-// with returns the client reporting to t (a subtest's failures must not
-// stop its parent).
-func (c *client) with(t testing.TB) *client {
-	d := *c
-	d.t = t
-	return &d
-}
-
 func tagged(tags ...string) func(*membrane.Record) {
 	return func(r *membrane.Record) { r.Tags = tags }
 }
@@ -45,7 +36,7 @@ func tagged(tags ...string) func(*membrane.Record) {
 const graphRootsQ = `query($in: RetrieveGraphInput!) { retrieveGraph(input: $in) { nodes { root record { id } } } }`
 
 func (c *client) graphRoots(in map[string]any) []string {
-	c.t.Helper()
+	c.T.Helper()
 	var out struct {
 		RetrieveGraph struct {
 			Nodes []struct {
@@ -54,7 +45,7 @@ func (c *client) graphRoots(in map[string]any) []string {
 			}
 		}
 	}
-	c.do(graphRootsQ, map[string]any{"in": in}, &out)
+	c.Do(graphRootsQ, map[string]any{"in": in}, &out)
 	var ids []string
 	for _, n := range out.RetrieveGraph.Nodes {
 		if n.Root {
@@ -120,7 +111,7 @@ func TestRetrieveTagsFilter(t *testing.T) {
 	}
 	t.Run("bad tags", func(t *testing.T) {
 		for _, q := range []string{retrieveQ, graphRootsQ} {
-			errs := c.with(t).fail("BAD_USER_INPUT", q, map[string]any{"in": map[string]any{"query": w, "tags": []any{"a", ""}}})
+			errs := c.with(t).Fail("BAD_USER_INPUT", q, map[string]any{"in": map[string]any{"query": w, "tags": []any{"a", ""}}})
 			if f := fmt.Sprint(errs[0].Extensions["fields"]); !strings.Contains(f, "input.tags[1]") {
 				t.Errorf("fields %s", f)
 			}
@@ -136,7 +127,7 @@ type textListing struct {
 }
 
 func (c *client) listText(filter map[string]any, order map[string]any, first int, asOf *time.Time) textListing {
-	c.t.Helper()
+	c.T.Helper()
 	var out textListing
 	var after any
 	vars := map[string]any{"f": filter, "o": order, "n": first}
@@ -146,7 +137,7 @@ func (c *client) listText(filter map[string]any, order map[string]any, first int
 	for {
 		vars["after"] = after
 		var page listed
-		c.do(`query($f: RecordFilter, $o: RecordOrder, $n: Int, $after: String, $at: DateTime) {
+		c.Do(`query($f: RecordFilter, $o: RecordOrder, $n: Int, $after: String, $at: DateTime) {
 		  records(filter: $f, orderBy: $o, first: $n, after: $after, asOf: $at) { nodes { id } totalCount pageInfo { hasNextPage endCursor } } }`, vars, &page)
 		out.pages++
 		for _, n := range page.Records.Nodes {
@@ -283,7 +274,7 @@ func TestRecordsTextFilter(t *testing.T) {
 func TestRecordsTextFilterBadInputNamesTheField(t *testing.T) {
 	c := newClient(t)
 	for _, text := range []string{"*", strings.Repeat("x", membrane.MaxQueryBytes+1)} {
-		errs := c.fail("BAD_USER_INPUT", `query($f: RecordFilter) { records(filter: $f) { totalCount } }`,
+		errs := c.Fail("BAD_USER_INPUT", `query($f: RecordFilter) { records(filter: $f) { totalCount } }`,
 			map[string]any{"f": map[string]any{"text": text}})
 		if f := fmt.Sprint(errs[0].Extensions["fields"]); !strings.Contains(f, "filter.text") {
 			t.Errorf("%.10q: fields %s", text, f)
@@ -397,7 +388,7 @@ func TestSearchBadInput(t *testing.T) {
 	run := func(t *testing.T, query string, fields func(json.RawMessage) (string, map[string]any), ids func(*testing.T, json.RawMessage) []string, want []string) {
 		t.Helper()
 		gql, vars := fields(json.RawMessage(query))
-		resp := c.with(t).raw(gql, vars)
+		resp := c.with(t).Raw(gql, vars)
 		if len(want) == 1 && want[0] == bad {
 			if len(resp.Errors) == 0 || resp.Errors[0].Extensions["code"] != "BAD_USER_INPUT" {
 				t.Fatalf("want %s, got %+v data %s", "BAD_USER_INPUT", resp.Errors, resp.Data)
@@ -483,19 +474,12 @@ func TestSearchBadInput(t *testing.T) {
 	// With an embedder, retrieve and retrieveGraph also search the query's
 	// embedding, whose nearest records are whatever they are: the text is
 	// refused the same way, and nothing else may fail.
-	emb, err := embedding.New(embedding.Config{Endpoint: fakeEmbeddingServer(t, new(atomic.Bool)), Model: "fake-1", Dimensions: fakeDims})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cv := newClientWith(t, func(w *wiring) { w.Options.Embedder = emb })
-	if err := cv.db.EnsureVectorIndex(t.Context(), fakeDims); err != nil {
-		t.Fatal(err)
-	}
+	cv := vectorClient(t, new(atomic.Bool))
 	for _, s := range surfaces[:2] {
 		for _, tt := range tests {
 			t.Run(s.name+"+vector/"+tt.name, func(t *testing.T) {
 				gql, vars := s.fields(json.RawMessage(tt.query))
-				resp := cv.with(t).raw(gql, vars)
+				resp := cv.with(t).Raw(gql, vars)
 				switch {
 				case len(tt.want) == 1 && tt.want[0] == bad:
 					if len(resp.Errors) == 0 || resp.Errors[0].Extensions["code"] != "BAD_USER_INPUT" {

@@ -3,6 +3,7 @@ package graph_test
 import (
 	"testing"
 
+	"github.com/membrane/membrane/internal/gqltest"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4jtest"
 )
@@ -22,10 +23,10 @@ func TestContestReference(t *testing.T) {
 		}
 	}
 	t.Run("a mistyped record id", func(t *testing.T) {
-		target := c.create(scope, "SEMANTIC", fact("mistyped"), nil)
+		target := c.Create(scope, "SEMANTIC", gqltest.Fact("mistyped"), nil)
 		before := c.snapshot(scope)
 		ref := membrane.NewID()
-		errs := c.fail("NOT_FOUND", q, map[string]any{"id": target, "ref": ref})
+		errs := c.Fail("NOT_FOUND", q, map[string]any{"id": target, "ref": ref})
 		if want := `record "` + ref + `" not found`; errs[0].Message != want {
 			t.Fatalf("message %q, want %q", errs[0].Message, want)
 		}
@@ -35,18 +36,18 @@ func TestContestReference(t *testing.T) {
 	})
 	for _, ref := range []string{"https://tickets.example/42", "ticket-42", "not-a-uuid-0000-0000-0000-000000000000"} {
 		t.Run("external "+ref, func(t *testing.T) {
-			target := c.create(scope, "SEMANTIC", fact("ext"), nil)
+			target := c.Create(scope, "SEMANTIC", gqltest.Fact("ext"), nil)
 			var got contested
-			c.do(q, map[string]any{"id": target, "ref": ref}, &got)
+			c.Do(q, map[string]any{"id": target, "ref": ref}, &got)
 			if got.Contest.Status != "CONTESTED" || len(got.Contest.ContestEvidence) != 1 || got.Contest.ContestEvidence[0] != ref || len(got.Contest.ContestedBy) != 0 {
 				t.Fatalf("contest = %+v", got.Contest)
 			}
 		})
 	}
 	t.Run("a record", func(t *testing.T) {
-		target, by := c.create(scope, "SEMANTIC", fact("t"), nil), c.create(scope, "SEMANTIC", fact("by"), nil)
+		target, by := c.Create(scope, "SEMANTIC", gqltest.Fact("t"), nil), c.Create(scope, "SEMANTIC", gqltest.Fact("by"), nil)
 		var got contested
-		c.do(q, map[string]any{"id": target, "ref": by}, &got)
+		c.Do(q, map[string]any{"id": target, "ref": by}, &got)
 		if len(got.Contest.ContestedBy) != 1 || got.Contest.ContestedBy[0].ID != by || len(got.Contest.ContestEvidence) != 0 {
 			t.Fatalf("contest = %+v", got.Contest)
 		}
@@ -64,21 +65,21 @@ func TestProvenanceCreatedBy(t *testing.T) {
 		var out struct {
 			Record struct{ Provenance struct{ CreatedBy string } }
 		}
-		c.do(`query($id: ID!) { record(id: $id) { provenance { createdBy } } }`, map[string]any{"id": id}, &out)
+		c.Do(`query($id: ID!) { record(id: $id) { provenance { createdBy } } }`, map[string]any{"id": id}, &out)
 		return out.Record.Provenance.CreatedBy
 	}
-	created := c.create(scope, "SEMANTIC", fact("cb"), nil)
-	named := c.create(scope, "SEMANTIC", fact("named"), map[string]any{
+	created := c.Create(scope, "SEMANTIC", gqltest.Fact("cb"), nil)
+	named := c.Create(scope, "SEMANTIC", gqltest.Fact("named"), map[string]any{
 		"provenance": map[string]any{"createdBy": "importer", "sources": []any{map[string]any{"kind": "EVENT", "ref": "seed"}}}})
 	var sup struct{ Supersede struct{ ID string } }
-	c.do(supersedeQ, map[string]any{"old": created, "in": factInput(scope, "cb2")}, &sup)
+	c.Do(supersedeQ, map[string]any{"old": created, "in": factInput(scope, "cb2")}, &sup)
 	var fork struct{ Fork struct{ ID string } }
-	c.do(`mutation($src: ID!, $in: RecordInput!) { fork(sourceId: $src, newRecord: $in) { id } }`, map[string]any{"src": named, "in": factInput(scope, "f")}, &fork)
+	c.Do(`mutation($src: ID!, $in: RecordInput!) { fork(sourceId: $src, newRecord: $in) { id } }`, map[string]any{"src": named, "in": factInput(scope, "f")}, &fork)
 	for _, tt := range []struct{ name, id, want string }{
-		{"createRecord", created, c.actor},
+		{"createRecord", created, c.Actor},
 		{"createRecord naming its creator", named, "importer"},
-		{"supersede", sup.Supersede.ID, c.actor},
-		{"fork", fork.Fork.ID, c.actor},
+		{"supersede", sup.Supersede.ID, c.Actor},
+		{"fork", fork.Fork.ID, c.Actor},
 	} {
 		if got := createdBy(tt.id); got != tt.want {
 			t.Errorf("%s: provenance.createdBy %q, want %q", tt.name, got, tt.want)

@@ -20,6 +20,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/membrane/membrane/internal/gqltest"
 	membranehttp "github.com/membrane/membrane/internal/http"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4jtest"
@@ -51,9 +52,9 @@ func handlerForFuzz(t *testing.T) http.Handler {
 			fuzzErr = err // every input fails alike, not just the first
 			return
 		}
-		w := newWiring(db, nil)
+		w := gqltest.NewWiring(db, nil)
 		w.Stores.Deletes, w.Stores.Metrics = db, db
-		fuzzHandler = membranehttp.NewHandler(w.resolver(), db, membrane.NewKeyring([]membrane.APIKey{k}),
+		fuzzHandler = membranehttp.NewHandler(w.Resolver(), db, membrane.NewKeyring([]membrane.APIKey{k}),
 			slog.New(slog.NewTextHandler(io.Discard, nil)))
 	})
 	if fuzzErr != nil {

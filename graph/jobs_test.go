@@ -5,33 +5,15 @@ import (
 	"log/slog"
 	"math"
 	"net/http/httptest"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/membrane/membrane/internal/gqltest"
 	membranehttp "github.com/membrane/membrane/internal/http"
 	"github.com/membrane/membrane/internal/jobs"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4jtest"
 )
-
-// testClock is the injected clock of the API and the job runner.
-type testClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *testClock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
 
 func principal(role membrane.Role, ceiling membrane.Sensitivity, scopes ...string) *membrane.Trust {
 	t, err := membrane.NewTrust(membrane.Principal{Actor: "user-" + string(role), Role: role, MaxSensitivity: ceiling, Scopes: scopes}, nil, nil)
@@ -44,7 +26,7 @@ func principal(role membrane.Role, ceiling membrane.Sensitivity, scopes ...strin
 // jobsClient is a client authenticated by an API key as trust's principal
 // (nil: a reader of public, unscoped records only) whose server runs jobs
 // restricted to scope, on the clock c.
-func jobsClient(t *testing.T, trust *membrane.Trust, scope string, c *testClock) *client {
+func jobsClient(t *testing.T, trust *membrane.Trust, scope string, c *gqltest.Clock) *client {
 	t.Helper()
 	db := neo4jtest.DB(t)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -54,11 +36,11 @@ func jobsClient(t *testing.T, trust *membrane.Trust, scope string, c *testClock)
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = runner.Stop(t.Context()) })
-	w := newWiring(db, nil)
+	w := gqltest.NewWiring(db, nil)
 	w.Stores.Retrieval, w.Stores.Captures = nil, nil
 	w.Stores.Deletes, w.Stores.Metrics, w.Stores.Jobs = db, db, runner
 	w.Options.Now = c.Now
-	r := w.resolver()
+	r := w.Resolver()
 	p := membrane.Principal{Actor: "public", Role: membrane.RoleReader, MaxSensitivity: membrane.SensitivityPublic, Scopes: []string{}}
 	if trust != nil {
 		p = trust.Principal
@@ -70,21 +52,21 @@ func jobsClient(t *testing.T, trust *membrane.Trust, scope string, c *testClock)
 	}
 	srv := httptest.NewServer(membranehttp.NewHandler(r, db, membrane.NewKeyring([]membrane.APIKey{key}), log))
 	t.Cleanup(srv.Close)
-	return &client{t: t, url: srv.URL, db: db, key: secret, actor: p.Actor, keys: map[string]string{p.Actor: secret}}
+	return &client{&gqltest.Client{T: t, URL: srv.URL, DB: db, Key: secret, Actor: p.Actor, Keys: map[string]string{p.Actor: secret}}}
 }
 
 func TestAdminOnly(t *testing.T) {
 	scope := neo4jtest.Scope(t)
-	c := &testClock{t: time.Now().UTC()}
+	c := gqltest.NewClock(time.Now().UTC())
 	for name, trust := range map[string]*membrane.Trust{
 		"no principal": nil,
 		"writer":       principal(membrane.RoleWriter, membrane.SensitivityHyper, "*"),
 	} {
 		t.Run(name, func(t *testing.T) {
 			cl := jobsClient(t, trust, scope, c)
-			cl.fail("FORBIDDEN", `mutation { runJob(job: DECAY) { id } }`, nil)
-			cl.fail("FORBIDDEN", `query { jobRuns { nodes { id } } }`, nil)
-			cl.fail("FORBIDDEN", `mutation { deleteRecord(id: "x") { id } }`, nil)
+			cl.Fail("FORBIDDEN", `mutation { runJob(job: DECAY) { id } }`, nil)
+			cl.Fail("FORBIDDEN", `query { jobRuns { nodes { id } } }`, nil)
+			cl.Fail("FORBIDDEN", `mutation { deleteRecord(id: "x") { id } }`, nil)
 		})
 	}
 }
@@ -105,15 +87,15 @@ const runSel = `id job trigger holder slot scopes startedAt finishedAt scanned c
 
 func TestRunJobAndJobRuns(t *testing.T) {
 	scope := neo4jtest.Scope(t)
-	c := &testClock{t: time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)}
+	c := gqltest.NewClock(time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC))
 	cl := jobsClient(t, principal(membrane.RoleAdmin, membrane.SensitivityHyper, "*"), scope, c)
 	ids := make([]string, 3)
 	for i := range ids {
-		ids[i] = cl.create(scope, "SEMANTIC", fact("f"), map[string]any{"lifecycle": map[string]any{"halfLifeSeconds": 3600}})
+		ids[i] = cl.Create(scope, "SEMANTIC", gqltest.Fact("f"), map[string]any{"lifecycle": map[string]any{"halfLifeSeconds": 3600}})
 	}
 	c.Add(time.Hour)
 	var out struct{ RunJob jobRun }
-	cl.do(`mutation { runJob(job: DECAY) { `+runSel+` } }`, nil, &out)
+	cl.Do(`mutation { runJob(job: DECAY) { `+runSel+` } }`, nil, &out)
 	run := out.RunJob
 	if run.Job != "DECAY" || run.Trigger != "MANUAL" || run.Holder != "graph-test" || run.Scanned != 3 || run.Changed != 3 ||
 		run.Error != nil || run.FinishedAt == nil || run.Slot != nil || len(run.Scopes) != 1 {
@@ -122,7 +104,7 @@ func TestRunJobAndJobRuns(t *testing.T) {
 	if got := cl.get(ids[0]); math.Abs(got.Salience-0.5) > 1e-12 {
 		t.Fatalf("salience one half-life on = %v", got.Salience)
 	}
-	cl.do(`mutation { runJob(job: CONSOLIDATE) { `+runSel+` } }`, nil, &out)
+	cl.Do(`mutation { runJob(job: CONSOLIDATE) { `+runSel+` } }`, nil, &out)
 	if out.RunJob.Details["factsCreated"] != float64(0) || out.RunJob.Error != nil {
 		t.Fatalf("consolidation run = %+v", out.RunJob)
 	}
@@ -144,7 +126,7 @@ func TestRunJobAndJobRuns(t *testing.T) {
 	found := false
 	var after any
 	for page := 0; page < 50 && !found; page++ {
-		cl.do(q, map[string]any{"job": "DECAY", "after": after}, &runs)
+		cl.Do(q, map[string]any{"job": "DECAY", "after": after}, &runs)
 		for _, e := range runs.JobRuns.Edges {
 			if e.Node.Job != "DECAY" {
 				t.Fatalf("jobRuns(job: DECAY) listed %+v", e.Node)
@@ -159,17 +141,17 @@ func TestRunJobAndJobRuns(t *testing.T) {
 	if !found {
 		t.Fatalf("run %s not listed by jobRuns", run.ID)
 	}
-	cl.fail("BAD_USER_INPUT", `query { jobRuns(first: 501) { nodes { id } } }`, nil)
-	cl.fail("BAD_USER_INPUT", `query { jobRuns(after: "bm90IGEgY3Vyc29y") { nodes { id } } }`, nil)
+	cl.Fail("BAD_USER_INPUT", `query { jobRuns(first: 501) { nodes { id } } }`, nil)
+	cl.Fail("BAD_USER_INPUT", `query { jobRuns(after: "bm90IGEgY3Vyc29y") { nodes { id } } }`, nil)
 }
 
 func TestDeleteRecordAPI(t *testing.T) {
 	scope := neo4jtest.Scope(t)
-	c := &testClock{t: time.Now().UTC()}
+	c := gqltest.NewClock(time.Now().UTC())
 	cl := jobsClient(t, principal(membrane.RoleAdmin, membrane.SensitivityHyper, "*"), scope, c)
-	manual := cl.create(scope, "ENTITY", map[string]any{"entity": map[string]any{"canonicalName": "payments"}}, nil)
-	never := cl.create(scope, "SEMANTIC", fact("kept"), map[string]any{"lifecycle": map[string]any{"deletionPolicy": "NEVER"}})
-	cl.do(`mutation($s: ID!, $t: ID!) { addRelation(sourceId: $s, predicate: MENTIONS, targetId: $t, actor: "a") { weight } }`,
+	manual := cl.Create(scope, "ENTITY", map[string]any{"entity": map[string]any{"canonicalName": "payments"}}, nil)
+	never := cl.Create(scope, "SEMANTIC", gqltest.Fact("kept"), map[string]any{"lifecycle": map[string]any{"deletionPolicy": "NEVER"}})
+	cl.Do(`mutation($s: ID!, $t: ID!) { addRelation(sourceId: $s, predicate: MENTIONS, targetId: $t, actor: "a") { weight } }`,
 		map[string]any{"s": never, "t": manual}, nil)
 
 	var out struct {
@@ -179,36 +161,36 @@ func TestDeleteRecordAPI(t *testing.T) {
 			Previous                           map[string]any
 		}
 	}
-	cl.do(`mutation($id: ID!) { deleteRecord(id: $id, rationale: "retired service") { recordId action actor rationale removedEdges previous } }`,
+	cl.Do(`mutation($id: ID!) { deleteRecord(id: $id, rationale: "retired service") { recordId action actor rationale removedEdges previous } }`,
 		map[string]any{"id": manual}, &out)
 	d := out.DeleteRecord
 	if d.RecordID != manual || d.Action != "DELETE" || d.Actor != "user-admin" || d.Rationale != "deleted by an admin: retired service" ||
 		len(d.RemovedEdges) != 1 || d.RemovedEdges[0] != "MENTIONS<-"+never || d.Previous["type"] != "ENTITY" {
 		t.Fatalf("tombstone = %+v", d)
 	}
-	cl.fail("NOT_FOUND", `query($id: ID!) { record(id: $id) { id } }`, map[string]any{"id": manual})
+	cl.Fail("NOT_FOUND", `query($id: ID!) { record(id: $id) { id } }`, map[string]any{"id": manual})
 	var trail struct {
 		AuditLog struct{ Nodes []struct{ Action string } }
 	}
-	cl.do(`query($id: ID!) { auditLog(filter: {recordId: $id}) { nodes { action } } }`, map[string]any{"id": manual}, &trail)
+	cl.Do(`query($id: ID!) { auditLog(filter: {recordId: $id}) { nodes { action } } }`, map[string]any{"id": manual}, &trail)
 	if n := trail.AuditLog.Nodes; len(n) != 3 || n[0].Action != "CREATE" || n[1].Action != "RELATE" || n[2].Action != "DELETE" {
 		t.Fatalf("trail of the deleted record = %+v", n)
 	}
-	cl.fail("FAILED_PRECONDITION", `mutation($id: ID!) { deleteRecord(id: $id) { id } }`, map[string]any{"id": never})
-	auto := cl.create(scope, "SEMANTIC", fact("auto"), nil)
-	cl.fail("CONFLICT", `mutation($id: ID!) { deleteRecord(id: $id, expectedVersion: 7) { id } }`, map[string]any{"id": auto})
-	cl.fail("NOT_FOUND", `mutation($id: ID!) { deleteRecord(id: $id) { id } }`, map[string]any{"id": manual})
+	cl.Fail("FAILED_PRECONDITION", `mutation($id: ID!) { deleteRecord(id: $id) { id } }`, map[string]any{"id": never})
+	auto := cl.Create(scope, "SEMANTIC", gqltest.Fact("auto"), nil)
+	cl.Fail("CONFLICT", `mutation($id: ID!) { deleteRecord(id: $id, expectedVersion: 7) { id } }`, map[string]any{"id": auto})
+	cl.Fail("NOT_FOUND", `mutation($id: ID!) { deleteRecord(id: $id) { id } }`, map[string]any{"id": manual})
 }
 
 func TestRecordOutcomeAPI(t *testing.T) {
 	scope := neo4jtest.Scope(t)
 	cl := newClient(t)
-	comp := cl.create(scope, "COMPETENCE", map[string]any{"competence": map[string]any{"skillName": "deploy",
+	comp := cl.Create(scope, "COMPETENCE", map[string]any{"competence": map[string]any{"skillName": "deploy",
 		"performance": map[string]any{"successCount": 1, "failureCount": 0, "successRate": 1}}}, nil)
-	plan := cl.create(scope, "PLAN_GRAPH", map[string]any{"planGraph": map[string]any{"planId": "p1",
+	plan := cl.Create(scope, "PLAN_GRAPH", map[string]any{"planGraph": map[string]any{"planId": "p1",
 		"nodes": []any{map[string]any{"id": "a", "op": "checkout"}, map[string]any{"id": "b", "op": "build"}},
 		"edges": []any{map[string]any{"from": "a", "to": "b", "kind": "CONTROL"}}}}, nil)
-	sem := cl.create(scope, "SEMANTIC", fact("x"), nil)
+	sem := cl.Create(scope, "SEMANTIC", gqltest.Fact("x"), nil)
 	q := `mutation($id: ID!, $s: OutcomeStatus!, $k: String) { recordOutcome(recordId: $id, status: $s, actor: "agent-1", rationale: "ran it", idempotencyKey: $k) {
 	  version payload { ... on CompetencePayload { performance { successCount failureCount successRate } }
 	                    ... on PlanGraphPayload { metrics { executionCount failureRate } } }
@@ -235,37 +217,37 @@ func TestRecordOutcomeAPI(t *testing.T) {
 		}
 	}
 	var out result
-	cl.do(q, map[string]any{"id": comp, "s": "FAILURE", "k": "outcome-" + comp}, &out)
-	cl.do(q, map[string]any{"id": comp, "s": "FAILURE", "k": "outcome-" + comp}, &out) // a retry: replayed, not counted twice
+	cl.Do(q, map[string]any{"id": comp, "s": "FAILURE", "k": "outcome-" + comp}, &out)
+	cl.Do(q, map[string]any{"id": comp, "s": "FAILURE", "k": "outcome-" + comp}, &out) // a retry: replayed, not counted twice
 	p := out.RecordOutcome.Payload.Performance
 	last := out.RecordOutcome.AuditLog.Nodes[len(out.RecordOutcome.AuditLog.Nodes)-1]
 	if p.SuccessCount != 1 || p.FailureCount != 1 || p.SuccessRate != 0.5 || out.RecordOutcome.Version != 2 ||
-		last.Action != "OUTCOME" || last.Actor != cl.actor || last.Rationale != "outcome failure recorded: ran it" || last.Previous["performance"] == nil {
+		last.Action != "OUTCOME" || last.Actor != cl.Actor || last.Rationale != "outcome failure recorded: ran it" || last.Previous["performance"] == nil {
 		t.Fatalf("competence after a failure = %+v", out.RecordOutcome)
 	}
 	for _, s := range []string{"SUCCESS", "PARTIAL"} {
-		cl.do(q, map[string]any{"id": plan, "s": s}, &out)
+		cl.Do(q, map[string]any{"id": plan, "s": s}, &out)
 	}
 	if m := out.RecordOutcome.Payload.Metrics; m.ExecutionCount != 2 || m.FailureRate != 0.5 {
 		t.Fatalf("plan metrics = %+v", m)
 	}
-	cl.fail("FAILED_PRECONDITION", q, map[string]any{"id": sem, "s": "SUCCESS"})
-	cl.fail("NOT_FOUND", q, map[string]any{"id": "missing", "s": "SUCCESS"})
+	cl.Fail("FAILED_PRECONDITION", q, map[string]any{"id": sem, "s": "SUCCESS"})
+	cl.Fail("NOT_FOUND", q, map[string]any{"id": "missing", "s": "SUCCESS"})
 }
 
 func TestMetricsAreGatedByTrust(t *testing.T) {
 	scope, other := neo4jtest.Scope(t), neo4jtest.Scope(t)
-	c := &testClock{t: time.Now().UTC()}
+	c := gqltest.NewClock(time.Now().UTC())
 	seed := jobsClient(t, principal(membrane.RoleAdmin, membrane.SensitivityHyper, "*"), scope, c)
 	for _, s := range []string{"PUBLIC", "LOW", "MEDIUM", "HIGH", "HYPER"} {
-		seed.create(scope, "SEMANTIC", fact(s), map[string]any{"sensitivity": s, "salience": 0.3})
+		seed.Create(scope, "SEMANTIC", gqltest.Fact(s), map[string]any{"sensitivity": s, "salience": 0.3})
 	}
-	seed.create(scope, "COMPETENCE", map[string]any{"competence": map[string]any{"skillName": "s",
+	seed.Create(scope, "COMPETENCE", map[string]any{"competence": map[string]any{"skillName": "s",
 		"performance": map[string]any{"successCount": 1, "failureCount": 3, "successRate": 0.25}}}, map[string]any{"salience": 0.9})
-	plan := seed.create(scope, "PLAN_GRAPH", map[string]any{"planGraph": map[string]any{"planId": "p",
+	plan := seed.Create(scope, "PLAN_GRAPH", map[string]any{"planGraph": map[string]any{"planId": "p",
 		"metrics": map[string]any{"executionCount": 4, "failureRate": 0}}}, nil)
-	seed.do(`mutation($id: ID!) { reinforce(id: $id, actor: "a") { id } }`, map[string]any{"id": plan}, nil)
-	seed.create(other, "SEMANTIC", fact("elsewhere"), nil)
+	seed.Do(`mutation($id: ID!) { reinforce(id: $id, actor: "a") { id } }`, map[string]any{"id": plan}, nil)
+	seed.Create(other, "SEMANTIC", gqltest.Fact("elsewhere"), nil)
 
 	type metrics struct {
 		Metrics struct {
@@ -290,7 +272,7 @@ func TestMetricsAreGatedByTrust(t *testing.T) {
 	// (counted, but not its audit trail, which it cannot list), high and
 	// hyper not at all, and nothing of the other scope.
 	var low metrics
-	jobsClient(t, principal(membrane.RoleReader, membrane.SensitivityLow, scope), scope, c).do(q, both, &low)
+	jobsClient(t, principal(membrane.RoleReader, membrane.SensitivityLow, scope), scope, c).Do(q, both, &low)
 	m := low.Metrics
 	if m.TotalRecords != 5 || m.RedactedRecords != 1 || m.ActiveRecords != 5 || m.AuditEntries != 5 ||
 		math.Abs(m.RetrievalUsefulness-1.0/5) > 1e-9 || m.CompetenceSuccessRate != 0.25 || m.PlanReuseFrequency != 4 ||
@@ -311,8 +293,8 @@ func TestMetricsAreGatedByTrust(t *testing.T) {
 	// Every scope and level: all seven; no principal at all: nothing
 	// (none of these records is public and unscoped).
 	var all, none metrics
-	jobsClient(t, principal(membrane.RoleAdmin, membrane.SensitivityHyper, "*"), scope, c).do(q, both, &all)
-	jobsClient(t, nil, scope, c).do(q, both, &none)
+	jobsClient(t, principal(membrane.RoleAdmin, membrane.SensitivityHyper, "*"), scope, c).Do(q, both, &all)
+	jobsClient(t, nil, scope, c).Do(q, both, &none)
 	if all.Metrics.TotalRecords != 8 || all.Metrics.RedactedRecords != 0 || none.Metrics.TotalRecords != 0 {
 		t.Fatalf("admin sees %d (%d redacted), anonymous %d", all.Metrics.TotalRecords, all.Metrics.RedactedRecords, none.Metrics.TotalRecords)
 	}
@@ -333,7 +315,7 @@ func jobRunByID(t *testing.T, cl *client, id string) jobRun {
 	q := `query($after: String) { jobRuns(job: DECAY, first: 500, after: $after) { nodes { ` + runSel + ` outcome } pageInfo { hasNextPage endCursor } } }`
 	var after any
 	for {
-		cl.do(q, map[string]any{"after": after}, &runs)
+		cl.Do(q, map[string]any{"after": after}, &runs)
 		for _, n := range runs.JobRuns.Nodes {
 			if n.ID == id {
 				return n
@@ -353,17 +335,17 @@ func jobRunByID(t *testing.T, cl *client, id string) jobRun {
 func TestJobRunsShowAbandonedRuns(t *testing.T) {
 	scope := neo4jtest.Scope(t)
 	start := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
-	c := &testClock{t: start}
+	c := gqltest.NewClock(start)
 	cl := jobsClient(t, principal(membrane.RoleAdmin, membrane.SensitivityHyper, "*"), scope, c)
 	slot := start.Truncate(time.Hour)
 	dead := &membrane.JobRun{ID: membrane.NewID(), Job: membrane.JobDecay, Trigger: membrane.TriggerSchedule, Holder: "dead-process",
 		Slot: &slot, Scopes: []string{scope}, StartedAt: start}
-	if _, err := cl.db.UpdateLease(t.Context(), membrane.LeaseKey(membrane.JobDecay, []string{scope}), func(l membrane.Lease) (membrane.Lease, error) {
+	if _, err := cl.DB.UpdateLease(t.Context(), membrane.LeaseKey(membrane.JobDecay, []string{scope}), func(l membrane.Lease) (membrane.Lease, error) {
 		return l.Acquire(dead.Holder, dead.ID, &slot, start, time.Minute)
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if err := cl.db.CreateJobRun(t.Context(), dead); err != nil {
+	if err := cl.DB.CreateJobRun(t.Context(), dead); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
@@ -394,7 +376,7 @@ func TestJobRunsShowAbandonedRuns(t *testing.T) {
 	}
 	// The lease is free again: a run on demand is not refused, and says how it ended.
 	var out struct{ RunJob jobRun }
-	cl.do(`mutation { runJob(job: DECAY) { `+runSel+` outcome } }`, nil, &out)
+	cl.Do(`mutation { runJob(job: DECAY) { `+runSel+` outcome } }`, nil, &out)
 	if out.RunJob.Outcome == nil || *out.RunJob.Outcome != "SUCCEEDED" {
 		t.Fatalf("run after the abandoned one = %+v", out.RunJob)
 	}

@@ -5,7 +5,6 @@ package graph_test
 // both transports, and the servers the scan restarts.
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -29,6 +28,7 @@ import (
 
 	"github.com/membrane/membrane/graph"
 	"github.com/membrane/membrane/internal/feed"
+	"github.com/membrane/membrane/internal/gqltest"
 	membranehttp "github.com/membrane/membrane/internal/http"
 	"github.com/membrane/membrane/internal/jobs"
 	"github.com/membrane/membrane/internal/membrane"
@@ -337,37 +337,32 @@ func (c scanCaller) stream(ctx context.Context, url, transport, query string, va
 	}
 	switch transport {
 	case "sse":
-		body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url+"/graphql", bytes.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "text/event-stream")
+		req := gqltest.SSERequest(ctx, url, query, vars)
 		c.authorize(req)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			return events, fmt.Errorf("%s sse: %w", c.name, err)
 		}
 		defer resp.Body.Close()
-		sc := bufio.NewScanner(resp.Body)
-		sc.Buffer(make([]byte, 1<<20), 8<<20)
-		event := ""
-		for sc.Scan() {
-			line := sc.Text()
-			switch {
-			case strings.HasPrefix(line, "event: "):
-				event = strings.TrimPrefix(line, "event: ")
-			case strings.HasPrefix(line, "data: ") && event == "next":
-				var ev map[string]any
-				if err := json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &ev); err != nil {
-					return events, fmt.Errorf("%s sse: %w", c.name, err)
-				}
-				if done(ev) {
-					return events, nil
-				}
+		var stopped bool
+		var decodeErr error
+		readErr := gqltest.ScanSSE(resp.Body, func(data []byte) bool {
+			var ev map[string]any
+			if decodeErr = json.Unmarshal(data, &ev); decodeErr != nil {
+				return false
 			}
+			stopped = done(ev)
+			return !stopped
+		})
+		switch {
+		case decodeErr != nil:
+			return events, fmt.Errorf("%s sse: %w", c.name, decodeErr)
+		case stopped:
+			return events, nil
 		}
-		return events, fmt.Errorf("%s sse: stream ended before its last event (%v); events %d", c.name, sc.Err(), len(events))
+		return events, fmt.Errorf("%s sse: stream ended before its last event (%v); events %d", c.name, readErr, len(events))
 	case "ws":
-		conn, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(url, "http")+"/graphql",
+		conn, _, err := websocket.Dial(ctx, gqltest.WebSocketURL(url),
 			&websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
 		if err != nil {
 			return events, fmt.Errorf("%s ws: %w", c.name, err)
@@ -451,10 +446,10 @@ func startScanServer(t *testing.T, db *neo4j.DB, ring []membrane.APIKey, scopes 
 		hub.Close()
 		stop()
 	})
-	w := newWiring(db, log)
+	w := gqltest.NewWiring(db, log)
 	w.Stores.Deletes, w.Stores.Metrics, w.Stores.Jobs = db, db, runner
 	w.Stores.Feed, w.Feed = db, hub
-	r := w.resolver()
+	r := w.Resolver()
 	opts := membranehttp.DefaultHandlerOptions()
 	none := graph.QueryLimits{}
 	opts.Limits = map[membrane.Role]graph.QueryLimits{membrane.RoleAdmin: none, membrane.RoleWriter: none, membrane.RoleReader: none}

@@ -22,6 +22,7 @@ import (
 
 	driver "github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
+	"github.com/membrane/membrane/internal/gqltest"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4jtest"
 )
@@ -543,7 +544,7 @@ func (s *leakScan) probes(t *testing.T, phase string, i int, report func(leak)) 
 	// taken id gets one answer, so the id of a record the writer cannot see
 	// must be answered exactly as the id of one it wrote itself.
 	create := func(id, text string) string {
-		in := map[string]any{"type": "SEMANTIC", "scope": s.scopeA, "sensitivity": "LOW", "payload": fact(text), "id": id}
+		in := map[string]any{"type": "SEMANTIC", "scope": s.scopeA, "sensitivity": "LOW", "payload": gqltest.Fact(text), "id": id}
 		out, _ := w.post(t, s.srv.url, `mutation($in: RecordInput!) { createRecord(input: $in) { id } }`, map[string]any{"in": in})
 		if errs, ok := out["errors"].([]any); ok && len(errs) > 0 {
 			e, _ := errs[0].(map[string]any)
@@ -977,7 +978,7 @@ func (s *leakScan) checkCursor(t *testing.T, phase string, c scanCaller, report 
 		return d["changeCursor"].(string)
 	}
 	before := read()
-	in := map[string]any{"type": "SEMANTIC", "scope": s.scopeC, "sensitivity": "HYPER", "payload": fact("invisible write")}
+	in := map[string]any{"type": "SEMANTIC", "scope": s.scopeC, "sensitivity": "HYPER", "payload": gqltest.Fact("invisible write")}
 	s.as(t, s.admin, s.srv.url, `mutation($in: RecordInput!) { createRecord(input: $in) { id } }`, map[string]any{"in": in})
 	if err := s.srv.hub.Tick(t.Context()); err != nil {
 		t.Fatalf("%s: numbering the feed: %v", c.name, err)

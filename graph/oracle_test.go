@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/membrane/membrane/internal/gqltest"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4jtest"
 )
@@ -19,21 +20,21 @@ import (
 func TestMetricsCountOnlyWhatTheCallerCanList(t *testing.T) {
 	scope := neo4jtest.Scope(t)
 	rd := membrane.Principal{Actor: "reader-" + membrane.NewID(), Role: membrane.RoleReader, MaxSensitivity: membrane.SensitivityLow, Scopes: []string{scope}}
-	c := newClientWith(t, func(w *wiring) { w.Stores.Metrics = w.DB }, rd)
+	c := newClientWith(t, func(w *gqltest.Wiring) { w.Stores.Metrics = w.DB }, rd)
 	reader := c.as(rd.Actor)
 	for i, s := range []string{"PUBLIC", "LOW", "MEDIUM", "HIGH", "HYPER"} {
 		extra := map[string]any{"sensitivity": s, "lifecycle": map[string]any{"pinned": true}}
 		ids := []string{
-			c.create(scope, "SEMANTIC", fact(s), extra),
-			c.create(scope, "COMPETENCE", map[string]any{"competence": map[string]any{"skillName": s,
+			c.Create(scope, "SEMANTIC", gqltest.Fact(s), extra),
+			c.Create(scope, "COMPETENCE", map[string]any{"competence": map[string]any{"skillName": s,
 				"performance": map[string]any{"successCount": i, "failureCount": 1, "successRate": float64(i) / float64(i+1)}}}, extra),
-			c.create(scope, "PLAN_GRAPH", map[string]any{"planGraph": map[string]any{"planId": s,
+			c.Create(scope, "PLAN_GRAPH", map[string]any{"planGraph": map[string]any{"planId": s,
 				"metrics": map[string]any{"executionCount": 10 * (i + 1), "failureRate": 0}}}, extra),
 		}
 		for _, id := range ids {
-			c.do(`mutation($id: ID!) { reinforce(id: $id) { id } }`, map[string]any{"id": id}, nil)
+			c.Do(`mutation($id: ID!) { reinforce(id: $id) { id } }`, map[string]any{"id": id}, nil)
 		}
-		c.do(`mutation($id: ID!) { retract(id: $id, rationale: "r") { id } }`, map[string]any{"id": ids[0]}, nil)
+		c.Do(`mutation($id: ID!) { retract(id: $id, rationale: "r") { id } }`, map[string]any{"id": ids[0]}, nil)
 	}
 
 	var listed struct {
@@ -49,7 +50,7 @@ func TestMetricsCountOnlyWhatTheCallerCanList(t *testing.T) {
 			}
 		}
 	}
-	reader.do(`query($s: [String!]) { records(filter: {scopes: $s}, first: 100) { nodes { redacted lifecycle { pinned }
+	reader.Do(`query($s: [String!]) { records(filter: {scopes: $s}, first: 100) { nodes { redacted lifecycle { pinned }
 	  payload { ... on CompetencePayload { performance { successRate } } ... on PlanGraphPayload { metrics { executionCount } } }
 	  auditLog(first: 100) { nodes { action } } } } }`, map[string]any{"s": []any{scope}}, &listed)
 	var total, redacted, pinned, audits int
@@ -88,7 +89,7 @@ func TestMetricsCountOnlyWhatTheCallerCanList(t *testing.T) {
 			CompetenceSuccessRate, PlanReuseFrequency, RetrievalUsefulness, RevisionRate float64
 		}
 	}
-	reader.do(`query($s: [String!]) { metrics(scopes: $s) { totalRecords redactedRecords pinnedRecords auditEntries auditByAction { action count }
+	reader.Do(`query($s: [String!]) { metrics(scopes: $s) { totalRecords redactedRecords pinnedRecords auditEntries auditByAction { action count }
 	  competenceSuccessRate planReuseFrequency retrievalUsefulness revisionRate } }`, map[string]any{"s": []any{scope}}, &got)
 	m := got.Metrics
 	gotByAction := map[string]int{}
@@ -138,22 +139,22 @@ func mean(xs []float64) float64 {
 func TestTakenIDsAnswerAlike(t *testing.T) {
 	scope, other := neo4jtest.Scope(t), neo4jtest.Scope(t)
 	wr := membrane.Principal{Actor: "writer-" + membrane.NewID(), Role: membrane.RoleWriter, MaxSensitivity: membrane.SensitivityMedium, Scopes: []string{scope}}
-	c := newClientWith(t, func(w *wiring) { w.Stores.Deletes = w.DB }, wr)
+	c := newClientWith(t, func(w *gqltest.Wiring) { w.Stores.Deletes = w.DB }, wr)
 	w := c.as(wr.Actor)
-	deleted := c.create(scope, "SEMANTIC", fact("deleted"), nil)
-	c.do(`mutation($id: ID!) { deleteRecord(id: $id) { id } }`, map[string]any{"id": deleted}, nil)
+	deleted := c.Create(scope, "SEMANTIC", gqltest.Fact("deleted"), nil)
+	c.Do(`mutation($id: ID!) { deleteRecord(id: $id) { id } }`, map[string]any{"id": deleted}, nil)
 	own := membrane.NewID()
-	w.do(`mutation($in: RecordInput!) { createRecord(input: $in) { id } }`, map[string]any{"in": withID(factInput(scope, "own"), own)}, nil)
+	w.Do(`mutation($in: RecordInput!) { createRecord(input: $in) { id } }`, map[string]any{"in": withID(factInput(scope, "own"), own)}, nil)
 	taken := map[string]string{
-		"visible":            c.create(scope, "SEMANTIC", fact("visible"), nil),
-		"other scope":        c.create(other, "SEMANTIC", fact("other"), nil),
-		"redacted":           c.create(scope, "SEMANTIC", fact("high"), map[string]any{"sensitivity": "HIGH"}),
-		"invisible":          c.create(scope, "SEMANTIC", fact("hyper"), map[string]any{"sensitivity": "HYPER"}),
+		"visible":            c.Create(scope, "SEMANTIC", gqltest.Fact("visible"), nil),
+		"other scope":        c.Create(other, "SEMANTIC", gqltest.Fact("other"), nil),
+		"redacted":           c.Create(scope, "SEMANTIC", gqltest.Fact("high"), map[string]any{"sensitivity": "HIGH"}),
+		"invisible":          c.Create(scope, "SEMANTIC", gqltest.Fact("hyper"), map[string]any{"sensitivity": "HYPER"}),
 		"deleted":            deleted,
 		"own, other request": own,
 	}
-	src1 := w.create(scope, "SEMANTIC", fact("source one"), nil)
-	src2 := w.create(scope, "SEMANTIC", fact("source two"), nil)
+	src1 := w.Create(scope, "SEMANTIC", gqltest.Fact("source one"), nil)
+	src2 := w.Create(scope, "SEMANTIC", gqltest.Fact("source two"), nil)
 	paths := []struct {
 		name, query string
 		vars        func(in map[string]any) map[string]any
@@ -174,7 +175,7 @@ func TestTakenIDsAnswerAlike(t *testing.T) {
 		t.Run(p.name, func(t *testing.T) {
 			var first string
 			for name, id := range taken {
-				resp := w.raw(p.query, p.vars(withID(factInput(scope, "new "+p.name), id)))
+				resp := w.Raw(p.query, p.vars(withID(factInput(scope, "new "+p.name), id)))
 				if len(resp.Errors) != 1 || resp.Errors[0].Extensions["code"] != "CONFLICT" {
 					t.Fatalf("%s: want one CONFLICT, got %s %+v", name, resp.Data, resp.Errors)
 				}
@@ -196,7 +197,7 @@ func TestTakenIDsAnswerAlike(t *testing.T) {
 	// A fresh id is created, on the path that answered CONFLICT above.
 	fresh := membrane.NewID()
 	var got struct{ CreateRecord struct{ ID string } }
-	w.do(`mutation($in: RecordInput!) { createRecord(input: $in) { id } }`, map[string]any{"in": withID(factInput(scope, "fresh"), fresh)}, &got)
+	w.Do(`mutation($in: RecordInput!) { createRecord(input: $in) { id } }`, map[string]any{"in": withID(factInput(scope, "fresh"), fresh)}, &got)
 	if got.CreateRecord.ID != fresh {
 		t.Fatalf("fresh id: created %q", got.CreateRecord.ID)
 	}

@@ -3,6 +3,7 @@ package graph_test
 import (
 	"testing"
 
+	"github.com/membrane/membrane/internal/gqltest"
 	"github.com/membrane/membrane/internal/neo4jtest"
 )
 
@@ -14,7 +15,7 @@ import (
 // field of the selection reads anything more.
 func TestPointReadIsOneTransaction(t *testing.T) {
 	c := newClient(t)
-	id := c.create(neo4jtest.Scope(t), "SEMANTIC", fact("read"), nil)
+	id := c.Create(neo4jtest.Scope(t), "SEMANTIC", gqltest.Fact("read"), nil)
 	var got struct {
 		Record struct {
 			ID, Type   string
@@ -23,9 +24,9 @@ func TestPointReadIsOneTransaction(t *testing.T) {
 			Salience   float64
 		}
 	}
-	before := c.db.TxCount()
-	c.do(`query($id: ID!) { record(id: $id) { id type version confidence salience } }`, map[string]any{"id": id}, &got)
-	if n := c.db.TxCount() - before; n != 1 {
+	before := c.DB.TxCount()
+	c.Do(`query($id: ID!) { record(id: $id) { id type version confidence salience } }`, map[string]any{"id": id}, &got)
+	if n := c.DB.TxCount() - before; n != 1 {
 		t.Fatalf("transactions = %d for one point read, want 1", n)
 	}
 	if got.Record.ID != id || got.Record.Type != "SEMANTIC" || got.Record.Version != 1 {

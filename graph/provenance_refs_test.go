@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/membrane/membrane/internal/gqltest"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4jtest"
 )
@@ -15,19 +16,19 @@ import (
 func TestProvenanceRefsGated(t *testing.T) {
 	scope, other := neo4jtest.Scope(t), neo4jtest.Scope(t)+"-other"
 	low := membrane.Principal{Actor: "low-" + membrane.NewID(), Role: membrane.RoleReader, MaxSensitivity: membrane.SensitivityLow, Scopes: []string{scope}}
-	c := newClientWith(t, func(w *wiring) { w.Stores.Deletes = w.DB }, low)
+	c := newClientWith(t, func(w *gqltest.Wiring) { w.Stores.Deletes = w.DB }, low)
 	rec := func(sc, sens string) string {
-		return c.create(sc, "SEMANTIC", fact(sens+" "+membrane.NewID()), map[string]any{"sensitivity": sens})
+		return c.Create(sc, "SEMANTIC", gqltest.Fact(sens+" "+membrane.NewID()), map[string]any{"sensitivity": sens})
 	}
 	visible, medium, hyper, gone, elsewhere := rec(scope, "LOW"), rec(scope, "MEDIUM"), rec(scope, "HYPER"), rec(scope, "HYPER"), rec(other, "LOW")
-	c.do(`mutation($id: ID!) { deleteRecord(id: $id, rationale: "gone") { id } }`, map[string]any{"id": gone}, nil)
+	c.Do(`mutation($id: ID!) { deleteRecord(id: $id, rationale: "gone") { id } }`, map[string]any{"id": gone}, nil)
 
 	refs := []string{"seed", visible, medium, hyper, gone, elsewhere}
 	var sources []any
 	for _, r := range refs {
 		sources = append(sources, map[string]any{"kind": "EVENT", "ref": r})
 	}
-	succ := c.create(scope, "SEMANTIC", fact("successor"), map[string]any{"sensitivity": "LOW",
+	succ := c.Create(scope, "SEMANTIC", gqltest.Fact("successor"), map[string]any{"sensitivity": "LOW",
 		"provenance": map[string]any{"sources": sources}})
 
 	type prov struct {
@@ -55,14 +56,14 @@ func TestProvenanceRefsGated(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var one struct{ Record prov }
-			tc.caller.do(`query($id: ID!) { record(id: $id) { `+sel+` } }`, map[string]any{"id": succ}, &one)
+			tc.caller.Do(`query($id: ID!) { record(id: $id) { `+sel+` } }`, map[string]any{"id": succ}, &one)
 			if got := shown(one.Record); !slices.Equal(got, tc.want) {
 				t.Fatalf("record: sources %v, want %v", got, tc.want)
 			}
 			var page struct {
 				Records struct{ Nodes []prov }
 			}
-			tc.caller.do(`query($s: [String!]) { records(filter: {scopes: $s, sensitivities: [LOW]}, first: 100) { nodes { `+sel+` } } }`,
+			tc.caller.Do(`query($s: [String!]) { records(filter: {scopes: $s, sensitivities: [LOW]}, first: 100) { nodes { `+sel+` } } }`,
 				map[string]any{"s": []string{scope}}, &page)
 			found := false
 			for _, n := range page.Records.Nodes {

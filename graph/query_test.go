@@ -45,7 +45,7 @@ func seed(t *testing.T, c *client, scope string, n int) []map[string]any {
 			"payload": map[string]any{"semantic": map[string]any{"subject": fmt.Sprint("s", i), "predicate": "p"}}}
 	}
 	var got struct{ IngestBatch []map[string]any }
-	c.do(`mutation($in: [RecordInput!]!) { ingestBatch(inputs: $in) { id salience confidence createdAt sensitivity tags } }`, map[string]any{"in": in}, &got)
+	c.Do(`mutation($in: [RecordInput!]!) { ingestBatch(inputs: $in) { id salience confidence createdAt sensitivity tags } }`, map[string]any{"in": in}, &got)
 	return got.IngestBatch
 }
 
@@ -83,7 +83,7 @@ func TestRecordsKeysetPagination(t *testing.T) {
 				pages := 0
 				for {
 					var page listed
-					c.do(`query($f: RecordFilter, $o: RecordOrder, $after: String) {
+					c.Do(`query($f: RecordFilter, $o: RecordOrder, $after: String) {
 					  records(filter: $f, orderBy: $o, first: 5, after: $after) { nodes { id } pageInfo { hasNextPage endCursor } } }`,
 						map[string]any{"f": map[string]any{"scopes": []any{scope}}, "o": map[string]any{"field": o.field, "direction": dir}, "after": after}, &page)
 					pages++
@@ -110,19 +110,19 @@ func TestRecordsKeysetPagination(t *testing.T) {
 	}
 	t.Run("cursor of another ordering is rejected", func(t *testing.T) {
 		var page listed
-		c.do(`query($s: [String!]) { records(filter: {scopes: $s}, first: 1) { pageInfo { endCursor } } }`, map[string]any{"s": []any{scope}}, &page)
-		c.fail("BAD_USER_INPUT", `query($a: String) { records(orderBy: {field: SALIENCE}, after: $a) { nodes { id } } }`,
+		c.Do(`query($s: [String!]) { records(filter: {scopes: $s}, first: 1) { pageInfo { endCursor } } }`, map[string]any{"s": []any{scope}}, &page)
+		c.Fail("BAD_USER_INPUT", `query($a: String) { records(orderBy: {field: SALIENCE}, after: $a) { nodes { id } } }`,
 			map[string]any{"a": *page.Records.PageInfo.EndCursor})
 	})
 	t.Run("newest first by default, stable while records are added", func(t *testing.T) {
 		var first listed
-		c.do(`query($s: [String!]) { records(filter: {scopes: $s}, first: 10) { nodes { id createdAt } pageInfo { endCursor } } }`, map[string]any{"s": []any{scope}}, &first)
+		c.Do(`query($s: [String!]) { records(filter: {scopes: $s}, first: 10) { nodes { id createdAt } pageInfo { endCursor } } }`, map[string]any{"s": []any{scope}}, &first)
 		seed(t, c, scope, 3) // newer records must not shift the next page
 		var second listed
-		c.do(`query($s: [String!], $a: String) { records(filter: {scopes: $s}, first: 10, after: $a) { nodes { id createdAt } } }`,
+		c.Do(`query($s: [String!], $a: String) { records(filter: {scopes: $s}, first: 10, after: $a) { nodes { id createdAt } } }`,
 			map[string]any{"s": []any{scope}, "a": *first.Records.PageInfo.EndCursor}, &second)
 		var all listed
-		c.do(`query($s: [String!]) { records(filter: {scopes: $s}, first: 100) { nodes { id createdAt } } }`, map[string]any{"s": []any{scope}}, &all)
+		c.Do(`query($s: [String!]) { records(filter: {scopes: $s}, first: 100) { nodes { id createdAt } } }`, map[string]any{"s": []any{scope}}, &all)
 		if len(all.Records.Nodes) != 26 {
 			t.Fatalf("records = %d", len(all.Records.Nodes))
 		}
@@ -194,7 +194,7 @@ func TestRecordsFilters(t *testing.T) {
 				f[k] = v
 			}
 			var got listed
-			c.do(`query($f: RecordFilter) { records(filter: $f, first: 100) { nodes { id } totalCount } }`, map[string]any{"f": f}, &got)
+			c.Do(`query($f: RecordFilter) { records(filter: $f, first: 100) { nodes { id } totalCount } }`, map[string]any{"f": f}, &got)
 			if len(got.Records.Nodes) != tt.want || got.Records.TotalCount == nil || *got.Records.TotalCount != tt.want {
 				t.Fatalf("nodes = %d totalCount = %v, want %d", len(got.Records.Nodes), got.Records.TotalCount, tt.want)
 			}
@@ -202,16 +202,16 @@ func TestRecordsFilters(t *testing.T) {
 	}
 	t.Run("totalCount counts beyond the page", func(t *testing.T) {
 		var got listed
-		c.do(`query($s: [String!]) { records(filter: {scopes: $s}, first: 3) { nodes { id } totalCount pageInfo { hasNextPage } } }`, map[string]any{"s": []any{scope}}, &got)
+		c.Do(`query($s: [String!]) { records(filter: {scopes: $s}, first: 3) { nodes { id } totalCount pageInfo { hasNextPage } } }`, map[string]any{"s": []any{scope}}, &got)
 		if len(got.Records.Nodes) != 3 || *got.Records.TotalCount != 20 || !got.Records.PageInfo.HasNextPage {
 			t.Fatalf("got %+v", got.Records)
 		}
 	})
 	t.Run("totalCount only runs when selected", func(t *testing.T) {
-		before := c.db.TxCount()
+		before := c.DB.TxCount()
 		var got listed
-		c.do(`query($s: [String!]) { records(filter: {scopes: $s}, first: 3) { nodes { id } } }`, map[string]any{"s": []any{scope}}, &got)
-		if n := c.db.TxCount() - before; n != 1 {
+		c.Do(`query($s: [String!]) { records(filter: {scopes: $s}, first: 3) { nodes { id } } }`, map[string]any{"s": []any{scope}}, &got)
+		if n := c.DB.TxCount() - before; n != 1 {
 			t.Fatalf("transactions = %d, want 1 (no count query)", n)
 		}
 	})
@@ -220,11 +220,11 @@ func TestRecordsFilters(t *testing.T) {
 func TestAuditLogQuery(t *testing.T) {
 	c := newClient(t)
 	scope := neo4jtest.Scope(t)
-	actor := c.actor
+	actor := c.Actor
 	var ids []string
 	for i := 0; i < 3; i++ {
 		var got struct{ CreateRecord struct{ ID string } }
-		c.do(`mutation($s: String, $a: String) { createRecord(input: {type: ENTITY, scope: $s, payload: {entity: {canonicalName: "e"}}}, actor: $a) { id } }`,
+		c.Do(`mutation($s: String, $a: String) { createRecord(input: {type: ENTITY, scope: $s, payload: {entity: {canonicalName: "e"}}}, actor: $a) { id } }`,
 			map[string]any{"s": scope, "a": actor}, &got)
 		ids = append(ids, got.CreateRecord.ID)
 	}
@@ -237,14 +237,14 @@ func TestAuditLogQuery(t *testing.T) {
 			}
 		}
 	}
-	c.do(`query($a: String) { auditLog(filter: {actor: $a}, first: 2) { nodes { recordId action actor } pageInfo { hasNextPage endCursor } } }`, map[string]any{"a": actor}, &byActor)
+	c.Do(`query($a: String) { auditLog(filter: {actor: $a}, first: 2) { nodes { recordId action actor } pageInfo { hasNextPage endCursor } } }`, map[string]any{"a": actor}, &byActor)
 	if len(byActor.AuditLog.Nodes) != 2 || !byActor.AuditLog.PageInfo.HasNextPage || byActor.AuditLog.Nodes[0].RecordID != ids[0] {
 		t.Fatalf("page 1 = %+v", byActor.AuditLog)
 	}
 	var next struct {
 		AuditLog struct{ Nodes []struct{ RecordID string } }
 	}
-	c.do(`query($a: String, $c: String) { auditLog(filter: {actor: $a}, first: 2, after: $c) { nodes { recordId } } }`,
+	c.Do(`query($a: String, $c: String) { auditLog(filter: {actor: $a}, first: 2, after: $c) { nodes { recordId } } }`,
 		map[string]any{"a": actor, "c": byActor.AuditLog.PageInfo.EndCursor}, &next)
 	if len(next.AuditLog.Nodes) != 1 || next.AuditLog.Nodes[0].RecordID != ids[2] {
 		t.Fatalf("page 2 = %+v", next.AuditLog)
@@ -254,11 +254,11 @@ func TestAuditLogQuery(t *testing.T) {
 			Nodes []struct{ RecordID, Action string }
 		}
 	}
-	c.do(`query($r: ID) { auditLog(filter: {recordId: $r, action: CREATE}) { nodes { recordId action } } }`, map[string]any{"r": ids[1]}, &byRecord)
+	c.Do(`query($r: ID) { auditLog(filter: {recordId: $r, action: CREATE}) { nodes { recordId action } } }`, map[string]any{"r": ids[1]}, &byRecord)
 	if len(byRecord.AuditLog.Nodes) != 1 || byRecord.AuditLog.Nodes[0].RecordID != ids[1] {
 		t.Fatalf("by record = %+v", byRecord.AuditLog)
 	}
-	c.do(`query($a: String) { auditLog(filter: {actor: $a, since: "2100-01-01T00:00:00Z"}) { nodes { recordId } } }`, map[string]any{"a": actor}, &byRecord)
+	c.Do(`query($a: String) { auditLog(filter: {actor: $a, since: "2100-01-01T00:00:00Z"}) { nodes { recordId } } }`, map[string]any{"a": actor}, &byRecord)
 	if len(byRecord.AuditLog.Nodes) != 0 {
 		t.Fatalf("since in the future = %+v", byRecord.AuditLog)
 	}
@@ -268,7 +268,7 @@ func TestNestedAuditLogIsBatched(t *testing.T) {
 	c := newClient(t)
 	scope := neo4jtest.Scope(t)
 	seed(t, c, scope, 30)
-	before := c.db.TxCount()
+	before := c.DB.TxCount()
 	var got struct {
 		Records struct {
 			Nodes []struct {
@@ -276,8 +276,8 @@ func TestNestedAuditLogIsBatched(t *testing.T) {
 			}
 		}
 	}
-	c.do(`query($s: [String!]) { records(filter: {scopes: $s}, first: 30) { nodes { id auditLog { nodes { action } } } } }`, map[string]any{"s": []any{scope}}, &got)
-	if n := c.db.TxCount() - before; n != 2 {
+	c.Do(`query($s: [String!]) { records(filter: {scopes: $s}, first: 30) { nodes { id auditLog { nodes { action } } } } }`, map[string]any{"s": []any{scope}}, &got)
+	if n := c.DB.TxCount() - before; n != 2 {
 		t.Fatalf("transactions = %d for 30 records with their audit logs, want 2", n)
 	}
 	for _, n := range got.Records.Nodes {

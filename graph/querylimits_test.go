@@ -1,10 +1,7 @@
 package graph_test
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -14,66 +11,6 @@ import (
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4jtest"
 )
-
-// httpResult is a response seen at the HTTP level.
-type httpResult struct {
-	status int
-	header http.Header
-	body   []byte
-	gql    struct {
-		Data       json.RawMessage `json:"data"`
-		Errors     []gqlError      `json:"errors"`
-		Extensions map[string]any  `json:"extensions"`
-	}
-}
-
-// code is the first error's extensions.code ("" for none).
-func (r httpResult) code() string {
-	if len(r.gql.Errors) == 0 {
-		return ""
-	}
-	code, _ := r.gql.Errors[0].Extensions["code"].(string)
-	return code
-}
-
-// send sends an HTTP request to the client's server with its key and
-// returns the response, whatever it is.
-func (c *client) send(method, path string, body io.Reader, header map[string]string) httpResult {
-	c.t.Helper()
-	req, err := http.NewRequest(method, c.url+path, body)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	if c.key != "" {
-		req.Header.Set("Authorization", "Bearer "+c.key)
-	}
-	for k, v := range header {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	out := httpResult{status: resp.StatusCode, header: resp.Header}
-	out.body, _ = io.ReadAll(resp.Body)
-	if strings.Contains(resp.Header.Get("Content-Type"), "json") {
-		if err := json.Unmarshal(out.body, &out.gql); err != nil {
-			c.t.Fatalf("decode %q: %v", out.body, err)
-		}
-	}
-	return out
-}
-
-// post sends a GraphQL request body (query, variables, extensions…).
-func (c *client) post(req map[string]any) httpResult {
-	c.t.Helper()
-	b, err := json.Marshal(req)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	return c.send(http.MethodPost, "/graphql", bytes.NewReader(b), map[string]string{"Content-Type": "application/json"})
-}
 
 // TestQueryLimits: operations over a limit fail with
 // COMPLEXITY_LIMIT_EXCEEDED (HTTP 422) before any Cypher runs; costs grow
@@ -138,23 +75,23 @@ func TestQueryLimits(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			before := admin.db.TxCount()
-			r := tt.c.post(map[string]any{"query": tt.query, "variables": tt.vars})
-			if got := r.code(); got != tt.wantCode {
-				t.Fatalf("code = %q, want %q: %s", got, tt.wantCode, r.body)
+			before := admin.DB.TxCount()
+			r := tt.c.Post(map[string]any{"query": tt.query, "variables": tt.vars})
+			if got := r.Code(); got != tt.wantCode {
+				t.Fatalf("code = %q, want %q: %s", got, tt.wantCode, r.Body)
 			}
 			if tt.wantCode == "COMPLEXITY_LIMIT_EXCEEDED" {
-				if r.status != http.StatusUnprocessableEntity {
-					t.Fatalf("status = %d", r.status)
+				if r.Status != http.StatusUnprocessableEntity {
+					t.Fatalf("status = %d", r.Status)
 				}
-				if n := admin.db.TxCount() - before; n != 0 {
+				if n := admin.DB.TxCount() - before; n != 0 {
 					t.Fatalf("%d transactions ran", n)
 				}
 			}
 			if tt.wantCost != 0 {
-				cost, _ := r.gql.Extensions["complexity"].(map[string]any)
+				cost, _ := r.Extensions["complexity"].(map[string]any)
 				if cost["cost"] != float64(tt.wantCost) {
-					t.Fatalf("extensions.complexity = %v, want cost %d", r.gql.Extensions["complexity"], tt.wantCost)
+					t.Fatalf("extensions.complexity = %v, want cost %d", r.Extensions["complexity"], tt.wantCost)
 				}
 			}
 		})
@@ -171,9 +108,9 @@ func TestPageSizeLimit(t *testing.T) {
 		`{ auditLog(first: 100000) { nodes { id } } }`,
 	} {
 		t.Run(q, func(t *testing.T) {
-			before := c.db.TxCount()
-			c.fail("BAD_USER_INPUT", q, nil)
-			if n := c.db.TxCount() - before; n != 0 {
+			before := c.DB.TxCount()
+			c.Fail("BAD_USER_INPUT", q, nil)
+			if n := c.DB.TxCount() - before; n != 0 {
 				t.Fatalf("%d transactions ran", n)
 			}
 		})

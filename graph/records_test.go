@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/membrane/membrane/internal/gqltest"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4jtest"
 )
@@ -74,9 +75,9 @@ func TestRecordRoundTripEveryType(t *testing.T) {
 				"payload": map[string]any{tc.key: tc.payload},
 			}
 			var created struct{ CreateRecord map[string]any }
-			c.do(`mutation($in: RecordInput!) { createRecord(input: $in, actor: "tester") { ...R } }`+recordFields, map[string]any{"in": input}, &created)
+			c.Do(`mutation($in: RecordInput!) { createRecord(input: $in, actor: "tester") { ...R } }`+recordFields, map[string]any{"in": input}, &created)
 			var read struct{ Record map[string]any }
-			c.do(`query($id: ID!) { record(id: $id) { ...R } }`+recordFields, map[string]any{"id": created.CreateRecord["id"]}, &read)
+			c.Do(`query($id: ID!) { record(id: $id) { ...R } }`+recordFields, map[string]any{"id": created.CreateRecord["id"]}, &read)
 			got := read.Record
 			if !reflect.DeepEqual(created.CreateRecord, got) {
 				t.Fatalf("read differs from create response:\ncreate %v\nread   %v", created.CreateRecord, got)
@@ -119,7 +120,7 @@ func TestIngestMutations(t *testing.T) {
 	scope := neo4jtest.Scope(t)
 	vars := map[string]any{"scope": scope}
 	var ev struct{ IngestEvent map[string]any }
-	c.do(`mutation($scope: String) { ingestEvent(input: {source: "agent-1", eventKind: "user_input", ref: "msg-7", summary: "deploy please",
+	c.Do(`mutation($scope: String) { ingestEvent(input: {source: "agent-1", eventKind: "user_input", ref: "msg-7", summary: "deploy please",
 	  timestamp: "2026-01-02T03:04:05Z", tags: ["chat"], scope: $scope}) { ...R auditLog { nodes { action actor actorDetail rationale previous } } } }`+recordFields, vars, &ev)
 	r := ev.IngestEvent
 	if r["type"] != "EPISODIC" || r["confidence"] != 0.8 || r["sensitivity"] != "LOW" {
@@ -129,31 +130,31 @@ func TestIngestMutations(t *testing.T) {
 		t.Fatalf("episodic half-life = %v", hl)
 	}
 	audit := r["auditLog"].(map[string]any)["nodes"].([]any)
-	if a := audit[0].(map[string]any); len(audit) != 1 || a["action"] != "CREATE" || a["actor"] != c.actor || a["actorDetail"] != "agent-1" {
+	if a := audit[0].(map[string]any); len(audit) != 1 || a["action"] != "CREATE" || a["actor"] != c.Actor || a["actorDetail"] != "agent-1" {
 		t.Fatalf("audit = %v", audit)
 	}
 
 	var tool struct{ IngestToolOutput map[string]any }
-	c.do(`mutation($scope: String) { ingestToolOutput(input: {source: "agent-1", toolName: "bash", args: {cmd: "ls"}, result: "a b", scope: $scope}) { ...R } }`+recordFields, vars, &tool)
+	c.Do(`mutation($scope: String) { ingestToolOutput(input: {source: "agent-1", toolName: "bash", args: {cmd: "ls"}, result: "a b", scope: $scope}) { ...R } }`+recordFields, vars, &tool)
 	if tool.IngestToolOutput["confidence"] != 0.9 {
 		t.Fatalf("tool output = %v", tool.IngestToolOutput)
 	}
 
 	var obs struct{ IngestObservation map[string]any }
-	c.do(`mutation($scope: String) { ingestObservation(input: {source: "agent-1", subject: "svc", predicate: "uses", object: "pg", scope: $scope, sensitivity: HIGH}) { ...R } }`+recordFields, vars, &obs)
+	c.Do(`mutation($scope: String) { ingestObservation(input: {source: "agent-1", subject: "svc", predicate: "uses", object: "pg", scope: $scope, sensitivity: HIGH}) { ...R } }`+recordFields, vars, &obs)
 	if obs.IngestObservation["type"] != "SEMANTIC" || obs.IngestObservation["confidence"] != 0.7 || obs.IngestObservation["sensitivity"] != "HIGH" {
 		t.Fatalf("observation = %v", obs.IngestObservation)
 	}
 
 	var ws struct{ IngestWorkingState map[string]any }
-	c.do(`mutation($scope: String) { ingestWorkingState(input: {source: "agent-1", threadId: "t1", state: EXECUTING, nextActions: ["x"], scope: $scope}) { ...R } }`+recordFields, vars, &ws)
+	c.Do(`mutation($scope: String) { ingestWorkingState(input: {source: "agent-1", threadId: "t1", state: EXECUTING, nextActions: ["x"], scope: $scope}) { ...R } }`+recordFields, vars, &ws)
 	if ws.IngestWorkingState["type"] != "WORKING" || ws.IngestWorkingState["confidence"] != 1.0 {
 		t.Fatalf("working = %v", ws.IngestWorkingState)
 	}
 
 	t.Run("outcome", func(t *testing.T) {
 		var out struct{ IngestOutcome map[string]any }
-		c.do(`mutation($id: ID!) { ingestOutcome(input: {source: "judge", targetRecordId: $id, outcomeStatus: SUCCESS}) {
+		c.Do(`mutation($id: ID!) { ingestOutcome(input: {source: "judge", targetRecordId: $id, outcomeStatus: SUCCESS}) {
 		  ...R auditLog { nodes { action actor actorDetail rationale previous } } } }`+recordFields, map[string]any{"id": r["id"]}, &out)
 		got := out.IngestOutcome
 		if got["payload"].(map[string]any)["outcome"] != "SUCCESS" || got["version"] != 2.0 {
@@ -164,14 +165,14 @@ func TestIngestMutations(t *testing.T) {
 			t.Fatalf("audit = %v", audit)
 		}
 		last := audit[1].(map[string]any)
-		if last["action"] != "OUTCOME" || last["actor"] != c.actor || last["actorDetail"] != "judge" || !reflect.DeepEqual(last["previous"], map[string]any{"outcome": nil}) {
+		if last["action"] != "OUTCOME" || last["actor"] != c.Actor || last["actorDetail"] != "judge" || !reflect.DeepEqual(last["previous"], map[string]any{"outcome": nil}) {
 			t.Fatalf("outcome audit = %v", last)
 		}
-		c.fail("FAILED_PRECONDITION", `mutation($id: ID!) { ingestOutcome(input: {source: "judge", targetRecordId: $id, outcomeStatus: FAILURE}) { id } }`,
+		c.Fail("FAILED_PRECONDITION", `mutation($id: ID!) { ingestOutcome(input: {source: "judge", targetRecordId: $id, outcomeStatus: FAILURE}) { id } }`,
 			map[string]any{"id": obs.IngestObservation["id"]})
-		c.fail("NOT_FOUND", `mutation { ingestOutcome(input: {source: "judge", targetRecordId: "nope", outcomeStatus: FAILURE}) { id } }`, nil)
+		c.Fail("NOT_FOUND", `mutation { ingestOutcome(input: {source: "judge", targetRecordId: "nope", outcomeStatus: FAILURE}) { id } }`, nil)
 	})
-	if n := c.count(scope); n != 4 {
+	if n := c.Count(scope); n != 4 {
 		t.Fatalf("records in scope = %d, want 4", n)
 	}
 }
@@ -188,9 +189,9 @@ func TestIngestBatch(t *testing.T) {
 		return out
 	}
 	var got struct{ IngestBatch []struct{ ID string } }
-	c.do(`mutation($in: [RecordInput!]!) { ingestBatch(inputs: $in) { id } }`, map[string]any{"in": batch(250)}, &got)
-	if len(got.IngestBatch) != 250 || c.count(scope) != 250 {
-		t.Fatalf("created %d, stored %d", len(got.IngestBatch), c.count(scope))
+	c.Do(`mutation($in: [RecordInput!]!) { ingestBatch(inputs: $in) { id } }`, map[string]any{"in": batch(250)}, &got)
+	if len(got.IngestBatch) != 250 || c.Count(scope) != 250 {
+		t.Fatalf("created %d, stored %d", len(got.IngestBatch), c.Count(scope))
 	}
 
 	t.Run("one invalid record writes nothing", func(t *testing.T) {
@@ -200,12 +201,12 @@ func TestIngestBatch(t *testing.T) {
 			r.(map[string]any)["scope"] = s2
 		}
 		in[3].(map[string]any)["confidence"] = 7.0
-		errs := c.fail("BAD_USER_INPUT", `mutation($in: [RecordInput!]!) { ingestBatch(inputs: $in) { id } }`, map[string]any{"in": in})
+		errs := c.Fail("BAD_USER_INPUT", `mutation($in: [RecordInput!]!) { ingestBatch(inputs: $in) { id } }`, map[string]any{"in": in})
 		fields := errs[0].Extensions["fields"].([]any)
 		if f := fields[0].(map[string]any)["field"]; f != "inputs[3].confidence" {
 			t.Fatalf("field = %v", f)
 		}
-		if n := c.count(s2); n != 0 {
+		if n := c.Count(s2); n != 0 {
 			t.Fatalf("stored %d records after a failed batch", n)
 		}
 	})
@@ -216,13 +217,13 @@ func TestIngestBatch(t *testing.T) {
 			r.(map[string]any)["scope"] = s3
 		}
 		in[2].(map[string]any)["id"] = got.IngestBatch[0].ID
-		c.fail("CONFLICT", `mutation($in: [RecordInput!]!) { ingestBatch(inputs: $in) { id } }`, map[string]any{"in": in})
-		if n := c.count(s3); n != 0 {
+		c.Fail("CONFLICT", `mutation($in: [RecordInput!]!) { ingestBatch(inputs: $in) { id } }`, map[string]any{"in": in})
+		if n := c.Count(s3); n != 0 {
 			t.Fatalf("stored %d records after a conflicting batch", n)
 		}
 	})
 	t.Run("too many records", func(t *testing.T) {
-		c.fail("BAD_USER_INPUT", `mutation($in: [RecordInput!]!) { ingestBatch(inputs: $in) { id } }`, map[string]any{"in": batch(membrane.MaxBatch + 1)})
+		c.Fail("BAD_USER_INPUT", `mutation($in: [RecordInput!]!) { ingestBatch(inputs: $in) { id } }`, map[string]any{"in": batch(membrane.MaxBatch + 1)})
 	})
 }
 
@@ -271,7 +272,7 @@ func TestBadInputIsCodedAndWritesNothing(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			errs := c.fail(tt.code, tt.query, tt.vars)
+			errs := c.Fail(tt.code, tt.query, tt.vars)
 			for _, e := range errs {
 				lower := strings.ToLower(e.Message)
 				for _, leak := range []string{"cypher", "neo4j", "match (", "goroutine", ".go:"} {
@@ -282,7 +283,7 @@ func TestBadInputIsCodedAndWritesNothing(t *testing.T) {
 			}
 		})
 	}
-	if n := c.count(scope); n != 0 {
+	if n := c.Count(scope); n != 0 {
 		t.Fatalf("bad input wrote %d records", n)
 	}
 }
@@ -298,9 +299,9 @@ func TestChosenIDsAreIdempotent(t *testing.T) {
 	writer := membrane.Principal{Actor: "other-writer-" + membrane.NewID(), Role: membrane.RoleWriter,
 		MaxSensitivity: membrane.SensitivityHyper, Scopes: []string{membrane.AllScopes}}
 	db := neo4jtest.DB(t)
-	root := newClientWith(t, func(w *wiring) { w.Stores.Deletes = db }, writer)
+	root := newClientWith(t, func(w *gqltest.Wiring) { w.Stores.Deletes = db }, writer)
 	// in returns the client failing sub-test t, not the parent.
-	in := func(t *testing.T) *client { d := *root; d.t = t; return &d }
+	in := func(t *testing.T) *client { d := *root; d.T = t; return &d }
 	const taken = membrane.IDTaken
 	create := `mutation($in: RecordInput!) { createRecord(input: $in, actor: "agent-1") { id createdAt version } }`
 	batch := `mutation($in: [RecordInput!]!) { ingestBatch(inputs: $in, actor: "agent-1") { id createdAt version } }`
@@ -331,8 +332,8 @@ func TestChosenIDsAreIdempotent(t *testing.T) {
 			scope := neo4jtest.Scope(t)
 			vars := tt.vars
 			if vars == nil {
-				old := c.create(scope, "SEMANTIC", fact("old"), nil)
-				other := c.create(scope, "SEMANTIC", fact("other"), nil)
+				old := c.Create(scope, "SEMANTIC", gqltest.Fact("old"), nil)
+				other := c.Create(scope, "SEMANTIC", gqltest.Fact("other"), nil)
 				vars = func(_, id, subject string) map[string]any {
 					if tt.name == "merge" {
 						return map[string]any{"ids": []any{old, other}, "in": withID(factInput(scope, subject), id)}
@@ -341,28 +342,28 @@ func TestChosenIDsAreIdempotent(t *testing.T) {
 				}
 			}
 			id := "chosen-" + membrane.NewID()
-			first := c.raw(tt.query, vars(scope, id, "first"))
+			first := c.Raw(tt.query, vars(scope, id, "first"))
 			if len(first.Errors) > 0 {
 				t.Fatalf("first request: %+v", first.Errors)
 			}
-			records := c.count(scope)
-			again := c.raw(tt.query, vars(scope, id, "first"))
+			records := c.Count(scope)
+			again := c.Raw(tt.query, vars(scope, id, "first"))
 			if len(again.Errors) > 0 || string(again.Data) != string(first.Data) {
 				t.Fatalf("the same request again = %s %+v, want the first answer %s", again.Data, again.Errors, first.Data)
 			}
-			if n := c.count(scope); n != records {
+			if n := c.Count(scope); n != records {
 				t.Fatalf("%d records after the replay, want %d", n, records)
 			}
-			if errs := c.fail("CONFLICT", tt.query, vars(scope, id, "different")); errs[0].Message != taken {
+			if errs := c.Fail("CONFLICT", tt.query, vars(scope, id, "different")); errs[0].Message != taken {
 				t.Fatalf("another request with the id: %q", errs[0].Message)
 			}
-			if n := c.count(scope); n != records {
+			if n := c.Count(scope); n != records {
 				t.Fatalf("%d records after the conflict, want %d", n, records)
 			}
 			var trail struct {
 				AuditLog struct{ Nodes []struct{ Action string } }
 			}
-			c.do(`query($id: ID!) { auditLog(filter: {recordId: $id}) { nodes { action } } }`, map[string]any{"id": id}, &trail)
+			c.Do(`query($id: ID!) { auditLog(filter: {recordId: $id}) { nodes { action } } }`, map[string]any{"id": id}, &trail)
 			if n := trail.AuditLog.Nodes; len(n) != 1 || n[0].Action != "CREATE" {
 				t.Fatalf("trail of %s = %+v, want one create", id, n)
 			}
@@ -372,8 +373,8 @@ func TestChosenIDsAreIdempotent(t *testing.T) {
 		c := in(t)
 		scope := neo4jtest.Scope(t)
 		in := map[string]any{"in": withID(factInput(scope, "mine"), "chosen-"+membrane.NewID())}
-		c.do(create, in, nil)
-		if errs := c.as(writer.Actor).fail("CONFLICT", create, in); errs[0].Message != taken {
+		c.Do(create, in, nil)
+		if errs := c.as(writer.Actor).Fail("CONFLICT", create, in); errs[0].Message != taken {
 			t.Fatalf("another principal's request: %q", errs[0].Message)
 		}
 	})
@@ -382,12 +383,12 @@ func TestChosenIDsAreIdempotent(t *testing.T) {
 		scope := neo4jtest.Scope(t)
 		id := "chosen-" + membrane.NewID()
 		in := map[string]any{"in": withID(factInput(scope, "deleted"), id)}
-		c.do(create, in, nil)
-		c.do(`mutation($id: ID!) { deleteRecord(id: $id) { id } }`, map[string]any{"id": id}, nil)
-		if errs := c.fail("CONFLICT", create, in); errs[0].Message != taken {
+		c.Do(create, in, nil)
+		c.Do(`mutation($id: ID!) { deleteRecord(id: $id) { id } }`, map[string]any{"id": id}, nil)
+		if errs := c.Fail("CONFLICT", create, in); errs[0].Message != taken {
 			t.Fatalf("the request after the delete: %q", errs[0].Message)
 		}
-		if n := c.count(scope); n != 0 {
+		if n := c.Count(scope); n != 0 {
 			t.Fatalf("%d records, want 0", n)
 		}
 	})
@@ -401,8 +402,8 @@ func TestChosenIDsAreIdempotent(t *testing.T) {
 func TestOutcomeUnknown(t *testing.T) {
 	p := neo4jtest.NewBoltProxy(t)
 	c := newClient(t)
-	c.db = p.Open(t)
-	c.url = c.serve(nil)
+	c.DB = p.Open(t)
+	c.URL = c.Serve(nil)
 	scope := neo4jtest.Scope(t)
 	id := "chosen-" + membrane.NewID()
 	in := factInput(scope, "lost answer")
@@ -410,22 +411,22 @@ func TestOutcomeUnknown(t *testing.T) {
 	q := `mutation($in: RecordInput!) { createRecord(input: $in) { id version } }`
 
 	p.DropAnswerTo(neo4jtest.SigCommit)
-	errs := c.fail("OUTCOME_UNKNOWN", q, map[string]any{"in": in})
+	errs := c.Fail("OUTCOME_UNKNOWN", q, map[string]any{"in": in})
 	p.Wait(t)
 	for _, leak := range []string{"neo4j", "bolt", "connectivity", "eof", "commit:"} {
 		if strings.Contains(strings.ToLower(errs[0].Message), leak) {
 			t.Fatalf("message leaks %q: %s", leak, errs[0].Message)
 		}
 	}
-	if n := c.count(scope); n != 1 {
+	if n := c.Count(scope); n != 1 {
 		t.Fatalf("%d records after OUTCOME_UNKNOWN, want the 1 that committed", n)
 	}
 	var again struct{ CreateRecord struct{ ID string } }
-	c.do(q, map[string]any{"in": in}, &again)
+	c.Do(q, map[string]any{"in": in}, &again)
 	if again.CreateRecord.ID != id {
 		t.Fatalf("the retry answered %q, want %q", again.CreateRecord.ID, id)
 	}
-	if n := c.count(scope); n != 1 {
+	if n := c.Count(scope); n != 1 {
 		t.Fatalf("%d records after the retry, want 1", n)
 	}
 }
@@ -459,7 +460,7 @@ func TestOutOfBoundInputNamesTheField(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			errs := c.fail("BAD_USER_INPUT", tt.query, tt.vars)
+			errs := c.Fail("BAD_USER_INPUT", tt.query, tt.vars)
 			fields, _ := errs[0].Extensions["fields"].([]any)
 			var named []any
 			for _, f := range fields {
@@ -470,7 +471,7 @@ func TestOutOfBoundInputNamesTheField(t *testing.T) {
 			}
 		})
 	}
-	if n := c.count(scope); n != 0 {
+	if n := c.Count(scope); n != 0 {
 		t.Fatalf("out-of-bound input wrote %d records", n)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/membrane/membrane/graph"
+	"github.com/membrane/membrane/internal/gqltest"
 	membranehttp "github.com/membrane/membrane/internal/http"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4jtest"
@@ -151,10 +152,10 @@ func TestRedactedRecordsEveryField(t *testing.T) {
 		membrane.RoleAdmin:  {Complexity: 0, Depth: 0, RootFields: 0},
 		membrane.RoleReader: {Complexity: 0, Depth: 0, RootFields: 0},
 	}
-	setup, _ := withFeed(t)
-	c := newClientFull(t, setup, opts, rd)
+	setup, _ := gqltest.WithFeed(t)
+	c := &client{gqltest.NewFull(t, setup, opts, rd)}
 	reader := c.as(rd.Actor)
-	cursor := changeCursor(t, reader)
+	cursor := reader.ChangeCursor()
 
 	secret := "zqhidden" + strings.ReplaceAll(membrane.NewID(), "-", "")
 	tag := "redact-" + membrane.NewID()
@@ -189,12 +190,12 @@ func TestRedactedRecordsEveryField(t *testing.T) {
 	}
 	id := membrane.NewID()
 	word := "redactword" + id[len(id)-12:] // the random end of a UUIDv7
-	visible := c.create(scope, "SEMANTIC", fact(word), map[string]any{"sensitivity": "MEDIUM", "tags": []any{tag}})
+	visible := c.Create(scope, "SEMANTIC", gqltest.Fact(word), map[string]any{"sensitivity": "MEDIUM", "tags": []any{tag}})
 	var hidden []string
 	for typ, p := range payloads {
-		id := c.create(scope, typ, p, hiddenExtra())
+		id := c.Create(scope, typ, p, hiddenExtra())
 		hidden = append(hidden, id)
-		c.do(`mutation($s: ID!, $t: ID!) { addRelation(sourceId: $s, predicate: RELATED_TO, targetId: $t, rationale: "seed") { sourceId } }`,
+		c.Do(`mutation($s: ID!, $t: ID!) { addRelation(sourceId: $s, predicate: RELATED_TO, targetId: $t, rationale: "seed") { sourceId } }`,
 			map[string]any{"s": visible, "t": id}, nil)
 	}
 	// A redacted record on every lineage edge of the visible one: it
@@ -202,14 +203,14 @@ func TestRedactedRecordsEveryField(t *testing.T) {
 	in := hiddenExtra()
 	in["type"], in["scope"], in["payload"] = "SEMANTIC", scope, payloads["SEMANTIC"]
 	var forked struct{ Fork struct{ ID string } }
-	c.do(`mutation($id: ID!, $in: RecordInput!) { fork(sourceId: $id, newRecord: $in, rationale: "seed") { id } }`, map[string]any{"id": visible, "in": in}, &forked)
+	c.Do(`mutation($id: ID!, $in: RecordInput!) { fork(sourceId: $id, newRecord: $in, rationale: "seed") { id } }`, map[string]any{"id": visible, "in": in}, &forked)
 	hidden = append(hidden, forked.Fork.ID)
-	c.do(`mutation($id: ID!, $ref: String!) { contest(id: $id, contestingRef: $ref, rationale: "seed") { id } }`, map[string]any{"id": visible, "ref": hidden[0]}, nil)
-	old := c.create(scope, "SEMANTIC", payloads["SEMANTIC"], hiddenExtra())
+	c.Do(`mutation($id: ID!, $ref: String!) { contest(id: $id, contestingRef: $ref, rationale: "seed") { id } }`, map[string]any{"id": visible, "ref": hidden[0]}, nil)
+	old := c.Create(scope, "SEMANTIC", payloads["SEMANTIC"], hiddenExtra())
 	hidden = append(hidden, old)
 	var sup struct{ Supersede struct{ ID string } }
-	c.do(`mutation($old: ID!, $in: RecordInput!) { supersede(oldId: $old, newRecord: $in, rationale: "seed") { id } }`,
-		map[string]any{"old": old, "in": map[string]any{"type": "SEMANTIC", "scope": scope, "sensitivity": "MEDIUM", "tags": []any{tag}, "payload": fact(word)}}, &sup)
+	c.Do(`mutation($old: ID!, $in: RecordInput!) { supersede(oldId: $old, newRecord: $in, rationale: "seed") { id } }`,
+		map[string]any{"old": old, "in": map[string]any{"type": "SEMANTIC", "scope": scope, "sensitivity": "MEDIUM", "tags": []any{tag}, "payload": gqltest.Fact(word)}}, &sup)
 	awaitSearch(t, c)
 
 	s := graph.NewExecutableSchema(graph.Config{}).Schema()
@@ -237,10 +238,10 @@ func TestRedactedRecordsEveryField(t *testing.T) {
 	}
 	for _, p := range paths {
 		t.Run(p.name, func(t *testing.T) {
-			resp := reader.raw(p.query, p.vars)
+			resp := reader.Raw(p.query, p.vars)
 			// The whole body, errors and extensions included.
-			if strings.Contains(string(resp.body), secret) {
-				t.Errorf("hidden text in the response: %s", resp.body)
+			if strings.Contains(string(resp.Body), secret) {
+				t.Errorf("hidden text in the response: %s", resp.Body)
 			}
 			if len(resp.Errors) > 0 {
 				t.Fatalf("errors: %+v", resp.Errors)
@@ -274,13 +275,13 @@ func TestRedactedRecordsEveryField(t *testing.T) {
 
 	t.Run("recordChanged", func(t *testing.T) {
 		sel := everyField(t, s, s.Types["RecordChange"], 1)
-		st := reader.subscribeSSE(t, c.url, `subscription($f: ChangeFilter, $after: String) { recordChanged(filter: $f, after: $after) { `+sel+` } }`,
+		st := reader.SubscribeSSE(t, c.URL, `subscription($f: ChangeFilter, $after: String) { recordChanged(filter: $f, after: $after) { `+sel+` } }`,
 			map[string]any{"f": map[string]any{"scopes": []any{scope}, "ids": hidden}, "after": cursor})
 		seen := map[string]bool{}
 		for len(seen) < len(hidden) {
-			e := st.next()
-			if strings.Contains(string(e.body), secret) {
-				t.Fatalf("hidden text in an event: %s", e.body)
+			e := st.Next()
+			if strings.Contains(string(e.Body), secret) {
+				t.Fatalf("hidden text in an event: %s", e.Body)
 			}
 			if len(e.Errors) > 0 {
 				t.Fatalf("errors: %+v", e.Errors)

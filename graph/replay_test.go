@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/membrane/membrane/internal/gqltest"
 	membranehttp "github.com/membrane/membrane/internal/http"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4jtest"
@@ -27,20 +28,20 @@ type replayedRelation struct {
 
 // narrowed sends a request of c's principal narrowed to the ceiling max
 // ("" for none) and decodes its data into out.
-func narrowed(c *client, max, query string, vars map[string]any, out any) httpResult {
-	c.t.Helper()
+func narrowed(c *client, max, query string, vars map[string]any, out any) gqltest.Response {
+	c.T.Helper()
 	body, err := json.Marshal(map[string]any{"query": query, "variables": vars})
 	if err != nil {
-		c.t.Fatal(err)
+		c.T.Fatal(err)
 	}
 	header := map[string]string{"Content-Type": "application/json"}
 	if max != "" {
 		header[membranehttp.HeaderMaxSensitivity] = max
 	}
-	res := c.send(http.MethodPost, "/graphql", bytes.NewReader(body), header)
-	if len(res.gql.Errors) == 0 && out != nil {
-		if err := json.Unmarshal(res.gql.Data, out); err != nil {
-			c.t.Fatalf("decode %s: %v", res.body, err)
+	res := c.Send(http.MethodPost, "/graphql", bytes.NewReader(body), header)
+	if len(res.Errors) == 0 && out != nil {
+		if err := json.Unmarshal(res.Data, out); err != nil {
+			c.T.Fatalf("decode %s: %v", res.Body, err)
 		}
 	}
 	return res
@@ -64,7 +65,7 @@ func TestReplayUnderCurrentTrust(t *testing.T) {
 	capVars := map[string]any{"k": "cap-" + membrane.NewID(), "in": map[string]any{"source": "w", "scope": scope, "sensitivity": "PUBLIC",
 		"content": map[string]any{"person": name}}}
 	var first captureOut
-	w.do(captureQ, capVars, &first)
+	w.Do(captureQ, capVars, &first)
 	var hidden []string // the first capture's edges, without those to the high entity
 	for _, e := range first.CaptureMemory.Edges {
 		if e.SourceID != hiEntity && e.TargetID != hiEntity {
@@ -75,11 +76,11 @@ func TestReplayUnderCurrentTrust(t *testing.T) {
 	if len(hidden) == len(all) {
 		t.Fatalf("the capture did not link to the high entity %s: %v", hiEntity, all)
 	}
-	src := w.create(scope, "SEMANTIC", fact("source-"+word()), map[string]any{"sensitivity": "PUBLIC"})
-	tgt := c.create(scope, "SEMANTIC", fact("target-"+word()), map[string]any{"sensitivity": "HIGH"})
+	src := w.Create(scope, "SEMANTIC", gqltest.Fact("source-"+word()), map[string]any{"sensitivity": "PUBLIC"})
+	tgt := c.Create(scope, "SEMANTIC", gqltest.Fact("target-"+word()), map[string]any{"sensitivity": "HIGH"})
 	relVars := map[string]any{"a": src, "b": tgt, "w": 0.3, "k": "rel-" + membrane.NewID()}
 	var rel replayedRelation
-	w.do(replayRelationQ, relVars, &rel)
+	w.Do(replayRelationQ, relVars, &rel)
 
 	tests := []struct {
 		name string
@@ -95,8 +96,8 @@ func TestReplayUnderCurrentTrust(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var again captureOut
 			res := narrowed(w, tc.max, captureQ, capVars, &again)
-			if res.code() != "" {
-				t.Fatalf("capture replay: %s", res.body)
+			if res.Code() != "" {
+				t.Fatalf("capture replay: %s", res.Body)
 			}
 			want := all
 			if !tc.shown {
@@ -105,16 +106,16 @@ func TestReplayUnderCurrentTrust(t *testing.T) {
 			if got := edgeList(again); !slices.Equal(got, want) || again.CaptureMemory.Primary.ID != first.CaptureMemory.Primary.ID {
 				t.Fatalf("capture replay edges %v, want %v", got, want)
 			}
-			if !tc.shown && strings.Contains(string(res.body), hiEntity) {
-				t.Fatalf("capture replay names the invisible entity: %s", res.body)
+			if !tc.shown && strings.Contains(string(res.Body), hiEntity) {
+				t.Fatalf("capture replay names the invisible entity: %s", res.Body)
 			}
 			var relAgain replayedRelation
 			res = narrowed(w, tc.max, replayRelationQ, relVars, &relAgain)
 			switch {
-			case tc.shown && (res.code() != "" || relAgain != rel):
-				t.Fatalf("relation replay %s, want %+v", res.body, rel)
-			case !tc.shown && (res.code() != "CONFLICT" || strings.Contains(string(res.body), tgt)):
-				t.Fatalf("relation replay %s, want CONFLICT without the target", res.body)
+			case tc.shown && (res.Code() != "" || relAgain != rel):
+				t.Fatalf("relation replay %s, want %+v", res.Body, rel)
+			case !tc.shown && (res.Code() != "CONFLICT" || strings.Contains(string(res.Body), tgt)):
+				t.Fatalf("relation replay %s, want CONFLICT without the target", res.Body)
 			}
 		})
 	}
@@ -137,6 +138,16 @@ func (c *txCounter) Transaction(ctx context.Context, _ string) (context.Context,
 	return ctx, func(int, string) {}
 }
 
+// countingClient is a client of a server whose store counts its
+// transactions.
+func countingClient(t *testing.T) (*client, *txCounter) {
+	t.Helper()
+	c, counter := newClient(t), &txCounter{}
+	c.DB = neo4jtest.Open(t, counter)
+	c.URL = c.Serve(nil)
+	return c, counter
+}
+
 // TestReplayAnswersStoredResult: an idempotency key stores its request's
 // whole answer, edges included, so a replay is the one transaction that
 // finds the key (the edges are not read again) and answers with what the
@@ -144,23 +155,20 @@ func (c *txCounter) Transaction(ctx context.Context, _ string) (context.Context,
 // the same pair updates its weight).
 func TestReplayAnswersStoredResult(t *testing.T) {
 	scope := neo4jtest.Scope(t)
-	c := newClient(t)
-	counter := &txCounter{}
-	c.db = neo4jtest.Open(t, counter) // a server whose store counts its transactions
-	c.url = c.serve(nil)
+	c, counter := countingClient(t)
 
 	capVars := map[string]any{"k": "cap-" + membrane.NewID(), "in": map[string]any{"source": "s", "scope": scope,
 		"content": map[string]any{"subject": "stored-" + word(), "predicate": "uses", "object": "o"}}}
 	var firstCap captureOut
-	c.do(captureQ, capVars, &firstCap)
-	a := c.create(scope, "SEMANTIC", fact("a-"+word()), nil)
-	b := c.create(scope, "SEMANTIC", fact("b-"+word()), nil)
+	c.Do(captureQ, capVars, &firstCap)
+	a := c.Create(scope, "SEMANTIC", gqltest.Fact("a-"+word()), nil)
+	b := c.Create(scope, "SEMANTIC", gqltest.Fact("b-"+word()), nil)
 	relVars := map[string]any{"a": a, "b": b, "w": 0.3, "k": "rel-" + membrane.NewID()}
 	var firstRel replayedRelation
-	c.do(replayRelationQ, relVars, &firstRel)
+	c.Do(replayRelationQ, relVars, &firstRel)
 	// The same relation again, without the key: its weight changes.
 	var updated replayedRelation
-	c.do(replayRelationQ, map[string]any{"a": a, "b": b, "w": 0.9}, &updated)
+	c.Do(replayRelationQ, map[string]any{"a": a, "b": b, "w": 0.9}, &updated)
 	if updated.AddRelation.Weight != 0.9 {
 		t.Fatalf("updated relation %+v", updated)
 	}
@@ -171,14 +179,14 @@ func TestReplayAnswersStoredResult(t *testing.T) {
 	}{
 		{"captureMemory", func(t *testing.T) {
 			var again captureOut
-			c.do(captureQ, capVars, &again)
+			c.Do(captureQ, capVars, &again)
 			if got, want := edgeList(again), edgeList(firstCap); len(want) == 0 || !slices.Equal(got, want) {
 				t.Fatalf("replayed edges %v, want %v", got, want)
 			}
 		}},
 		{"addRelation", func(t *testing.T) {
 			var again replayedRelation
-			c.do(replayRelationQ, relVars, &again)
+			c.Do(replayRelationQ, relVars, &again)
 			if again != firstRel {
 				t.Fatalf("replayed relation %+v, want the first %+v", again, firstRel)
 			}

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/membrane/membrane/internal/embedding"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4jtest"
 )
@@ -130,7 +129,7 @@ func TestRetrieveQueryAnalysisBadInput(t *testing.T) {
 		t.Errorf("a long query = %v", got)
 	}
 	for _, q := range []string{"?!", "\x00", "\xed\xa0\x80", "-- ** ::", strings.Repeat("databases ", 100<<10/10)} {
-		errs := c.fail("BAD_USER_INPUT", retrieveQ, map[string]any{"in": map[string]any{"query": q, "scopes": []any{scope}}})
+		errs := c.Fail("BAD_USER_INPUT", retrieveQ, map[string]any{"in": map[string]any{"query": q, "scopes": []any{scope}}})
 		if f := fieldsOf(errs); len(f) == 0 || f[0] != "input.query" {
 			t.Errorf("retrieve(%.20q): fields %v, want input.query", q, f)
 		}
@@ -142,15 +141,7 @@ func TestRetrieveQueryAnalysisBadInput(t *testing.T) {
 // (and the empty full-text part is not sent to the index).
 func TestRetrieveStopWordsWithVector(t *testing.T) {
 	scope := neo4jtest.Scope(t)
-	var failing atomic.Bool
-	emb, err := embedding.New(embedding.Config{Endpoint: fakeEmbeddingServer(t, &failing), Model: "fake-1", Dimensions: fakeDims})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := newClientWith(t, func(w *wiring) { w.Options.Embedder = emb })
-	if err := c.db.EnsureVectorIndex(t.Context(), fakeDims); err != nil {
-		t.Fatal(err)
-	}
+	c := vectorClient(t, new(atomic.Bool))
 	rec := c.capture(map[string]any{"source": "s", "scope": scope, "summary": "what was it about"})
 	awaitSearch(t, c)
 	got := c.retrieve(map[string]any{"query": "what is it", "scopes": []any{scope}}).Retrieve

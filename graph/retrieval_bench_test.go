@@ -138,7 +138,7 @@ func retrDataset(b *testing.B, c *client) *retrCorpus {
 		target := retrTarget(b)
 		ctx := membrane.NewContextWithTrust(context.Background(), membrane.SystemTrust("bench"))
 		count := func() int64 {
-			n, err := c.db.CountRecords(ctx, membrane.RecordFilter{Scopes: []string{retrScope}})
+			n, err := c.DB.CountRecords(ctx, membrane.RecordFilter{Scopes: []string{retrScope}})
 			if err != nil {
 				retrData.err = err
 			}
@@ -154,7 +154,7 @@ func retrDataset(b *testing.B, c *client) *retrCorpus {
 			fmt.Fprintf(os.Stderr, "bench dataset: %d records in %s (%s)\n", have, retrScope, time.Since(start).Round(time.Second))
 		}
 		if retrData.err == nil {
-			retrData.err = c.db.AwaitSearchIndexes(ctx)
+			retrData.err = c.DB.AwaitSearchIndexes(ctx)
 		}
 	})
 	if retrData.err != nil {
@@ -183,7 +183,7 @@ func retrCaptures(c *client, corpus *retrCorpus, scope string, n, clients int, s
 				body := mustJSON(`mutation($in: CaptureMemoryInput!) { captureMemory(input: $in) { primary { id } created { id } } }`,
 					map[string]any{"in": corpus.capture(r, word, entity, scope)})
 				start := time.Now()
-				err := (&benchClient{url: c.url, key: c.key}).post(body, nil)
+				err := (&benchClient{url: c.URL, key: c.Key}).post(body, nil)
 				if durs != nil {
 					durs[i] = time.Since(start)
 				}
@@ -200,7 +200,7 @@ func retrCaptures(c *client, corpus *retrCorpus, scope string, n, clients int, s
 
 // retrStoreSize is how many records the whole store holds.
 func retrStoreSize(b *testing.B, c *client) float64 {
-	n, err := c.db.CountRecords(membrane.NewContextWithTrust(context.Background(), membrane.SystemTrust("bench")), membrane.RecordFilter{})
+	n, err := c.DB.CountRecords(membrane.NewContextWithTrust(context.Background(), membrane.SystemTrust("bench")), membrane.RecordFilter{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -228,7 +228,7 @@ func retrQueries(b *testing.B, c *client, query string, clients int, check func(
 	}
 	// Warm the query plans and caches.
 	for _, req := range reqs[:16] {
-		if err := (&benchClient{url: c.url, key: c.key}).post(req, nil); err != nil {
+		if err := (&benchClient{url: c.URL, key: c.Key}).post(req, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -248,7 +248,7 @@ func retrQueries(b *testing.B, c *client, query string, clients int, check func(
 				}
 				var out rawData
 				start := time.Now()
-				err := (&benchClient{url: c.url, key: c.key}).post(reqs[i%len(reqs)], &out)
+				err := (&benchClient{url: c.URL, key: c.Key}).post(reqs[i%len(reqs)], &out)
 				durs[i] = time.Since(start)
 				if err == nil {
 					err = check(out)
@@ -261,12 +261,7 @@ func retrQueries(b *testing.B, c *client, query string, clients int, check func(
 		}()
 	}
 	wg.Wait()
-	b.StopTimer()
-	if err := revFirstErr(errs); err != nil {
-		b.Fatal(err)
-	}
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
-	latencies(durs).report(b)
+	reportClients(b, errs, durs)
 	b.ReportMetric(retrStoreSize(b, c), "records")
 }
 

@@ -120,7 +120,7 @@ func TestRetrieveGating(t *testing.T) {
 		t.Errorf("admin sees %d", n)
 	}
 	// Invisible records leave no trace in the response.
-	resp := rc.raw(retrieveQ, map[string]any{"in": map[string]any{"query": w, "limit": 20, "includeRetracted": true}})
+	resp := rc.Raw(retrieveQ, map[string]any{"in": map[string]any{"query": w, "limit": 20, "includeRetracted": true}})
 	for _, k := range []string{"one-above/in", "two-above/in", "two-above/unscoped", "below/out", "at/out"} {
 		if strings.Contains(string(resp.Data), m.ids[k]) {
 			t.Errorf("response reveals %s", k)
@@ -143,7 +143,7 @@ func TestRetrieveGraphGating(t *testing.T) {
 	hop2 := factRecord(t, in, "two hops away", now)
 	stored(t, c, root, behindRedacted, behindHidden, hop2)
 	relate := func(from, to string) {
-		c.do(`mutation($s: ID!, $t: ID!) { addRelation(sourceId: $s, predicate: RELATED_TO, targetId: $t) { predicate } }`, map[string]any{"s": from, "t": to}, nil)
+		c.Do(`mutation($s: ID!, $t: ID!) { addRelation(sourceId: $s, predicate: RELATED_TO, targetId: $t) { predicate } }`, map[string]any{"s": from, "t": to}, nil)
 	}
 	for k, id := range m.ids {
 		if strings.HasSuffix(k, "/unscoped") {
@@ -160,7 +160,7 @@ func TestRetrieveGraphGating(t *testing.T) {
 	run := func(in map[string]any) graphOut {
 		t.Helper()
 		var g graphOut
-		rc.do(graphQ, map[string]any{"in": in}, &g)
+		rc.Do(graphQ, map[string]any{"in": in}, &g)
 		return g
 	}
 	g := run(map[string]any{"query": w, "maxHops": 2, "nodeLimit": 50, "edgeLimit": 50})
@@ -216,7 +216,7 @@ func TestRetrieveGraphGating(t *testing.T) {
 		if _, ok := nodes[e.TargetID]; !ok {
 			t.Errorf("edge to a node not returned: %+v", e)
 		}
-		if e.Predicate != "RELATED_TO" || e.Weight != 1 || e.Actor != c.actor {
+		if e.Predicate != "RELATED_TO" || e.Weight != 1 || e.Actor != c.Actor {
 			t.Errorf("edge %+v", e)
 		}
 		unscoped := strings.HasSuffix(m.names[e.SourceID], "/unscoped")
@@ -227,7 +227,7 @@ func TestRetrieveGraphGating(t *testing.T) {
 	if g.RetrieveGraph.Truncated {
 		t.Error("truncated")
 	}
-	resp := rc.raw(graphQ, map[string]any{"in": map[string]any{"query": w, "maxHops": 5, "nodeLimit": 1000, "edgeLimit": 5000}})
+	resp := rc.Raw(graphQ, map[string]any{"in": map[string]any{"query": w, "maxHops": 5, "nodeLimit": 1000, "edgeLimit": 5000}})
 	for _, k := range []string{"two-above/in", "two-above/unscoped", "below/out", "at/out", "one-above/out"} {
 		if strings.Contains(string(resp.Data), m.ids[k]) {
 			t.Errorf("response reveals %s", k)
@@ -256,9 +256,9 @@ func TestRetrieveGraphGating(t *testing.T) {
 		}
 	})
 	t.Run("bounded round trips", func(t *testing.T) {
-		before := c.db.TxCount()
+		before := c.DB.TxCount()
 		run(map[string]any{"query": w, "maxHops": 5})
-		if n := c.db.TxCount() - before; n != 1 {
+		if n := c.DB.TxCount() - before; n != 1 {
 			t.Fatalf("transactions = %d, want 1", n)
 		}
 	})

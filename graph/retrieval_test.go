@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/membrane/membrane/internal/gqltest"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4jtest"
 )
@@ -29,7 +30,7 @@ func stored(t testing.TB, c *client, recs ...*membrane.Record) {
 	for i, r := range recs {
 		ins[i] = &membrane.Ingested{Record: r, Audit: membrane.NewAuditEntry(r.ID, membrane.AuditCreate, "fixture", "fixture", r.CreatedAt)}
 	}
-	if _, err := c.db.CreateRecords(ctx, nil, ins); err != nil {
+	if _, err := c.DB.CreateRecords(ctx, nil, ins); err != nil {
 		t.Fatal(err)
 	}
 	awaitSearch(t, c)
@@ -37,7 +38,7 @@ func stored(t testing.TB, c *client, recs ...*membrane.Record) {
 
 func awaitSearch(t testing.TB, c *client) {
 	t.Helper()
-	if err := c.db.AwaitSearchIndexes(t.Context()); err != nil {
+	if err := c.DB.AwaitSearchIndexes(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -95,9 +96,9 @@ const retrieveQ = `query($in: RetrieveInput!) { retrieve(input: $in) {
   weights { relevance salience recency confidence } vectorUsed } }`
 
 func (c *client) retrieve(in map[string]any) retrieved {
-	c.t.Helper()
+	c.T.Helper()
 	var out retrieved
-	c.do(retrieveQ, map[string]any{"in": in}, &out)
+	c.Do(retrieveQ, map[string]any{"in": in}, &out)
 	return out
 }
 
@@ -195,9 +196,9 @@ func TestRetrieveRanking(t *testing.T) {
 		}
 	})
 	t.Run("one read transaction", func(t *testing.T) {
-		before := c.db.TxCount()
+		before := c.DB.TxCount()
 		rc.retrieve(map[string]any{"query": both})
-		if n := c.db.TxCount() - before; n != 1 {
+		if n := c.DB.TxCount() - before; n != 1 {
 			t.Fatalf("transactions = %d, want 1", n)
 		}
 	})
@@ -286,9 +287,9 @@ func TestRetrieveAsOf(t *testing.T) {
 	now := time.Now().UTC()
 	early := factRecord(t, scope, w, now.Add(-2*time.Hour))
 	stored(t, c, early)
-	c.do(`mutation($id: ID!) { retract(id: $id) { id } }`, map[string]any{"id": early.ID}, nil)
+	c.Do(`mutation($id: ID!) { retract(id: $id) { id } }`, map[string]any{"id": early.ID}, nil)
 	var later struct{ CreateRecord struct{ ID string } }
-	c.do(`mutation($in: RecordInput!) { createRecord(input: $in) { id } }`, map[string]any{"in": map[string]any{
+	c.Do(`mutation($in: RecordInput!) { createRecord(input: $in) { id } }`, map[string]any{"in": map[string]any{
 		"type": "SEMANTIC", "scope": scope, "payload": map[string]any{"semantic": map[string]any{"subject": w, "predicate": "is"}}}}, &later)
 	awaitSearch(t, c)
 
@@ -336,7 +337,7 @@ func TestRetrieveLayersAndSelection(t *testing.T) {
 			"planId": "p1", "intent": w + " release", "metrics": map[string]any{"failureRate": 0.5, "executionCount": 4}}}},
 	}
 	var created struct{ IngestBatch []struct{ ID string } }
-	c.do(`mutation($in: [RecordInput!]!) { ingestBatch(inputs: $in) { id } }`, map[string]any{"in": in}, &created)
+	c.Do(`mutation($in: [RecordInput!]!) { ingestBatch(inputs: $in) { id } }`, map[string]any{"in": in}, &created)
 	awaitSearch(t, c)
 	ep, wk, sk, pl := created.IngestBatch[0].ID, created.IngestBatch[1].ID, created.IngestBatch[2].ID, created.IngestBatch[3].ID
 
@@ -380,7 +381,7 @@ func TestRetrieveBadInput(t *testing.T) {
 		{map[string]any{"query": "?!"}, "input.query"},
 		{map[string]any{"query": strings.Repeat("x", membrane.MaxQueryBytes+1)}, "input.query"},
 	} {
-		errs := c.fail("BAD_USER_INPUT", retrieveQ, map[string]any{"in": tt.in})
+		errs := c.Fail("BAD_USER_INPUT", retrieveQ, map[string]any{"in": tt.in})
 		if f := fieldsOf(errs); len(f) == 0 || f[0] != tt.field {
 			t.Errorf("%v: fields %v, want %s", tt.in, f, tt.field)
 		}
@@ -394,15 +395,15 @@ func TestRetrieveBadInput(t *testing.T) {
 		{map[string]any{"edgeLimit": -1}, "input.edgeLimit"},
 		{map[string]any{"maxHops": 6}, "input.maxHops"},
 	} {
-		errs := c.fail("BAD_USER_INPUT", graphQ, map[string]any{"in": tt.in})
+		errs := c.Fail("BAD_USER_INPUT", graphQ, map[string]any{"in": tt.in})
 		if f := fieldsOf(errs); len(f) == 0 || f[0] != tt.field {
 			t.Errorf("%v: fields %v, want %s", tt.in, f, tt.field)
 		}
 	}
-	c.fail("BAD_USER_INPUT", retrieveQ, map[string]any{"in": map[string]any{"memoryTypes": []any{"NOPE"}}})
+	c.Fail("BAD_USER_INPUT", retrieveQ, map[string]any{"in": map[string]any{"memoryTypes": []any{"NOPE"}}})
 }
 
-func fieldsOf(errs []gqlError) []string {
+func fieldsOf(errs []gqltest.Error) []string {
 	var out []string
 	for _, e := range errs {
 		fs, _ := e.Extensions["fields"].([]any)

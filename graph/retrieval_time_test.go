@@ -24,7 +24,7 @@ func writeTimedEpisodes(t *testing.T, c *client, scope string, eps ...timedEpiso
 			"timeline":  []any{map[string]any{"t": e.at.Format(time.RFC3339Nano), "eventKind": "user_input", "ref": e.session, "summary": e.summary}}}}}
 	}
 	var out struct{ IngestBatch []struct{ ID string } }
-	c.do(`mutation($in: [RecordInput!]!) { ingestBatch(inputs: $in) { id } }`, map[string]any{"in": in}, &out)
+	c.Do(`mutation($in: [RecordInput!]!) { ingestBatch(inputs: $in) { id } }`, map[string]any{"in": in}, &out)
 	awaitSearch(t, c)
 	ids := make([]string, len(out.IngestBatch))
 	for i, r := range out.IngestBatch {
@@ -60,7 +60,7 @@ func TestRetrieveTimeWindow(t *testing.T) {
 	}
 	ask := func(query string) result {
 		var r result
-		c.do(`query($q: String, $s: [String!]) { retrieve(input: {query: $q, scopes: $s, memoryTypes: [EPISODIC]}) {
+		c.Do(`query($q: String, $s: [String!]) { retrieve(input: {query: $q, scopes: $s, memoryTypes: [EPISODIC]}) {
 			hits { record { id } parts { time redundancy } } timeWindow { from to phrase } } }`,
 			map[string]any{"q": query, "s": []string{scope}}, &r)
 		return r
@@ -106,7 +106,7 @@ func TestRetrieveTimeOrder(t *testing.T) {
 	}
 	ask := func(query string) []hit {
 		var r struct{ Retrieve struct{ Hits []hit } }
-		c.do(`query($q: String, $s: [String!]) { retrieve(input: {query: $q, scopes: $s, memoryTypes: [EPISODIC]}) {
+		c.Do(`query($q: String, $s: [String!]) { retrieve(input: {query: $q, scopes: $s, memoryTypes: [EPISODIC]}) {
 			hits { record { id } parts { order } } } }`, map[string]any{"q": query, "s": []string{scope}}, &r)
 		return r.Retrieve.Hits
 	}

@@ -32,7 +32,7 @@ func revSeedFacts(b *testing.B, c *client, scope string, n int) []string {
 			in[i] = factInput(scope, fmt.Sprint("pool-", len(ids)+i))
 		}
 		var out struct{ IngestBatch []struct{ ID string } }
-		c.do(`mutation($in: [RecordInput!]!) { ingestBatch(inputs: $in, actor: "bench") { id } }`, map[string]any{"in": in}, &out)
+		c.Do(`mutation($in: [RecordInput!]!) { ingestBatch(inputs: $in, actor: "bench") { id } }`, map[string]any{"in": in}, &out)
 		if len(out.IngestBatch) != len(in) {
 			b.Fatalf("ingestBatch created %d records, want %d", len(out.IngestBatch), len(in))
 		}
@@ -75,7 +75,7 @@ func BenchmarkSupersedeParallel(b *testing.B) {
 							}
 						}
 						start := time.Now()
-						err := (&benchClient{url: c.url, key: c.key}).post(reqs[i], &out)
+						err := (&benchClient{url: c.URL, key: c.Key}).post(reqs[i], &out)
 						durs[i] = time.Since(start)
 						if err == nil && (out.Supersede.ID == "" || out.Supersede.ID == pool[i] || out.Supersede.Status != "ACTIVE" || out.Supersede.Version != 1) {
 							err = fmt.Errorf("supersede of %s returned %+v", pool[i], out.Supersede)
@@ -88,20 +88,14 @@ func BenchmarkSupersedeParallel(b *testing.B) {
 				}()
 			}
 			wg.Wait()
-			b.StopTimer()
-
-			if err := revFirstErr(errs); err != nil {
-				b.Fatal(err)
-			}
-			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
-			latencies(durs).report(b)
+			reportClients(b, errs, durs)
 			// Every pool record was retired and has exactly one successor.
 			ctx := membrane.NewContextWithTrust(context.Background(), membrane.SystemTrust("bench"))
-			active, err := c.db.CountRecords(ctx, membrane.RecordFilter{Scopes: []string{scope}, Statuses: []membrane.RevisionStatus{membrane.StatusActive}})
+			active, err := c.DB.CountRecords(ctx, membrane.RecordFilter{Scopes: []string{scope}, Statuses: []membrane.RevisionStatus{membrane.StatusActive}})
 			if err != nil {
 				b.Fatal(err)
 			}
-			retracted, err := c.db.CountRecords(ctx, membrane.RecordFilter{Scopes: []string{scope}, Statuses: []membrane.RevisionStatus{membrane.StatusSuperseded}})
+			retracted, err := c.DB.CountRecords(ctx, membrane.RecordFilter{Scopes: []string{scope}, Statuses: []membrane.RevisionStatus{membrane.StatusSuperseded}})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -113,6 +107,18 @@ func BenchmarkSupersedeParallel(b *testing.B) {
 }
 
 // revFirstErr returns the first non-nil error.
+// reportClients ends a run of concurrent clients: it stops the timer,
+// fails on the first client's error, and reports throughput and latencies.
+func reportClients(b *testing.B, errs []error, durs []time.Duration) {
+	b.Helper()
+	b.StopTimer()
+	if err := revFirstErr(errs); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
+	latencies(durs).report(b)
+}
+
 func revFirstErr(errs []error) error {
 	for _, err := range errs {
 		if err != nil {
@@ -138,7 +144,7 @@ func revChainIDs(b *testing.B, c *client) []string {
 	revChain.once.Do(func() {
 		scope := neo4jtest.Scope(b)
 		var created struct{ CreateRecord struct{ ID string } }
-		if err := (&benchClient{url: c.url, key: c.key}).post(body(b, `mutation($in: RecordInput!) { createRecord(input: $in, actor: "bench") { id } }`,
+		if err := (&benchClient{url: c.URL, key: c.Key}).post(body(b, `mutation($in: RecordInput!) { createRecord(input: $in, actor: "bench") { id } }`,
 			map[string]any{"in": factInput(scope, "v0")}), &created); err != nil {
 			revChain.err = err
 			return
@@ -146,7 +152,7 @@ func revChainIDs(b *testing.B, c *client) []string {
 		ids := []string{created.CreateRecord.ID}
 		for i := 1; i < revChainLen; i++ {
 			var out struct{ Supersede struct{ ID string } }
-			if err := (&benchClient{url: c.url, key: c.key}).post(body(b, supersedeQ, map[string]any{"old": ids[i-1], "in": factInput(scope, fmt.Sprint("v", i))}), &out); err != nil {
+			if err := (&benchClient{url: c.URL, key: c.Key}).post(body(b, supersedeQ, map[string]any{"old": ids[i-1], "in": factInput(scope, fmt.Sprint("v", i))}), &out); err != nil {
 				revChain.err = fmt.Errorf("supersede %d of the chain: %w", i, err)
 				return
 			}
@@ -187,7 +193,7 @@ func BenchmarkLineageDepth100(b *testing.B) {
 			}
 		}
 		start := time.Now()
-		err := (&benchClient{url: c.url, key: c.key}).post(req, &out)
+		err := (&benchClient{url: c.URL, key: c.Key}).post(req, &out)
 		durs = append(durs, time.Since(start))
 		if err != nil {
 			b.Fatal(err)
@@ -235,7 +241,7 @@ func BenchmarkHistory(b *testing.B) {
 			}
 		}
 		start := time.Now()
-		err := (&benchClient{url: c.url, key: c.key}).post(req, &out)
+		err := (&benchClient{url: c.URL, key: c.Key}).post(req, &out)
 		durs = append(durs, time.Since(start))
 		if err != nil {
 			b.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/membrane/membrane/internal/gqltest"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4jtest"
 )
@@ -52,40 +53,22 @@ const recSel = `id type status salience version createdAt lifecycle { lastReinfo
   current { id } history { id } auditLog(first: 100) { nodes { action actor actorDetail rationale previous } }`
 
 func (c *client) get(id string) rec {
-	c.t.Helper()
+	c.T.Helper()
 	var out struct{ Record rec }
-	c.do(`query($id: ID!) { record(id: $id) { `+recSel+` } }`, map[string]any{"id": id}, &out)
+	c.Do(`query($id: ID!) { record(id: $id) { `+recSel+` } }`, map[string]any{"id": id}, &out)
 	return out.Record
 }
 
-// create makes a record in scope and returns its id.
-func (c *client) create(scope, typ string, payload map[string]any, extra map[string]any) string {
-	c.t.Helper()
-	in := map[string]any{"type": typ, "scope": scope, "payload": payload,
-		"provenance": map[string]any{"sources": []any{map[string]any{"kind": "EVENT", "ref": "seed"}}}}
-	for k, v := range extra {
-		in[k] = v
-	}
-	var out struct{ CreateRecord struct{ ID string } }
-	c.do(`mutation($in: RecordInput!) { createRecord(input: $in, actor: "seeder") { id } }`, map[string]any{"in": in}, &out)
-	return out.CreateRecord.ID
-}
-
-func fact(subject string) map[string]any {
-	return map[string]any{"semantic": map[string]any{"subject": subject, "predicate": "is", "object": "x",
-		"evidence": []any{map[string]any{"sourceType": "test", "sourceId": "t"}}}}
-}
-
 func factInput(scope, subject string) map[string]any {
-	return map[string]any{"type": "SEMANTIC", "scope": scope, "payload": fact(subject)}
+	return map[string]any{"type": "SEMANTIC", "scope": scope, "payload": gqltest.Fact(subject)}
 }
 
 // snapshot captures everything a failed revision must leave unchanged: the
 // records of scope with their versions, statuses, edges and audit trails.
 func (c *client) snapshot(scope string) string {
-	c.t.Helper()
+	c.T.Helper()
 	var out json.RawMessage
-	c.do(`query($s: [String!]) { records(filter: {scopes: $s}, first: 500) { totalCount nodes { id version status salience
+	c.Do(`query($s: [String!]) { records(filter: {scopes: $s}, first: 500) { totalCount nodes { id version status salience
 	  relations(first: 100) { edges { direction relation { predicate sourceId targetId weight } } }
 	  auditLog(first: 100) { nodes { id action } } } } }`, map[string]any{"s": []any{scope}}, &out)
 	return string(out)
@@ -100,9 +83,9 @@ const (
 func TestSupersede(t *testing.T) {
 	c := newClient(t)
 	scope := neo4jtest.Scope(t)
-	old := c.create(scope, "SEMANTIC", fact("db"), nil)
+	old := c.Create(scope, "SEMANTIC", gqltest.Fact("db"), nil)
 	var out struct{ Supersede struct{ ID, Status string } }
-	c.do(supersedeQ, map[string]any{"old": old, "in": factInput(scope, "db2"), "v": 1}, &out)
+	c.Do(supersedeQ, map[string]any{"old": old, "in": factInput(scope, "db2"), "v": 1}, &out)
 	nw := out.Supersede.ID
 
 	o := c.get(old)
@@ -114,7 +97,7 @@ func TestSupersede(t *testing.T) {
 		t.Fatalf("old.supersededBy = %v, current = %v, want %s", o.SupersededBy, o.Current, nw)
 	}
 	last := o.AuditLog.Nodes[len(o.AuditLog.Nodes)-1]
-	if last.Action != "SUPERSEDE" || last.Actor != c.actor || last.ActorDetail != "agent-1" || last.Previous["status"] != "ACTIVE" || last.Previous["salience"] != 1.0 {
+	if last.Action != "SUPERSEDE" || last.Actor != c.Actor || last.ActorDetail != "agent-1" || last.Previous["status"] != "ACTIVE" || last.Previous["salience"] != 1.0 {
 		t.Fatalf("old audit = %+v", last)
 	}
 	n := c.get(nw)
@@ -133,7 +116,7 @@ func TestSupersede(t *testing.T) {
 	}
 	// A chain: supersede the new one again; history is oldest first from anywhere.
 	var out2 struct{ Supersede struct{ ID string } }
-	c.do(supersedeQ, map[string]any{"old": nw, "in": factInput(scope, "db3")}, &out2)
+	c.Do(supersedeQ, map[string]any{"old": nw, "in": factInput(scope, "db3")}, &out2)
 	for _, id := range []string{old, nw, out2.Supersede.ID} {
 		r := c.get(id)
 		var h []string
@@ -149,12 +132,12 @@ func TestSupersede(t *testing.T) {
 func TestRevisionFailuresChangeNothing(t *testing.T) {
 	c := newClient(t)
 	scope := neo4jtest.Scope(t)
-	sem := c.create(scope, "SEMANTIC", fact("a"), nil)
-	sem2 := c.create(scope, "SEMANTIC", fact("b"), nil)
-	ep := c.create(scope, "EPISODIC", map[string]any{"episodic": map[string]any{}}, nil)
-	ent := c.create(scope, "ENTITY", map[string]any{"entity": map[string]any{"canonicalName": "e"}}, nil)
-	gone := c.create(scope, "SEMANTIC", fact("gone"), nil)
-	c.do(retractQ, map[string]any{"id": gone}, nil)
+	sem := c.Create(scope, "SEMANTIC", gqltest.Fact("a"), nil)
+	sem2 := c.Create(scope, "SEMANTIC", gqltest.Fact("b"), nil)
+	ep := c.Create(scope, "EPISODIC", map[string]any{"episodic": map[string]any{}}, nil)
+	ent := c.Create(scope, "ENTITY", map[string]any{"entity": map[string]any{"canonicalName": "e"}}, nil)
+	gone := c.Create(scope, "SEMANTIC", gqltest.Fact("gone"), nil)
+	c.Do(retractQ, map[string]any{"id": gone}, nil)
 	noEvidence := map[string]any{"type": "SEMANTIC", "scope": scope, "payload": map[string]any{"semantic": map[string]any{"subject": "s", "predicate": "p"}}}
 	entityIn := map[string]any{"type": "ENTITY", "scope": scope, "payload": map[string]any{"entity": map[string]any{"canonicalName": "x"}}}
 
@@ -170,7 +153,7 @@ func TestRevisionFailuresChangeNothing(t *testing.T) {
 		{"supersede semantic without evidence", "BAD_USER_INPUT", supersedeQ, map[string]any{"old": sem, "in": noEvidence}},
 		{"supersede retracted", "CONFLICT", supersedeQ, map[string]any{"old": gone, "in": factInput(scope, "x")}},
 		{"supersede stale version", "CONFLICT", supersedeQ, map[string]any{"old": sem, "in": factInput(scope, "x"), "v": 7}},
-		{"supersede invalid new record", "BAD_USER_INPUT", supersedeQ, map[string]any{"old": sem, "in": map[string]any{"type": "SEMANTIC", "confidence": 3, "scope": scope, "payload": fact("x")}}},
+		{"supersede invalid new record", "BAD_USER_INPUT", supersedeQ, map[string]any{"old": sem, "in": map[string]any{"type": "SEMANTIC", "confidence": 3, "scope": scope, "payload": gqltest.Fact("x")}}},
 		{"fork to another type", "BAD_USER_INPUT", `mutation($id: ID!, $in: RecordInput!) { fork(sourceId: $id, newRecord: $in, actor: "a") { id } }`, map[string]any{"id": sem, "in": entityIn}},
 		{"fork episodic", "FAILED_PRECONDITION", `mutation($id: ID!, $in: RecordInput!) { fork(sourceId: $id, newRecord: $in, actor: "a") { id } }`, map[string]any{"id": ep, "in": map[string]any{"type": "EPISODIC", "scope": scope, "payload": map[string]any{"episodic": map[string]any{}}}}},
 		{"retract episodic", "FAILED_PRECONDITION", retractQ, map[string]any{"id": ep}},
@@ -196,7 +179,7 @@ func TestRevisionFailuresChangeNothing(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			before := c.snapshot(scope)
-			resp := c.raw(tt.query, tt.vars)
+			resp := c.Raw(tt.query, tt.vars)
 			if len(resp.Errors) == 0 {
 				t.Fatalf("want an error, got %s", resp.Data)
 			}
@@ -214,9 +197,9 @@ func TestForkMergeContestRetract(t *testing.T) {
 	c := newClient(t)
 	scope := neo4jtest.Scope(t)
 	t.Run("fork", func(t *testing.T) {
-		src := c.create(scope, "SEMANTIC", fact("f"), nil)
+		src := c.Create(scope, "SEMANTIC", gqltest.Fact("f"), nil)
 		var out struct{ Fork struct{ ID string } }
-		c.do(`mutation($id: ID!, $in: RecordInput!) { fork(sourceId: $id, newRecord: $in, actor: "agent-2", rationale: "only on linux") { id } }`,
+		c.Do(`mutation($id: ID!, $in: RecordInput!) { fork(sourceId: $id, newRecord: $in, actor: "agent-2", rationale: "only on linux") { id } }`,
 			map[string]any{"id": src, "in": factInput(scope, "f-linux")}, &out)
 		s, f := c.get(src), c.get(out.Fork.ID)
 		if s.Status != "ACTIVE" || s.Salience != 1 || len(s.Derivatives) != 1 || s.Derivatives[0].ID != f.ID {
@@ -225,16 +208,16 @@ func TestForkMergeContestRetract(t *testing.T) {
 		if f.Status != "ACTIVE" || len(f.DerivedFrom) != 1 || f.DerivedFrom[0].ID != src {
 			t.Fatalf("fork = %+v", f)
 		}
-		if a := s.AuditLog.Nodes[len(s.AuditLog.Nodes)-1]; a.Action != "FORK" || a.Actor != c.actor || a.ActorDetail != "agent-2" {
+		if a := s.AuditLog.Nodes[len(s.AuditLog.Nodes)-1]; a.Action != "FORK" || a.Actor != c.Actor || a.ActorDetail != "agent-2" {
 			t.Fatalf("source audit = %+v", a)
 		}
 	})
 	t.Run("merge", func(t *testing.T) {
-		a, b, cc := c.create(scope, "COMPETENCE", map[string]any{"competence": map[string]any{"skillName": "a"}}, nil),
-			c.create(scope, "COMPETENCE", map[string]any{"competence": map[string]any{"skillName": "b"}}, nil),
-			c.create(scope, "COMPETENCE", map[string]any{"competence": map[string]any{"skillName": "c"}}, nil)
+		a, b, cc := c.Create(scope, "COMPETENCE", map[string]any{"competence": map[string]any{"skillName": "a"}}, nil),
+			c.Create(scope, "COMPETENCE", map[string]any{"competence": map[string]any{"skillName": "b"}}, nil),
+			c.Create(scope, "COMPETENCE", map[string]any{"competence": map[string]any{"skillName": "c"}}, nil)
 		var out struct{ Merge struct{ ID string } }
-		c.do(mergeQ, map[string]any{"ids": []any{a, b, cc}, "in": map[string]any{"type": "COMPETENCE", "scope": scope,
+		c.Do(mergeQ, map[string]any{"ids": []any{a, b, cc}, "in": map[string]any{"type": "COMPETENCE", "scope": scope,
 			"payload": map[string]any{"competence": map[string]any{"skillName": "abc"}}}}, &out)
 		m := c.get(out.Merge.ID)
 		if len(m.DerivedFrom) != 3 {
@@ -249,9 +232,9 @@ func TestForkMergeContestRetract(t *testing.T) {
 		}
 	})
 	t.Run("contest by a record, any type", func(t *testing.T) {
-		target := c.create(scope, "PLAN_GRAPH", map[string]any{"planGraph": map[string]any{"planId": "p"}}, nil)
-		by := c.create(scope, "SEMANTIC", fact("counter"), nil)
-		c.do(`mutation($id: ID!, $by: String!) { contest(id: $id, contestingRef: $by, actor: "agent-3", rationale: "fails on arm") { status } }`,
+		target := c.Create(scope, "PLAN_GRAPH", map[string]any{"planGraph": map[string]any{"planId": "p"}}, nil)
+		by := c.Create(scope, "SEMANTIC", gqltest.Fact("counter"), nil)
+		c.Do(`mutation($id: ID!, $by: String!) { contest(id: $id, contestingRef: $by, actor: "agent-3", rationale: "fails on arm") { status } }`,
 			map[string]any{"id": target, "by": by}, nil)
 		tg, b := c.get(target), c.get(by)
 		if tg.Status != "CONTESTED" || len(tg.ContestedBy) != 1 || tg.ContestedBy[0].ID != by || len(b.Contests) != 1 || b.Contests[0].ID != target {
@@ -262,25 +245,25 @@ func TestForkMergeContestRetract(t *testing.T) {
 		}
 	})
 	t.Run("contest by an external reference", func(t *testing.T) {
-		target := c.create(scope, "SEMANTIC", fact("ext"), nil)
-		c.do(`mutation($id: ID!) { contest(id: $id, contestingRef: "https://tickets.example/T-42", actor: "agent-3") { status } }`, map[string]any{"id": target}, nil)
+		target := c.Create(scope, "SEMANTIC", gqltest.Fact("ext"), nil)
+		c.Do(`mutation($id: ID!) { contest(id: $id, contestingRef: "https://tickets.example/T-42", actor: "agent-3") { status } }`, map[string]any{"id": target}, nil)
 		tg := c.get(target)
 		if tg.Status != "CONTESTED" || !reflect.DeepEqual(tg.ContestEvidence, []string{"https://tickets.example/T-42"}) || len(tg.ContestedBy) != 0 {
 			t.Fatalf("target = %+v", tg)
 		}
 		// A contested record can still be superseded (that resolves the contest).
-		c.do(supersedeQ, map[string]any{"old": target, "in": factInput(scope, "ext2")}, nil)
+		c.Do(supersedeQ, map[string]any{"old": target, "in": factInput(scope, "ext2")}, nil)
 	})
 	t.Run("retract keeps the record and its history", func(t *testing.T) {
-		id := c.create(scope, "WORKING", map[string]any{"working": map[string]any{"threadId": "t", "state": "DONE"}}, nil)
+		id := c.Create(scope, "WORKING", map[string]any{"working": map[string]any{"threadId": "t", "state": "DONE"}}, nil)
 		var out struct{ Retract struct{ Status string } }
-		c.do(retractQ, map[string]any{"id": id}, &out)
+		c.Do(retractQ, map[string]any{"id": id}, &out)
 		r := c.get(id)
 		if out.Retract.Status != "RETRACTED" || r.Status != "RETRACTED" || r.Salience != 0 || len(r.AuditLog.Nodes) != 2 || r.AuditLog.Nodes[1].Action != "RETRACT" {
 			t.Fatalf("retracted = %+v", r)
 		}
 		for _, q := range []string{`mutation($id: ID!) { reinforce(id: $id, actor: "a") { id } }`, `mutation($id: ID!) { contest(id: $id, contestingRef: "x", actor: "a") { id } }`} {
-			c.fail("CONFLICT", q, map[string]any{"id": id})
+			c.Fail("CONFLICT", q, map[string]any{"id": id})
 		}
 	})
 }
@@ -289,11 +272,11 @@ func TestReinforceAndPenalize(t *testing.T) {
 	c := newClient(t)
 	scope := neo4jtest.Scope(t)
 	// A half-life of ~30 years keeps decay between requests below 1e-9.
-	id := c.create(scope, "SEMANTIC", fact("r"), map[string]any{"salience": 0.5,
+	id := c.Create(scope, "SEMANTIC", gqltest.Fact("r"), map[string]any{"salience": 0.5,
 		"lifecycle": map[string]any{"halfLifeSeconds": 1e9, "minSalience": 0.2}})
 	before := c.get(id)
 	var out struct{ Reinforce struct{ Salience float64 } }
-	c.do(`mutation($id: ID!) { reinforce(id: $id, actor: "agent-1", rationale: "was useful") { salience } }`, map[string]any{"id": id}, &out)
+	c.Do(`mutation($id: ID!) { reinforce(id: $id, actor: "agent-1", rationale: "was useful") { salience } }`, map[string]any{"id": id}, &out)
 	if math.Abs(out.Reinforce.Salience-0.6) > 1e-6 {
 		t.Fatalf("reinforced salience = %v, want 0.6 (gain 0.1 by default)", out.Reinforce.Salience)
 	}
@@ -302,17 +285,17 @@ func TestReinforceAndPenalize(t *testing.T) {
 		t.Fatalf("decay clock not reset: %s -> %s", before.Lifecycle.LastReinforcedAt, after.Lifecycle.LastReinforcedAt)
 	}
 	for i := 0; i < 6; i++ {
-		c.do(`mutation($id: ID!) { reinforce(id: $id, actor: "agent-1") { salience } }`, map[string]any{"id": id}, &out)
+		c.Do(`mutation($id: ID!) { reinforce(id: $id, actor: "agent-1") { salience } }`, map[string]any{"id": id}, &out)
 	}
 	if out.Reinforce.Salience != 1 {
 		t.Fatalf("salience after many reinforcements = %v, want capped at 1", out.Reinforce.Salience)
 	}
 	var pen struct{ Penalize struct{ Salience float64 } }
-	c.do(`mutation($id: ID!) { penalize(id: $id, amount: 0.3, actor: "agent-1") { salience } }`, map[string]any{"id": id}, &pen)
+	c.Do(`mutation($id: ID!) { penalize(id: $id, amount: 0.3, actor: "agent-1") { salience } }`, map[string]any{"id": id}, &pen)
 	if math.Abs(pen.Penalize.Salience-0.7) > 1e-6 {
 		t.Fatalf("penalized salience = %v, want 0.7", pen.Penalize.Salience)
 	}
-	c.do(`mutation($id: ID!) { penalize(id: $id, amount: 5, actor: "agent-1") { salience } }`, map[string]any{"id": id}, &pen)
+	c.Do(`mutation($id: ID!) { penalize(id: $id, amount: 5, actor: "agent-1") { salience } }`, map[string]any{"id": id}, &pen)
 	if pen.Penalize.Salience != 0.2 {
 		t.Fatalf("salience = %v, want floored at min salience 0.2", pen.Penalize.Salience)
 	}
@@ -326,14 +309,14 @@ func TestReinforceAndPenalize(t *testing.T) {
 func TestAddRelation(t *testing.T) {
 	c := newClient(t)
 	scope := neo4jtest.Scope(t)
-	a := c.create(scope, "SEMANTIC", fact("a"), nil)
-	b := c.create(scope, "ENTITY", map[string]any{"entity": map[string]any{"canonicalName": "b"}}, nil)
-	ep := c.create(scope, "EPISODIC", map[string]any{"episodic": map[string]any{}}, nil)
+	a := c.Create(scope, "SEMANTIC", gqltest.Fact("a"), nil)
+	b := c.Create(scope, "ENTITY", map[string]any{"entity": map[string]any{"canonicalName": "b"}}, nil)
+	ep := c.Create(scope, "EPISODIC", map[string]any{"episodic": map[string]any{}}, nil)
 	q := `mutation($a: ID!, $p: RelationPredicate!, $b: ID!, $w: Float) { addRelation(sourceId: $a, predicate: $p, targetId: $b, weight: $w, actor: "agent-1") { predicate sourceId targetId weight } }`
 	var out struct {
 		AddRelation struct{ Predicate, SourceID, TargetID string }
 	}
-	c.do(q, map[string]any{"a": a, "p": "ABOUT", "b": b, "w": 0.5}, &out)
+	c.Do(q, map[string]any{"a": a, "p": "ABOUT", "b": b, "w": 0.5}, &out)
 	if out.AddRelation.Predicate != "ABOUT" || out.AddRelation.SourceID != a || out.AddRelation.TargetID != b {
 		t.Fatalf("relation = %+v", out.AddRelation)
 	}
@@ -347,13 +330,13 @@ func TestAddRelation(t *testing.T) {
 			CreatedAt string
 		}
 	}
-	c.do(qk, map[string]any{"a": a, "b": ep, "k": key}, &first)
-	c.do(qk, map[string]any{"a": a, "b": ep, "k": key}, &again)
+	c.Do(qk, map[string]any{"a": a, "b": ep, "k": key}, &first)
+	c.Do(qk, map[string]any{"a": a, "b": ep, "k": key}, &again)
 	if again != first || strings.HasPrefix(first.AddRelation.CreatedAt, "0001") {
 		t.Fatalf("replayed relation %+v, first %+v", again, first)
 	}
-	c.do(q, map[string]any{"a": a, "p": "ABOUT", "b": b, "w": 0.9}, nil)     // again: updates the weight
-	c.do(q, map[string]any{"a": ep, "p": "MENTIONS", "b": b, "w": nil}, nil) // episodes may mention entities
+	c.Do(q, map[string]any{"a": a, "p": "ABOUT", "b": b, "w": 0.9}, nil)     // again: updates the weight
+	c.Do(q, map[string]any{"a": ep, "p": "MENTIONS", "b": b, "w": nil}, nil) // episodes may mention entities
 	var rels struct {
 		Record struct {
 			Relations struct {
@@ -368,7 +351,7 @@ func TestAddRelation(t *testing.T) {
 			}
 		}
 	}
-	c.do(`query($id: ID!) { record(id: $id) { relations(direction: BOTH) { edges { direction node { id } relation { predicate weight } } } } }`, map[string]any{"id": b}, &rels)
+	c.Do(`query($id: ID!) { record(id: $id) { relations(direction: BOTH) { edges { direction node { id } relation { predicate weight } } } } }`, map[string]any{"id": b}, &rels)
 	edges := rels.Record.Relations.Edges
 	if len(edges) != 2 {
 		t.Fatalf("edges of b = %+v", edges)
@@ -385,11 +368,11 @@ func TestAddRelation(t *testing.T) {
 	}
 	for _, id := range []string{a, b} {
 		r := c.get(id)
-		if last := r.AuditLog.Nodes[len(r.AuditLog.Nodes)-1]; last.Action != "RELATE" || last.Actor != c.actor || last.ActorDetail != "agent-1" {
+		if last := r.AuditLog.Nodes[len(r.AuditLog.Nodes)-1]; last.Action != "RELATE" || last.Actor != c.Actor || last.ActorDetail != "agent-1" {
 			t.Fatalf("audit of %s = %+v", id, last)
 		}
 	}
-	c.do(`query($id: ID!) { record(id: $id) { relations(direction: IN) { edges { direction node { id } relation { predicate weight } } } } }`, map[string]any{"id": a}, &rels)
+	c.Do(`query($id: ID!) { record(id: $id) { relations(direction: IN) { edges { direction node { id } relation { predicate weight } } } } }`, map[string]any{"id": a}, &rels)
 	if len(rels.Record.Relations.Edges) != 0 {
 		t.Fatalf("incoming edges of a = %+v", rels.Record.Relations.Edges)
 	}
@@ -402,10 +385,10 @@ func TestConcurrentRevisionsHaveOneWinner(t *testing.T) {
 	c := newClient(t)
 	scope := neo4jtest.Scope(t)
 	const rounds, racers = 15, 6
-	race := func(t *testing.T, id string, mutate func(i int) gqlResponse) {
+	race := func(t *testing.T, id string, mutate func(i int) gqltest.Response) {
 		t.Helper()
 		var wg sync.WaitGroup
-		results := make([]gqlResponse, racers)
+		results := make([]gqltest.Response, racers)
 		start := make(chan struct{})
 		for i := range racers {
 			wg.Add(1)
@@ -435,16 +418,16 @@ func TestConcurrentRevisionsHaveOneWinner(t *testing.T) {
 	}
 	t.Run("supersede", func(t *testing.T) {
 		for range rounds {
-			old := c.create(scope, "SEMANTIC", fact("race"), nil)
-			race(t, old, func(i int) gqlResponse {
-				return c.raw(supersedeQ, map[string]any{"old": old, "in": factInput(scope, fmt.Sprint("winner-", i))})
+			old := c.Create(scope, "SEMANTIC", gqltest.Fact("race"), nil)
+			race(t, old, func(i int) gqltest.Response {
+				return c.Raw(supersedeQ, map[string]any{"old": old, "in": factInput(scope, fmt.Sprint("winner-", i))})
 			})
 			var chk struct {
 				Record struct {
 					Relations struct{ Edges []any }
 				}
 			}
-			c.do(`query($id: ID!) { record(id: $id) { relations(direction: IN, predicates: [SUPERSEDES]) { edges { cursor } } } }`, map[string]any{"id": old}, &chk)
+			c.Do(`query($id: ID!) { record(id: $id) { relations(direction: IN, predicates: [SUPERSEDES]) { edges { cursor } } } }`, map[string]any{"id": old}, &chk)
 			if n := len(chk.Record.Relations.Edges); n != 1 {
 				t.Fatalf("record %s has %d successors, want 1", old, n)
 			}
@@ -452,30 +435,30 @@ func TestConcurrentRevisionsHaveOneWinner(t *testing.T) {
 	})
 	t.Run("retract", func(t *testing.T) {
 		for range rounds {
-			id := c.create(scope, "SEMANTIC", fact("race"), nil)
-			race(t, id, func(int) gqlResponse { return c.raw(retractQ, map[string]any{"id": id}) })
+			id := c.Create(scope, "SEMANTIC", gqltest.Fact("race"), nil)
+			race(t, id, func(int) gqltest.Response { return c.Raw(retractQ, map[string]any{"id": id}) })
 		}
 	})
 	t.Run("merge", func(t *testing.T) {
 		for range rounds {
-			shared := c.create(scope, "SEMANTIC", fact("shared"), nil)
+			shared := c.Create(scope, "SEMANTIC", gqltest.Fact("shared"), nil)
 			others := make([]string, racers)
 			for i := range others {
-				others[i] = c.create(scope, "SEMANTIC", fact("other"), nil)
+				others[i] = c.Create(scope, "SEMANTIC", gqltest.Fact("other"), nil)
 			}
-			race(t, shared, func(i int) gqlResponse {
-				return c.raw(mergeQ, map[string]any{"ids": []any{others[i], shared}, "in": factInput(scope, "merged")})
+			race(t, shared, func(i int) gqltest.Response {
+				return c.Raw(mergeQ, map[string]any{"ids": []any{others[i], shared}, "in": factInput(scope, "merged")})
 			})
 		}
 	})
 	t.Run("supersede against retract", func(t *testing.T) {
 		for range rounds {
-			id := c.create(scope, "SEMANTIC", fact("race"), nil)
-			race(t, id, func(i int) gqlResponse {
+			id := c.Create(scope, "SEMANTIC", gqltest.Fact("race"), nil)
+			race(t, id, func(i int) gqltest.Response {
 				if i%2 == 0 {
-					return c.raw(retractQ, map[string]any{"id": id})
+					return c.Raw(retractQ, map[string]any{"id": id})
 				}
-				return c.raw(supersedeQ, map[string]any{"old": id, "in": factInput(scope, "w")})
+				return c.Raw(supersedeQ, map[string]any{"old": id, "in": factInput(scope, "w")})
 			})
 		}
 	})
@@ -485,21 +468,21 @@ func TestIdempotencyKeys(t *testing.T) {
 	c := newClient(t)
 	scope := neo4jtest.Scope(t)
 	key := "key-" + membrane.NewID()
-	old := c.create(scope, "SEMANTIC", fact("idem"), nil)
+	old := c.Create(scope, "SEMANTIC", gqltest.Fact("idem"), nil)
 	vars := map[string]any{"old": old, "in": factInput(scope, "idem2"), "k": key}
 	var first, second struct{ Supersede struct{ ID string } }
-	c.do(supersedeQ, vars, &first)
+	c.Do(supersedeQ, vars, &first)
 	snap := c.snapshot(scope)
-	c.do(supersedeQ, vars, &second)
+	c.Do(supersedeQ, vars, &second)
 	if second.Supersede.ID != first.Supersede.ID {
 		t.Fatalf("retry returned %s, want the first result %s", second.Supersede.ID, first.Supersede.ID)
 	}
 	if after := c.snapshot(scope); after != snap {
 		t.Fatal("a retried mutation changed the database")
 	}
-	errs := c.fail("CONFLICT", supersedeQ, map[string]any{"old": old, "in": factInput(scope, "different"), "k": key})
+	errs := c.Fail("CONFLICT", supersedeQ, map[string]any{"old": old, "in": factInput(scope, "different"), "k": key})
 	// Keys are stored namespaced by principal; that never shows.
-	if strings.Contains(errs[0].Message, "\x00") || strings.Contains(errs[0].Message, c.actor) {
+	if strings.Contains(errs[0].Message, "\x00") || strings.Contains(errs[0].Message, c.Actor) {
 		t.Fatalf("conflict message shows the stored key: %q", errs[0].Message)
 	}
 
@@ -513,7 +496,7 @@ func TestIdempotencyKeys(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				var out struct{ IngestEvent struct{ ID string } }
-				resp := c.raw(`mutation($s: String, $k: String) { ingestEvent(input: {source: "a", eventKind: "k", ref: "r", scope: $s}, idempotencyKey: $k) { id } }`,
+				resp := c.Raw(`mutation($s: String, $k: String) { ingestEvent(input: {source: "a", eventKind: "k", ref: "r", scope: $s}, idempotencyKey: $k) { id } }`,
 					map[string]any{"s": s2, "k": k2})
 				if len(resp.Errors) > 0 {
 					t.Errorf("retry failed: %+v", resp.Errors)
@@ -529,7 +512,7 @@ func TestIdempotencyKeys(t *testing.T) {
 				t.Fatalf("retries returned different records: %v", ids)
 			}
 		}
-		if n := c.count(s2); n != 1 {
+		if n := c.Count(s2); n != 1 {
 			t.Fatalf("records = %d, want 1", n)
 		}
 	})
@@ -543,11 +526,11 @@ func TestLineageFieldsAreBatched(t *testing.T) {
 		in[i] = factInput(scope, fmt.Sprint("n", i))
 	}
 	var created struct{ IngestBatch []struct{ ID string } }
-	c.do(`mutation($in: [RecordInput!]!) { ingestBatch(inputs: $in) { id } }`, map[string]any{"in": in}, &created)
+	c.Do(`mutation($in: [RecordInput!]!) { ingestBatch(inputs: $in) { id } }`, map[string]any{"in": in}, &created)
 	for _, r := range created.IngestBatch[:10] {
-		c.do(supersedeQ, map[string]any{"old": r.ID, "in": factInput(scope, "next")}, nil)
+		c.Do(supersedeQ, map[string]any{"old": r.ID, "in": factInput(scope, "next")}, nil)
 	}
-	before := c.db.TxCount()
+	before := c.DB.TxCount()
 	var out struct {
 		Records struct {
 			Nodes []struct {
@@ -556,11 +539,11 @@ func TestLineageFieldsAreBatched(t *testing.T) {
 			}
 		}
 	}
-	c.do(`query($s: [String!]) { records(filter: {scopes: $s, statuses: [SUPERSEDED, ACTIVE]}, first: 120) {
+	c.Do(`query($s: [String!]) { records(filter: {scopes: $s, statuses: [SUPERSEDED, ACTIVE]}, first: 120) {
 	  nodes { supersededBy { id } auditLog { nodes { action } } derivatives { id } history { id } current { id } } } }`, map[string]any{"s": []any{scope}}, &out)
 	// records, supersededBy, auditLog, derivatives, and history with
 	// current (one chain query for both).
-	if n := c.db.TxCount() - before; n > 5 {
+	if n := c.DB.TxCount() - before; n > 5 {
 		t.Fatalf("%d transactions for 110 records with 5 nested fields, want at most 5", n)
 	}
 	withSuccessor := 0
@@ -575,15 +558,15 @@ func TestLineageFieldsAreBatched(t *testing.T) {
 
 	// One record: history and current share its chain's one load too.
 	old := created.IngestBatch[0].ID
-	before = c.db.TxCount()
+	before = c.DB.TxCount()
 	var one struct {
 		Record struct {
 			History []struct{ ID string }
 			Current struct{ ID string }
 		}
 	}
-	c.do(`query($id: ID!) { record(id: $id) { history { id } current { id } } }`, map[string]any{"id": old}, &one)
-	if n := c.db.TxCount() - before; n != 2 {
+	c.Do(`query($id: ID!) { record(id: $id) { history { id } current { id } } }`, map[string]any{"id": old}, &one)
+	if n := c.DB.TxCount() - before; n != 2 {
 		t.Errorf("%d transactions for a record's history and current, want 2 (the record, its chain)", n)
 	}
 	if h := one.Record.History; len(h) != 2 || h[0].ID != old || one.Record.Current.ID != h[1].ID {
@@ -595,19 +578,19 @@ func TestLineageAndTimeTravel(t *testing.T) {
 	c := newClient(t)
 	scope := neo4jtest.Scope(t)
 	// v1 <- v2 <- v3 (supersede chain), v2 forked into f, f merged with g into m.
-	v1 := c.create(scope, "SEMANTIC", fact("v1"), nil)
+	v1 := c.Create(scope, "SEMANTIC", gqltest.Fact("v1"), nil)
 	tBeforeRevisions := time.Now().UTC()
 	var o struct{ Supersede struct{ ID string } }
-	c.do(supersedeQ, map[string]any{"old": v1, "in": factInput(scope, "v2")}, &o)
+	c.Do(supersedeQ, map[string]any{"old": v1, "in": factInput(scope, "v2")}, &o)
 	v2 := o.Supersede.ID
 	tAfterFirst := time.Now().UTC()
-	c.do(supersedeQ, map[string]any{"old": v2, "in": factInput(scope, "v3")}, &o)
+	c.Do(supersedeQ, map[string]any{"old": v2, "in": factInput(scope, "v3")}, &o)
 	v3 := o.Supersede.ID
 	var fk struct{ Fork struct{ ID string } }
-	c.do(`mutation($id: ID!, $in: RecordInput!) { fork(sourceId: $id, newRecord: $in, actor: "a") { id } }`, map[string]any{"id": v3, "in": factInput(scope, "f")}, &fk)
-	g := c.create(scope, "SEMANTIC", fact("g"), nil)
+	c.Do(`mutation($id: ID!, $in: RecordInput!) { fork(sourceId: $id, newRecord: $in, actor: "a") { id } }`, map[string]any{"id": v3, "in": factInput(scope, "f")}, &fk)
+	g := c.Create(scope, "SEMANTIC", gqltest.Fact("g"), nil)
 	var mg struct{ Merge struct{ ID string } }
-	c.do(mergeQ, map[string]any{"ids": []any{fk.Fork.ID, g}, "in": factInput(scope, "m")}, &mg)
+	c.Do(mergeQ, map[string]any{"ids": []any{fk.Fork.ID, g}, "in": factInput(scope, "m")}, &mg)
 
 	type lin struct {
 		Lineage struct {
@@ -630,7 +613,7 @@ func TestLineageAndTimeTravel(t *testing.T) {
 	}
 	t.Run("ancestors", func(t *testing.T) {
 		var l lin
-		c.do(lq, map[string]any{"id": mg.Merge.ID}, &l)
+		c.Do(lq, map[string]any{"id": mg.Merge.ID}, &l)
 		want := map[string]int{mg.Merge.ID: 0, fk.Fork.ID: 1, g: 1, v3: 2, v2: 3, v1: 4}
 		if got := depths(l); !reflect.DeepEqual(got, want) {
 			t.Fatalf("depths = %v, want %v", got, want)
@@ -641,7 +624,7 @@ func TestLineageAndTimeTravel(t *testing.T) {
 	})
 	t.Run("descendants", func(t *testing.T) {
 		var l lin
-		c.do(lq, map[string]any{"id": v1, "d": "DESCENDANTS"}, &l)
+		c.Do(lq, map[string]any{"id": v1, "d": "DESCENDANTS"}, &l)
 		want := map[string]int{v1: 0, v2: 1, v3: 2, fk.Fork.ID: 3, mg.Merge.ID: 4}
 		if got := depths(l); !reflect.DeepEqual(got, want) {
 			t.Fatalf("depths = %v, want %v", got, want)
@@ -649,17 +632,17 @@ func TestLineageAndTimeTravel(t *testing.T) {
 	})
 	t.Run("bounded by depth and limit", func(t *testing.T) {
 		var l lin
-		c.do(lq, map[string]any{"id": v1, "d": "DESCENDANTS", "max": 2}, &l)
+		c.Do(lq, map[string]any{"id": v1, "d": "DESCENDANTS", "max": 2}, &l)
 		if got := depths(l); len(got) != 3 {
 			t.Fatalf("maxDepth 2: %v", got)
 		}
-		c.do(lq, map[string]any{"id": v1, "d": "BOTH", "lim": 2}, &l)
+		c.Do(lq, map[string]any{"id": v1, "d": "BOTH", "lim": 2}, &l)
 		if len(l.Lineage.Nodes) != 3 || !l.Lineage.Truncated {
 			t.Fatalf("limit 2: %+v", l.Lineage)
 		}
-		c.fail("BAD_USER_INPUT", lq, map[string]any{"id": v1, "max": 101})
-		c.fail("BAD_USER_INPUT", lq, map[string]any{"id": v1, "lim": 1001})
-		c.fail("NOT_FOUND", lq, map[string]any{"id": "missing-" + scope})
+		c.Fail("BAD_USER_INPUT", lq, map[string]any{"id": v1, "max": 101})
+		c.Fail("BAD_USER_INPUT", lq, map[string]any{"id": v1, "lim": 1001})
+		c.Fail("NOT_FOUND", lq, map[string]any{"id": "missing-" + scope})
 	})
 	t.Run("asOf", func(t *testing.T) {
 		var r struct {
@@ -672,20 +655,20 @@ func TestLineageAndTimeTravel(t *testing.T) {
 			}
 		}
 		q := `query($id: ID!, $at: DateTime) { record(id: $id, asOf: $at) { status version salience supersededBy { id } history { id } } }`
-		c.do(q, map[string]any{"id": v1, "at": tBeforeRevisions}, &r)
+		c.Do(q, map[string]any{"id": v1, "at": tBeforeRevisions}, &r)
 		// The version as of then, not the current one (issue 12).
 		if r.Record.Status != "ACTIVE" || r.Record.Version != 1 || math.Abs(r.Record.Salience-1) > 1e-6 || r.Record.SupersededBy != nil || len(r.Record.History) != 1 {
 			t.Fatalf("v1 before revisions = %+v", r.Record)
 		}
-		c.do(q, map[string]any{"id": v1, "at": tAfterFirst}, &r)
+		c.Do(q, map[string]any{"id": v1, "at": tAfterFirst}, &r)
 		if r.Record.Status != "SUPERSEDED" || r.Record.Version != 2 || r.Record.SupersededBy == nil || r.Record.SupersededBy.ID != v2 || len(r.Record.History) != 2 {
 			t.Fatalf("v1 after the first supersede = %+v", r.Record)
 		}
-		c.do(q, map[string]any{"id": v2, "at": tAfterFirst}, &r)
+		c.Do(q, map[string]any{"id": v2, "at": tAfterFirst}, &r)
 		if r.Record.Status != "ACTIVE" {
 			t.Fatalf("v2 was active then: %+v", r.Record)
 		}
-		c.fail("NOT_FOUND", q, map[string]any{"id": v3, "at": tAfterFirst})
+		c.Fail("NOT_FOUND", q, map[string]any{"id": v3, "at": tAfterFirst})
 
 		var list struct {
 			Records struct {
@@ -697,20 +680,20 @@ func TestLineageAndTimeTravel(t *testing.T) {
 			}
 		}
 		rq := `query($s: [String!], $st: [RevisionStatus!], $at: DateTime) { records(filter: {scopes: $s, statuses: $st}, asOf: $at, first: 50) { nodes { id status salience } totalCount } }`
-		c.do(rq, map[string]any{"s": []any{scope}, "st": []any{"ACTIVE"}, "at": tAfterFirst}, &list)
+		c.Do(rq, map[string]any{"s": []any{scope}, "st": []any{"ACTIVE"}, "at": tAfterFirst}, &list)
 		if len(list.Records.Nodes) != 1 || list.Records.Nodes[0].ID != v2 || list.Records.TotalCount != 1 {
 			t.Fatalf("active records as of after the first supersede = %+v", list.Records)
 		}
-		c.do(rq, map[string]any{"s": []any{scope}, "st": []any{"ACTIVE"}, "at": tBeforeRevisions}, &list)
+		c.Do(rq, map[string]any{"s": []any{scope}, "st": []any{"ACTIVE"}, "at": tBeforeRevisions}, &list)
 		if len(list.Records.Nodes) != 1 || list.Records.Nodes[0].ID != v1 || math.Abs(list.Records.Nodes[0].Salience-1) > 1e-6 {
 			t.Fatalf("active records before the revisions = %+v", list.Records)
 		}
-		c.do(rq, map[string]any{"s": []any{scope}, "st": []any{"SUPERSEDED"}, "at": tAfterFirst}, &list)
+		c.Do(rq, map[string]any{"s": []any{scope}, "st": []any{"SUPERSEDED"}, "at": tAfterFirst}, &list)
 		if len(list.Records.Nodes) != 1 || list.Records.Nodes[0].ID != v1 || list.Records.Nodes[0].Salience != 0 {
 			t.Fatalf("retracted records as of after the first supersede = %+v", list.Records)
 		}
 		var l lin
-		c.do(lq, map[string]any{"id": v1, "d": "DESCENDANTS", "asOf": tAfterFirst}, &l)
+		c.Do(lq, map[string]any{"id": v1, "d": "DESCENDANTS", "asOf": tAfterFirst}, &l)
 		got := map[string]string{}
 		for _, n := range l.Lineage.Nodes {
 			got[n.Record.ID] = n.Record.Status
@@ -726,7 +709,7 @@ func TestLineageAndTimeTravel(t *testing.T) {
 func TestAsOfSalienceDecays(t *testing.T) {
 	c := newClient(t)
 	scope := neo4jtest.Scope(t)
-	id := c.create(scope, "SEMANTIC", fact("decaying"), map[string]any{"lifecycle": map[string]any{"halfLifeSeconds": 3600}})
+	id := c.Create(scope, "SEMANTIC", gqltest.Fact("decaying"), map[string]any{"lifecycle": map[string]any{"halfLifeSeconds": 3600}})
 	created := c.get(id)
 	t0, err := time.Parse(time.RFC3339Nano, created.CreatedAt)
 	if err != nil {
@@ -735,14 +718,14 @@ func TestAsOfSalienceDecays(t *testing.T) {
 	salienceAt := func(at time.Time) float64 {
 		t.Helper()
 		var out struct{ Record struct{ Salience float64 } }
-		c.do(`query($id: ID!, $at: DateTime) { record(id: $id, asOf: $at) { salience } }`, map[string]any{"id": id, "at": at.Format(time.RFC3339Nano)}, &out)
+		c.Do(`query($id: ID!, $at: DateTime) { record(id: $id, asOf: $at) { salience } }`, map[string]any{"id": id, "at": at.Format(time.RFC3339Nano)}, &out)
 		return out.Record.Salience
 	}
 	if got := salienceAt(t0.Add(time.Hour)); math.Abs(got-0.5) > 1e-9 {
 		t.Fatalf("one half-life after creation: %v, want 0.5", got)
 	}
 	var pen struct{ Penalize struct{ Salience float64 } }
-	c.do(`mutation($id: ID!) { penalize(id: $id, amount: 0.5) { salience } }`, map[string]any{"id": id}, &pen)
+	c.Do(`mutation($id: ID!) { penalize(id: $id, amount: 0.5) { salience } }`, map[string]any{"id": id}, &pen)
 	t1, _ := time.Parse(time.RFC3339Nano, c.get(id).Lifecycle.LastReinforcedAt)
 	want := math.Exp2(-t1.Add(-time.Microsecond).Sub(t0).Seconds() / 3600)
 	if got := salienceAt(t1.Add(-time.Microsecond)); math.Abs(got-want) > 1e-9 {
@@ -760,11 +743,11 @@ func TestAsOfSalienceDecays(t *testing.T) {
 func TestRelationsPages(t *testing.T) {
 	c := newClient(t)
 	scope := neo4jtest.Scope(t)
-	hub := c.create(scope, "SEMANTIC", fact("hub"), nil)
+	hub := c.Create(scope, "SEMANTIC", gqltest.Fact("hub"), nil)
 	var want []string
 	for i := range 5 {
-		other := c.create(scope, "SEMANTIC", fact(fmt.Sprintf("leaf %d", i)), nil)
-		c.do(`mutation($a: ID!, $b: ID!) { addRelation(sourceId: $a, predicate: SUPPORTS, targetId: $b) { predicate } }`,
+		other := c.Create(scope, "SEMANTIC", gqltest.Fact(fmt.Sprintf("leaf %d", i)), nil)
+		c.Do(`mutation($a: ID!, $b: ID!) { addRelation(sourceId: $a, predicate: SUPPORTS, targetId: $b) { predicate } }`,
 			map[string]any{"a": hub, "b": other}, nil)
 		want = append(want, other)
 	}
@@ -785,7 +768,7 @@ func TestRelationsPages(t *testing.T) {
 	var after any
 	for n := 0; ; n++ {
 		var out struct{ Record struct{ Relations page } }
-		c.do(q, map[string]any{"id": hub, "after": after}, &out)
+		c.Do(q, map[string]any{"id": hub, "after": after}, &out)
 		p := out.Record.Relations
 		if n > 3 || len(p.Edges) == 0 || len(p.Edges) > 2 {
 			t.Fatalf("page %d: %+v", n, p)
@@ -814,13 +797,13 @@ func TestRelationsPages(t *testing.T) {
 	// A leaf sees the hub's edge, incoming; a record without relations
 	// gets an empty page.
 	var out struct{ Record struct{ Relations page } }
-	c.do(q, map[string]any{"id": want[0], "after": nil}, &out)
+	c.Do(q, map[string]any{"id": want[0], "after": nil}, &out)
 	if p := out.Record.Relations; len(p.Edges) != 1 || p.Edges[0].Direction != "IN" || p.Edges[0].Node.ID != hub {
 		t.Fatalf("leaf relations %+v, want the hub's edge, IN", p)
 	}
-	lone := c.create(scope, "SEMANTIC", fact("lone"), nil)
+	lone := c.Create(scope, "SEMANTIC", gqltest.Fact("lone"), nil)
 	out.Record.Relations = page{}
-	c.do(q, map[string]any{"id": lone, "after": nil}, &out)
+	c.Do(q, map[string]any{"id": lone, "after": nil}, &out)
 	if p := out.Record.Relations; len(p.Edges) != 0 || p.PageInfo.HasNextPage || p.PageInfo.StartCursor != nil || p.PageInfo.EndCursor != nil {
 		t.Fatalf("lone relations %+v, want an empty page", p)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/vektah/gqlparser/v2/parser"
 
 	"github.com/membrane/membrane/graph"
+	"github.com/membrane/membrane/internal/gqltest"
 	membranehttp "github.com/membrane/membrane/internal/http"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4jtest"
@@ -44,8 +45,8 @@ func TestRootFieldsAreCosted(t *testing.T) {
 	admin := newClientOpts(t, opts, reader, writer)
 	// A store of the test's own, so that no other test's transactions are
 	// counted.
-	admin.db = neo4jtest.Open(t)
-	admin.url = admin.serve(func(w *wiring) { w.Stores.Metrics = admin.db })
+	admin.DB = neo4jtest.Open(t)
+	admin.URL = admin.Serve(func(w *gqltest.Wiring) { w.Stores.Metrics = admin.DB })
 	rd, wr := admin.as(reader.Actor), admin.as(writer.Actor)
 	// A cheap root field that runs (this server has no change feed, which
 	// changeCursor needs) in a scope of the test's own.
@@ -93,26 +94,26 @@ func TestRootFieldsAreCosted(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			before := admin.db.TxCount()
-			r := tt.c.post(map[string]any{"query": tt.query})
+			before := admin.DB.TxCount()
+			r := tt.c.Post(map[string]any{"query": tt.query})
 			if tt.refused == "" {
-				if r.code() != "" || r.status != http.StatusOK {
-					t.Fatalf("status %d: %.300s", r.status, r.body)
+				if r.Code() != "" || r.Status != http.StatusOK {
+					t.Fatalf("status %d: %.300s", r.Status, r.Body)
 				}
 				if tt.cost != 0 {
-					if got := r.gql.Extensions["complexity"].(map[string]any)["cost"]; got != float64(tt.cost) {
+					if got := r.Extensions["complexity"].(map[string]any)["cost"]; got != float64(tt.cost) {
 						t.Fatalf("cost = %v, want %d", got, tt.cost)
 					}
 				}
 				return
 			}
-			if r.status != http.StatusUnprocessableEntity || r.code() != "COMPLEXITY_LIMIT_EXCEEDED" {
-				t.Fatalf("status %d code %q, want 422 %s: %.300s", r.status, r.code(), "COMPLEXITY_LIMIT_EXCEEDED", r.body)
+			if r.Status != http.StatusUnprocessableEntity || r.Code() != "COMPLEXITY_LIMIT_EXCEEDED" {
+				t.Fatalf("status %d code %q, want 422 %s: %.300s", r.Status, r.Code(), "COMPLEXITY_LIMIT_EXCEEDED", r.Body)
 			}
-			if msg := r.gql.Errors[0].Message; !strings.Contains(msg, tt.refused) {
+			if msg := r.Errors[0].Message; !strings.Contains(msg, tt.refused) {
 				t.Fatalf("message %q does not say %q", msg, tt.refused)
 			}
-			if n := admin.db.TxCount() - before; n != 0 {
+			if n := admin.DB.TxCount() - before; n != 0 {
 				t.Fatalf("%d transactions ran for a refused operation", n)
 			}
 		})
@@ -137,11 +138,11 @@ func TestMutationRootCost(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := c.post(map[string]any{"query": tt.query, "variables": tt.vars})
-			if r.code() != "" {
-				t.Fatalf("%s", r.body)
+			r := c.Post(map[string]any{"query": tt.query, "variables": tt.vars})
+			if r.Code() != "" {
+				t.Fatalf("%s", r.Body)
 			}
-			if got := r.gql.Extensions["complexity"].(map[string]any)["cost"]; got != float64(tt.cost) {
+			if got := r.Extensions["complexity"].(map[string]any)["cost"]; got != float64(tt.cost) {
 				t.Fatalf("cost = %v, want %d", got, tt.cost)
 			}
 		})
@@ -176,22 +177,22 @@ func TestDocumentedQueriesFitReaderLimits(t *testing.T) {
 				q := block[op.Position.Start:end]
 				ops++
 				t.Run(fmt.Sprintf("%s#%d.%d", strings.TrimPrefix(file, "../"), i+1, j+1), func(t *testing.T) {
-					r := rd.post(map[string]any{"query": q})
-					if r.status == http.StatusUnprocessableEntity || r.code() == "COMPLEXITY_LIMIT_EXCEEDED" {
-						t.Fatalf("refused: %.300s", r.body)
+					r := rd.Post(map[string]any{"query": q})
+					if r.Status == http.StatusUnprocessableEntity || r.Code() == "COMPLEXITY_LIMIT_EXCEEDED" {
+						t.Fatalf("refused: %.300s", r.Body)
 					}
 					// The limits are checked before anything runs: an
 					// answer of the operation's own (data, or a resolver's
 					// error: a subscription over POST on a server without
 					// live updates) shows that it fit. Queries and
 					// mutations also report their cost.
-					if c, _ := r.gql.Extensions["complexity"].(map[string]any); c != nil {
+					if c, _ := r.Extensions["complexity"].(map[string]any); c != nil {
 						if c["cost"].(float64) > c["limit"].(float64) {
 							t.Fatalf("extensions.complexity = %v", c)
 						}
 						t.Logf("cost %v", c["cost"])
 					} else if op.Operation != ast.Subscription {
-						t.Fatalf("no extensions.complexity in %.300s", r.body)
+						t.Fatalf("no extensions.complexity in %.300s", r.Body)
 					}
 				})
 			}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/membrane/membrane/internal/gqltest"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4jtest"
 )
@@ -43,7 +44,7 @@ func writeEpisodes(t *testing.T, c *client, scope string, eps []sessionEp, ids m
 	if len(eps) == 1 {
 		e := eps[0]
 		var out struct{ IngestEvent struct{ ID string } }
-		c.do(`mutation($s: String, $sess: String, $at: DateTime, $sum: String) { ingestEvent(input: {source: "agent", eventKind: "user_input",
+		c.Do(`mutation($s: String, $sess: String, $at: DateTime, $sum: String) { ingestEvent(input: {source: "agent", eventKind: "user_input",
 			ref: "r", summary: $sum, sessionId: $sess, timestamp: $at, scope: $s}) { id } }`,
 			map[string]any{"s": scope, "sess": e.session, "at": sessionBase.Add(time.Duration(e.min) * time.Minute).Format(time.RFC3339Nano),
 				"sum": "turn " + e.name}, &out)
@@ -55,7 +56,7 @@ func writeEpisodes(t *testing.T, c *client, scope string, eps []sessionEp, ids m
 		ins[i] = e.input(scope)
 	}
 	var out struct{ IngestBatch []struct{ ID string } }
-	c.do(`mutation($in: [RecordInput!]!) { ingestBatch(inputs: $in) { id } }`, map[string]any{"in": ins}, &out)
+	c.Do(`mutation($in: [RecordInput!]!) { ingestBatch(inputs: $in) { id } }`, map[string]any{"in": ins}, &out)
 	for i, e := range eps {
 		ids[e.name] = out.IngestBatch[i].ID
 	}
@@ -74,7 +75,7 @@ func nextOf(t *testing.T, c *client, ids []string) (next, prev map[string]string
 				}
 			}
 		}
-		c.do(`query($id: ID!) { record(id: $id) {
+		c.Do(`query($id: ID!) { record(id: $id) {
 			out: relations(direction: OUT, predicates: [NEXT]) { edges { node { id } } }
 			in: relations(direction: IN, predicates: [NEXT]) { edges { node { id } } } } }`, map[string]any{"id": id}, &out)
 		if len(out.Record.Out.Edges) > 1 || len(out.Record.In.Edges) > 1 {
@@ -149,7 +150,7 @@ func TestSessionChain(t *testing.T) {
 	c := newClient(t)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := c.forTest(t)
+			c := c.with(t)
 			scope := neo4jtest.Scope(t)
 			ids := map[string]string{}
 			for _, step := range tt.steps {
@@ -182,30 +183,23 @@ func TestSessionChainScopesAndTies(t *testing.T) {
 // TestSessionChainDeleteRelinks: deleting an episode joins its neighbours;
 // NEXT cannot be written through addRelation.
 func TestSessionChainDeleteRelinks(t *testing.T) {
-	c := newClientWith(t, func(w *wiring) { w.Stores.Deletes = w.DB })
+	c := newClientWith(t, func(w *gqltest.Wiring) { w.Stores.Deletes = w.DB })
 	scope := neo4jtest.Scope(t)
 	ids := map[string]string{}
 	writeEpisodes(t, c, scope, []sessionEp{{name: "a", session: "s", min: 0}, {name: "b", session: "s", min: 1},
 		{name: "c", session: "s", min: 2}, {name: "d", session: "s", min: 3}}, ids)
 	for _, n := range []string{"b", "d"} {
-		c.do(`mutation($id: ID!) { deleteRecord(id: $id, rationale: "test") { id } }`, map[string]any{"id": ids[n]}, nil)
+		c.Do(`mutation($id: ID!) { deleteRecord(id: $id, rationale: "test") { id } }`, map[string]any{"id": ids[n]}, nil)
 		delete(ids, n)
 	}
 	if got := chainsOf(t, c, ids); !slices.EqualFunc(got, [][]string{{"a", "c"}}, slices.Equal) {
 		t.Errorf("chains after deletes %v, want [[a c]]", got)
 	}
-	c.fail("BAD_USER_INPUT", `mutation($a: ID!, $b: ID!) { addRelation(sourceId: $a, predicate: NEXT, targetId: $b) { predicate } }`,
+	c.Fail("BAD_USER_INPUT", `mutation($a: ID!, $b: ID!) { addRelation(sourceId: $a, predicate: NEXT, targetId: $b) { predicate } }`,
 		map[string]any{"a": ids["c"], "b": ids["a"]})
 	if got := chainsOf(t, c, ids); !slices.EqualFunc(got, [][]string{{"a", "c"}}, slices.Equal) {
 		t.Errorf("chains after a refused addRelation %v", got)
 	}
-}
-
-// forTest returns a client of the same server reporting to t (a subtest).
-func (c *client) forTest(t testing.TB) *client {
-	d := *c
-	d.t = t
-	return &d
 }
 
 type graphHit struct {
@@ -220,7 +214,7 @@ type graphHit struct {
 func retrieveParts(t *testing.T, c *client, in map[string]any) (map[string]graphHit, []string) {
 	t.Helper()
 	var out struct{ Retrieve struct{ Hits []graphHit } }
-	c.do(`query($in: RetrieveInput!) { retrieve(input: $in) { hits { score parts { relevance fused text context entity derived } record { id } } } }`,
+	c.Do(`query($in: RetrieveInput!) { retrieve(input: $in) { hits { score parts { relevance fused text context entity derived } record { id } } } }`,
 		map[string]any{"in": in}, &out)
 	byID := map[string]graphHit{}
 	var order []string
@@ -249,9 +243,9 @@ func TestRetrieveGraphSignals(t *testing.T) {
 		{name: "mentions", session: "other", min: 0, summary: "the service went down twice " + said},
 	}, ids)
 	var entity struct{ CreateRecord struct{ ID string } }
-	c.do(`mutation($s: String, $n: String!) { createRecord(input: {type: ENTITY, scope: $s, payload: {entity: {canonicalName: $n}}}) { id } }`,
+	c.Do(`mutation($s: String, $n: String!) { createRecord(input: {type: ENTITY, scope: $s, payload: {entity: {canonicalName: $n}}}) { id } }`,
 		map[string]any{"s": scope, "n": ent}, &entity)
-	c.do(`mutation($a: ID!, $b: ID!) { addRelation(sourceId: $a, predicate: MENTIONS, targetId: $b) { predicate } }`,
+	c.Do(`mutation($a: ID!, $b: ID!) { addRelation(sourceId: $a, predicate: MENTIONS, targetId: $b) { predicate } }`,
 		map[string]any{"a": ids["mentions"], "b": entity.CreateRecord.ID}, nil)
 	captured := c.capture(map[string]any{"source": "agent-1", "sourceKind": "observation", "scope": scope,
 		"content": map[string]any{"subject": "billing", "predicate": "uses", "object": der}})
@@ -278,7 +272,7 @@ func TestRetrieveGraphSignals(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := c.forTest(t)
+			c := c.with(t)
 			got, _ := retrieveParts(t, c, map[string]any{"query": tt.query, "scopes": []string{scope}, "limit": 20})
 			for id, w := range tt.want {
 				h, ok := got[id]
@@ -311,7 +305,7 @@ func TestRetrieveGraphSignals(t *testing.T) {
 	}
 	// retrieveGraph shows the chain: NEXT edges between the roots.
 	var g graphOut
-	c.do(graphQ, map[string]any{"in": map[string]any{"query": q, "scopes": []string{scope}, "maxHops": 1}}, &g)
+	c.Do(graphQ, map[string]any{"in": map[string]any{"query": q, "scopes": []string{scope}, "maxHops": 1}}, &g)
 	found := false
 	for _, e := range g.RetrieveGraph.Edges {
 		found = found || (e.Predicate == "NEXT" && e.SourceID == ids["match"] && e.TargetID == ids["hop1"])

@@ -78,7 +78,7 @@ func TestRetrieveGraphSignalFanoutGated(t *testing.T) {
 				stored(t, c, linked...)
 				// One link per transaction, in order, as agents add them.
 				for _, r := range linked {
-					_, err := c.db.Revise(ctx, nil, []string{seed.ID}, nil, func(locked, _ map[string]*membrane.Record) (*membrane.Change, error) {
+					_, err := c.DB.Revise(ctx, nil, []string{seed.ID}, nil, func(locked, _ map[string]*membrane.Record) (*membrane.Change, error) {
 						return &membrane.Change{Edges: []membrane.Relation{tt.link(r.ID, seed.ID)}, Result: locked[seed.ID]}, nil
 					})
 					if err != nil {
@@ -133,7 +133,7 @@ func TestRetrieveGraphSignalFanoutNewest(t *testing.T) {
 				slices.Reverse(order)
 			}
 			for _, r := range order {
-				_, err := c.db.Revise(ctx, nil, []string{seed.ID}, nil, func(locked, _ map[string]*membrane.Record) (*membrane.Change, error) {
+				_, err := c.DB.Revise(ctx, nil, []string{seed.ID}, nil, func(locked, _ map[string]*membrane.Record) (*membrane.Change, error) {
 					return &membrane.Change{Edges: []membrane.Relation{{Predicate: membrane.PredMentions, SourceID: r.ID, TargetID: seed.ID,
 						Weight: 1, CreatedAt: time.Now().UTC(), Actor: "fixture"}}, Result: locked[seed.ID]}, nil
 				})

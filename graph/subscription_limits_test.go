@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/membrane/membrane/internal/feed"
+	"github.com/membrane/membrane/internal/gqltest"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4jtest"
 )
@@ -15,7 +16,7 @@ import (
 // place for the next.
 func TestSubscriptionLimitOverSSE(t *testing.T) {
 	var hub *feed.Hub
-	c := newClientWith(t, func(w *wiring) {
+	c := newClientWith(t, func(w *gqltest.Wiring) {
 		hub = feed.NewHub(w.DB, feed.Config{Interval: 20 * time.Millisecond, Holder: t.Name(),
 			PerPrincipal: func(membrane.Principal) int { return 2 }}, nil)
 		w.Stores.Feed, w.Feed = w.DB, hub
@@ -27,7 +28,7 @@ func TestSubscriptionLimitOverSSE(t *testing.T) {
 	})
 	scope := neo4jtest.Scope(t)
 	vars := func() map[string]any {
-		return map[string]any{"f": map[string]any{"scopes": []any{scope}}, "after": changeCursor(t, c)}
+		return map[string]any{"f": map[string]any{"scopes": []any{scope}}, "after": c.ChangeCursor()}
 	}
 	// active waits, with a deadline, until n subscriptions are admitted:
 	// a stream's headers come before its operation is dispatched (and
@@ -46,31 +47,31 @@ func TestSubscriptionLimitOverSSE(t *testing.T) {
 			}
 		}
 	}
-	first := c.subscribeSSE(t, c.url, recordChangedQ, vars())
+	first := c.SubscribeSSE(t, c.URL, gqltest.RecordChangedQuery, vars())
 	active(1)
-	second := c.subscribeSSE(t, c.url, recordChangedQ, vars())
+	second := c.SubscribeSSE(t, c.URL, gqltest.RecordChangedQuery, vars())
 	active(2)
-	third := c.subscribeSSE(t, c.url, recordChangedQ, vars())
-	if third.status != http.StatusOK {
-		t.Fatalf("status %d", third.status)
+	third := c.SubscribeSSE(t, c.URL, gqltest.RecordChangedQuery, vars())
+	if third.Status != http.StatusOK {
+		t.Fatalf("status %d", third.Status)
 	}
-	if e := third.next(); len(e.Errors) == 0 || e.Errors[0].Extensions["code"] != "RATE_LIMITED" {
+	if e := third.Next(); len(e.Errors) == 0 || e.Errors[0].Extensions["code"] != "RATE_LIMITED" {
 		t.Fatalf("third subscription got %s %+v, want RATE_LIMITED", e.Data, e.Errors)
 	}
-	id := c.create(scope, "SEMANTIC", fact("one"), nil)
-	for _, s := range []*stream{first, second} {
-		if e := decodeChange(t, s.next()); e.RecordID != id {
+	id := c.Create(scope, "SEMANTIC", gqltest.Fact("one"), nil)
+	for _, s := range []*gqltest.Stream{first, second} {
+		if e := gqltest.DecodeChange(t, s.Next()); e.RecordID != id {
 			t.Fatalf("got %+v, want the create of %s", e, id)
 		}
 	}
 
-	first.cancel()
+	first.Close()
 	// The server hears of the hang-up when it next reads or writes.
 	active(1)
-	fourth := c.subscribeSSE(t, c.url, recordChangedQ, vars())
-	id = c.create(scope, "SEMANTIC", fact("two"), nil)
-	for _, s := range []*stream{second, fourth} {
-		if e := decodeChange(t, s.next()); e.RecordID != id {
+	fourth := c.SubscribeSSE(t, c.URL, gqltest.RecordChangedQuery, vars())
+	id = c.Create(scope, "SEMANTIC", gqltest.Fact("two"), nil)
+	for _, s := range []*gqltest.Stream{second, fourth} {
+		if e := gqltest.DecodeChange(t, s.Next()); e.RecordID != id {
 			t.Fatalf("got %+v, want the create of %s", e, id)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/membrane/membrane/internal/gqltest"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4jtest"
 )
@@ -42,7 +43,7 @@ func newMatrix(t *testing.T) *matrix {
 		scopes: map[string]string{"in scope": in, "out of scope": out, "unscoped": ""}}
 	for _, l := range levels {
 		for _, p := range places {
-			m.ids[l.name+"/"+p] = c.create(m.scopes[p], "SEMANTIC", fact(l.name+" "+p), map[string]any{"sensitivity": l.sens, "tags": []any{m.tag}})
+			m.ids[l.name+"/"+p] = c.Create(m.scopes[p], "SEMANTIC", gqltest.Fact(l.name+" "+p), map[string]any{"sensitivity": l.sens, "tags": []any{m.tag}})
 		}
 	}
 	return m
@@ -87,7 +88,7 @@ func TestGatingMatrix(t *testing.T) {
 		for _, l := range levels {
 			for _, p := range places {
 				id, want := m.ids[l.name+"/"+p], m.want(l.name, p)
-				resp := m.reader.raw(`query($id: ID!) { record(id: $id) { `+sel+` } }`, map[string]any{"id": id})
+				resp := m.reader.Raw(`query($id: ID!) { record(id: $id) { `+sel+` } }`, map[string]any{"id": id})
 				var got struct{ Record map[string]any }
 				if len(resp.Errors) > 0 {
 					if code := resp.Errors[0].Extensions["code"]; want != "none" || code != "NOT_FOUND" {
@@ -98,7 +99,7 @@ func TestGatingMatrix(t *testing.T) {
 				}
 				check(t, l.name+" "+p, got.Record, want)
 				// asOf is gated the same way.
-				resp = m.reader.raw(`query($id: ID!) { record(id: $id, asOf: "2100-01-01T00:00:00Z") { id redacted } }`, map[string]any{"id": id})
+				resp = m.reader.Raw(`query($id: ID!) { record(id: $id, asOf: "2100-01-01T00:00:00Z") { id redacted } }`, map[string]any{"id": id})
 				if (len(resp.Errors) > 0) != (want == "none") {
 					t.Fatalf("%s %s asOf: %s %v", l.name, p, resp.Data, resp.Errors)
 				}
@@ -112,7 +113,7 @@ func TestGatingMatrix(t *testing.T) {
 				TotalCount int
 			}
 		}
-		m.reader.do(`query($t: [String!]) { records(filter: {tags: $t}, first: 100) { nodes { `+sel+` } totalCount } }`, map[string]any{"t": []any{m.tag}}, &got)
+		m.reader.Do(`query($t: [String!]) { records(filter: {tags: $t}, first: 100) { nodes { `+sel+` } totalCount } }`, map[string]any{"t": []any{m.tag}}, &got)
 		byID := map[string]map[string]any{}
 		for _, n := range got.Records.Nodes {
 			byID[n["id"].(string)] = n
@@ -137,7 +138,7 @@ func TestGatingMatrix(t *testing.T) {
 				var got struct {
 					AuditLog struct{ Nodes []struct{ RecordID string } }
 				}
-				m.reader.do(`query($id: ID!) { auditLog(filter: {recordId: $id}) { nodes { recordId } } }`, map[string]any{"id": m.ids[l.name+"/"+p]}, &got)
+				m.reader.Do(`query($id: ID!) { auditLog(filter: {recordId: $id}) { nodes { recordId } } }`, map[string]any{"id": m.ids[l.name+"/"+p]}, &got)
 				if n, full := len(got.AuditLog.Nodes), m.want(l.name, p) == "full"; (n == 1) != full || n > 1 {
 					t.Fatalf("%s %s: %d audit entries", l.name, p, n)
 				}
@@ -146,9 +147,9 @@ func TestGatingMatrix(t *testing.T) {
 	})
 	t.Run("relations", func(t *testing.T) {
 		// An unscoped low record relates to every record of the matrix.
-		hub := m.c.create("", "SEMANTIC", fact("hub"), map[string]any{"sensitivity": "LOW", "tags": []any{m.tag}})
+		hub := m.c.Create("", "SEMANTIC", gqltest.Fact("hub"), map[string]any{"sensitivity": "LOW", "tags": []any{m.tag}})
 		for _, id := range m.ids {
-			m.c.do(`mutation($a: ID!, $b: ID!) { addRelation(sourceId: $a, predicate: RELATED_TO, targetId: $b) { weight } }`, map[string]any{"a": hub, "b": id}, nil)
+			m.c.Do(`mutation($a: ID!, $b: ID!) { addRelation(sourceId: $a, predicate: RELATED_TO, targetId: $b) { weight } }`, map[string]any{"a": hub, "b": id}, nil)
 		}
 		var got struct {
 			Record struct {
@@ -162,7 +163,7 @@ func TestGatingMatrix(t *testing.T) {
 				}
 			}
 		}
-		m.reader.do(`query($id: ID!) { record(id: $id) { relations(first: 100) { edges { node { id redacted } } } } }`, map[string]any{"id": hub}, &got)
+		m.reader.Do(`query($id: ID!) { record(id: $id) { relations(first: 100) { edges { node { id redacted } } } } }`, map[string]any{"id": hub}, &got)
 		seen := map[string]bool{}
 		for _, e := range got.Record.Relations.Edges {
 			seen[e.Node.ID] = e.Node.Redacted
@@ -182,7 +183,7 @@ func TestGatingMatrix(t *testing.T) {
 				Relations struct{ Edges []any }
 			}
 		}
-		m.reader.do(`query($id: ID!) { record(id: $id) { relations { edges { cursor } } } }`, map[string]any{"id": m.ids["one above/in scope"]}, &red)
+		m.reader.Do(`query($id: ID!) { record(id: $id) { relations { edges { cursor } } } }`, map[string]any{"id": m.ids["one above/in scope"]}, &red)
 		if len(red.Record.Relations.Edges) != 0 {
 			t.Fatalf("redacted record's relations: %v", red.Record.Relations.Edges)
 		}
@@ -196,12 +197,12 @@ func TestTraversalsStopAtHiddenRecords(t *testing.T) {
 	r := c.as(reader.Actor)
 	// Two supersede chains: a <- hidden(HYPER) <- b, and x <- red(HIGH) <- y.
 	chain := func(middle string) (string, string, string) {
-		first := c.create(scope, "SEMANTIC", fact("first"), map[string]any{"sensitivity": "LOW"})
+		first := c.Create(scope, "SEMANTIC", gqltest.Fact("first"), map[string]any{"sensitivity": "LOW"})
 		var mid, last struct{ Supersede struct{ ID string } }
 		in := factInput(scope, "middle")
 		in["sensitivity"] = middle
-		c.do(supersedeQ, map[string]any{"old": first, "in": in}, &mid)
-		c.do(supersedeQ, map[string]any{"old": mid.Supersede.ID, "in": factInput(scope, "last")}, &last)
+		c.Do(supersedeQ, map[string]any{"old": first, "in": in}, &mid)
+		c.Do(supersedeQ, map[string]any{"old": mid.Supersede.ID, "in": factInput(scope, "last")}, &last)
 		return first, mid.Supersede.ID, last.Supersede.ID
 	}
 	a, hidden, b := chain("HYPER")
@@ -229,7 +230,7 @@ func TestTraversalsStopAtHiddenRecords(t *testing.T) {
 	}
 	t.Run("hidden record ends the lineage and leaks nothing", func(t *testing.T) {
 		var l lin
-		r.do(q, map[string]any{"id": b}, &l)
+		r.Do(q, map[string]any{"id": b}, &l)
 		if got := ids(l); len(got) != 1 || got[0] != b+":0:false" || len(l.Lineage.Edges) != 0 {
 			t.Fatalf("lineage from b = %v edges %v", got, l.Lineage.Edges)
 		}
@@ -237,19 +238,19 @@ func TestTraversalsStopAtHiddenRecords(t *testing.T) {
 		if bytes.Contains(raw, []byte(hidden)) || bytes.Contains(raw, []byte(a)) {
 			t.Fatalf("lineage leaks the hidden record or what lies behind it: %s", raw)
 		}
-		r.do(q, map[string]any{"id": a, "d": "DESCENDANTS"}, &l)
+		r.Do(q, map[string]any{"id": a, "d": "DESCENDANTS"}, &l)
 		if got := ids(l); len(got) != 1 {
 			t.Fatalf("lineage from a = %v", got)
 		}
 		// The admin sees the whole chain.
-		c.do(q, map[string]any{"id": b}, &l)
+		c.Do(q, map[string]any{"id": b}, &l)
 		if len(l.Lineage.Nodes) != 3 {
 			t.Fatalf("admin lineage = %v", ids(l))
 		}
 	})
 	t.Run("redacted record is shown but not expanded", func(t *testing.T) {
 		var l lin
-		r.do(q, map[string]any{"id": y}, &l)
+		r.Do(q, map[string]any{"id": y}, &l)
 		want := []string{red + ":1:true", y + ":0:false"}
 		sort.Strings(want)
 		if got := ids(l); strings.Join(got, ",") != strings.Join(want, ",") || len(l.Lineage.Edges) != 1 {
@@ -271,15 +272,15 @@ func TestTraversalsStopAtHiddenRecords(t *testing.T) {
 			}
 		}
 		sel := `query($id: ID!) { record(id: $id) { history { id } current { id } supersedes { id redacted } } }`
-		r.do(sel, map[string]any{"id": b}, &got)
+		r.Do(sel, map[string]any{"id": b}, &got)
 		if len(got.Record.History) != 1 || got.Record.Current.ID != b || len(got.Record.Supersedes) != 0 {
 			t.Fatalf("b as the reader sees it = %+v", got.Record)
 		}
-		r.do(sel, map[string]any{"id": y}, &got)
+		r.Do(sel, map[string]any{"id": y}, &got)
 		if len(got.Record.History) != 2 || len(got.Record.Supersedes) != 1 || !got.Record.Supersedes[0].Redacted {
 			t.Fatalf("y as the reader sees it = %+v", got.Record)
 		}
-		r.do(sel, map[string]any{"id": a}, &got)
+		r.Do(sel, map[string]any{"id": a}, &got)
 		if got.Record.Current.ID != a {
 			t.Fatalf("current of a must not reach past the hidden record: %+v", got.Record)
 		}
@@ -292,10 +293,10 @@ func TestWritesAreGated(t *testing.T) {
 	reader := membrane.Principal{Actor: "reader-" + membrane.NewID(), Role: membrane.RoleReader, MaxSensitivity: membrane.SensitivityHyper, Scopes: []string{membrane.AllScopes}}
 	c := newClient(t, writer, reader)
 	w, rd := c.as(writer.Actor), c.as(reader.Actor)
-	visible := c.create(scope, "SEMANTIC", fact("v"), map[string]any{"sensitivity": "LOW"})
-	redacted := c.create(scope, "SEMANTIC", fact("r"), map[string]any{"sensitivity": "HIGH"})
-	invisible := c.create(scope, "SEMANTIC", fact("i"), map[string]any{"sensitivity": "HYPER"})
-	elsewhere := c.create(other, "SEMANTIC", fact("e"), map[string]any{"sensitivity": "LOW"})
+	visible := c.Create(scope, "SEMANTIC", gqltest.Fact("v"), map[string]any{"sensitivity": "LOW"})
+	redacted := c.Create(scope, "SEMANTIC", gqltest.Fact("r"), map[string]any{"sensitivity": "HIGH"})
+	invisible := c.Create(scope, "SEMANTIC", gqltest.Fact("i"), map[string]any{"sensitivity": "HYPER"})
+	elsewhere := c.Create(other, "SEMANTIC", gqltest.Fact("e"), map[string]any{"sensitivity": "LOW"})
 	create := `mutation($in: RecordInput!) { createRecord(input: $in) { id } }`
 	in := func(sens, sc string) map[string]any {
 		x := factInput(sc, "new")
@@ -327,7 +328,7 @@ func TestWritesAreGated(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			before := c.snapshot(scope) + c.snapshot(other)
-			tt.client.fail(tt.code, tt.query, tt.vars)
+			tt.client.Fail(tt.code, tt.query, tt.vars)
 			if after := c.snapshot(scope) + c.snapshot(other); after != before {
 				t.Fatal("a forbidden write changed the database")
 			}
@@ -338,9 +339,9 @@ func TestWritesAreGated(t *testing.T) {
 		// cannot see gets the answer of an id that names nothing.
 		q := `mutation($id: ID!, $ref: String!) { contest(id: $id, contestingRef: $ref) { contestEvidence } }`
 		before := c.snapshot(scope)
-		hidden := w.fail("NOT_FOUND", q, map[string]any{"id": visible, "ref": invisible})
+		hidden := w.Fail("NOT_FOUND", q, map[string]any{"id": visible, "ref": invisible})
 		missingID := membrane.NewID()
-		missing := w.fail("NOT_FOUND", q, map[string]any{"id": visible, "ref": missingID})
+		missing := w.Fail("NOT_FOUND", q, map[string]any{"id": visible, "ref": missingID})
 		if strings.ReplaceAll(hidden[0].Message, invisible, "ID") != strings.ReplaceAll(missing[0].Message, missingID, "ID") {
 			t.Fatalf("messages differ: %q and %q", hidden[0].Message, missing[0].Message)
 		}
@@ -350,7 +351,7 @@ func TestWritesAreGated(t *testing.T) {
 	})
 	t.Run("the audit actor is the principal, whatever actor says", func(t *testing.T) {
 		var got struct{ Reinforce struct{ ID string } }
-		w.do(`mutation($id: ID!) { reinforce(id: $id, actor: "admin") { id } }`, map[string]any{"id": visible}, &got)
+		w.Do(`mutation($id: ID!) { reinforce(id: $id, actor: "admin") { id } }`, map[string]any{"id": visible}, &got)
 		r := c.get(visible)
 		last := r.AuditLog.Nodes[len(r.AuditLog.Nodes)-1]
 		if last.Actor != writer.Actor || last.ActorDetail != "admin" {
@@ -364,11 +365,11 @@ func TestAPIKeys(t *testing.T) {
 	reader := membrane.Principal{Actor: "reader-" + membrane.NewID(), Role: membrane.RoleReader, MaxSensitivity: membrane.SensitivityMedium, Scopes: []string{scope}}
 	c := newClient(t, reader)
 	r := c.as(reader.Actor)
-	low := c.create(scope, "SEMANTIC", fact("low"), map[string]any{"sensitivity": "LOW"})
-	medium := c.create(scope, "SEMANTIC", fact("medium"), map[string]any{"sensitivity": "MEDIUM"})
-	post := func(key string, headers map[string]string) (int, gqlResponse) {
+	low := c.Create(scope, "SEMANTIC", gqltest.Fact("low"), map[string]any{"sensitivity": "LOW"})
+	medium := c.Create(scope, "SEMANTIC", gqltest.Fact("medium"), map[string]any{"sensitivity": "MEDIUM"})
+	post := func(key string, headers map[string]string) (int, gqltest.Response) {
 		body, _ := json.Marshal(map[string]any{"query": `query($id: ID!) { record(id: $id) { id redacted } }`, "variables": map[string]any{"id": medium}})
-		req, _ := http.NewRequest(http.MethodPost, c.url+"/graphql", bytes.NewReader(body))
+		req, _ := http.NewRequest(http.MethodPost, c.URL+"/graphql", bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		if key != "" {
 			req.Header.Set("Authorization", key)
@@ -381,7 +382,7 @@ func TestAPIKeys(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer resp.Body.Close()
-		var out gqlResponse
+		var out gqltest.Response
 		_ = json.NewDecoder(resp.Body).Decode(&out)
 		return resp.StatusCode, out
 	}
@@ -395,19 +396,19 @@ func TestAPIKeys(t *testing.T) {
 	}{
 		{"no key", "", nil, 401, "UNAUTHENTICATED", false},
 		{"wrong key", "Bearer nope", nil, 401, "UNAUTHENTICATED", false},
-		{"not a bearer", "Basic " + r.key, nil, 401, "UNAUTHENTICATED", false},
-		{"the reader's key", "Bearer " + r.key, nil, 200, "", false},
+		{"not a bearer", "Basic " + r.Key, nil, 401, "UNAUTHENTICATED", false},
+		{"the reader's key", "Bearer " + r.Key, nil, 200, "", false},
 		// The scheme is case-insensitive (RFC 7235 §2.1), and it may be
 		// followed by more than one space.
-		{"lower-case scheme", "bearer " + r.key, nil, 200, "", false},
-		{"upper-case scheme", "BEARER  " + r.key, nil, 200, "", false},
+		{"lower-case scheme", "bearer " + r.Key, nil, 200, "", false},
+		{"upper-case scheme", "BEARER  " + r.Key, nil, 200, "", false},
 		{"scheme without a key", "bearer", nil, 401, "UNAUTHENTICATED", false},
-		{"scheme glued to the key", "Bearer" + r.key, nil, 401, "UNAUTHENTICATED", false},
-		{"narrowed ceiling redacts more", "Bearer " + r.key, map[string]string{"X-Membrane-Max-Sensitivity": "low"}, 200, "", true},
-		{"widened ceiling", "Bearer " + r.key, map[string]string{"X-Membrane-Max-Sensitivity": "hyper"}, 403, "FORBIDDEN", false},
-		{"unknown ceiling", "Bearer " + r.key, map[string]string{"X-Membrane-Max-Sensitivity": "secret"}, 400, "BAD_USER_INPUT", false},
-		{"widened scopes", "Bearer " + r.key, map[string]string{"X-Membrane-Scopes": scope + ",other"}, 403, "FORBIDDEN", false},
-		{"narrowed scopes", "Bearer " + r.key, map[string]string{"X-Membrane-Scopes": scope}, 200, "", false},
+		{"scheme glued to the key", "Bearer" + r.Key, nil, 401, "UNAUTHENTICATED", false},
+		{"narrowed ceiling redacts more", "Bearer " + r.Key, map[string]string{"X-Membrane-Max-Sensitivity": "low"}, 200, "", true},
+		{"widened ceiling", "Bearer " + r.Key, map[string]string{"X-Membrane-Max-Sensitivity": "hyper"}, 403, "FORBIDDEN", false},
+		{"unknown ceiling", "Bearer " + r.Key, map[string]string{"X-Membrane-Max-Sensitivity": "secret"}, 400, "BAD_USER_INPUT", false},
+		{"widened scopes", "Bearer " + r.Key, map[string]string{"X-Membrane-Scopes": scope + ",other"}, 403, "FORBIDDEN", false},
+		{"narrowed scopes", "Bearer " + r.Key, map[string]string{"X-Membrane-Scopes": scope}, 200, "", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -429,13 +430,13 @@ func TestAPIKeys(t *testing.T) {
 		})
 	}
 	t.Run("narrowing to no scopes hides scoped records", func(t *testing.T) {
-		status, out := post("Bearer "+r.key, map[string]string{"X-Membrane-Scopes": ""})
+		status, out := post("Bearer "+r.Key, map[string]string{"X-Membrane-Scopes": ""})
 		if status != 200 || len(out.Errors) == 0 || out.Errors[0].Extensions["code"] != "NOT_FOUND" {
 			t.Fatalf("status %d errors %+v", status, out.Errors)
 		}
 	})
 	for _, path := range []string{"/healthz", "/readyz"} {
-		resp, err := http.Get(c.url + path)
+		resp, err := http.Get(c.URL + path)
 		if err != nil || resp.StatusCode != 200 {
 			t.Fatalf("%s without a key: %v %v", path, resp.StatusCode, err)
 		}

@@ -12,6 +12,7 @@ import (
 	"unicode"
 
 	"github.com/membrane/membrane/internal/embedding"
+	"github.com/membrane/membrane/internal/gqltest"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4jtest"
 )
@@ -86,21 +87,30 @@ func fakeEmbeddingServer(t *testing.T, failing *atomic.Bool) string {
 	return srv.URL
 }
 
-func TestVectorSearch(t *testing.T) {
-	scope := neo4jtest.Scope(t)
-	var failing atomic.Bool
-	emb, err := embedding.New(embedding.Config{Endpoint: fakeEmbeddingServer(t, &failing), Model: "fake-1", Dimensions: fakeDims})
+// vectorClient is a client of a server whose embedder is a
+// fakeEmbeddingServer (failing while failing is set), with the vector
+// index in place.
+func vectorClient(t *testing.T, failing *atomic.Bool) *client {
+	t.Helper()
+	emb, err := embedding.New(embedding.Config{Endpoint: fakeEmbeddingServer(t, failing), Model: "fake-1", Dimensions: fakeDims})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := newClientWith(t, func(w *wiring) { w.Options.Embedder = emb })
-	if err := c.db.EnsureVectorIndex(t.Context(), fakeDims); err != nil {
+	c := newClientWith(t, func(w *gqltest.Wiring) { w.Options.Embedder = emb })
+	if err := c.DB.EnsureVectorIndex(t.Context(), fakeDims); err != nil {
 		t.Fatal(err)
 	}
+	return c
+}
+
+func TestVectorSearch(t *testing.T) {
+	scope := neo4jtest.Scope(t)
+	var failing atomic.Bool
+	c := vectorClient(t, &failing)
 	w := word()
 	broke := c.capture(map[string]any{"source": "s", "scope": scope, "summary": "the automobile broke down " + w})
 	var ev struct{ IngestEvent struct{ ID string } }
-	c.do(`mutation($s: String!, $sum: String!) { ingestEvent(input: {source: "s", eventKind: "note", ref: "r", summary: $sum, scope: $s}) { id } }`,
+	c.Do(`mutation($s: String!, $sum: String!) { ingestEvent(input: {source: "s", eventKind: "note", ref: "r", summary: $sum, scope: $s}) { id } }`,
 		map[string]any{"s": scope, "sum": "we ship on friday " + w}, &ev)
 	secret := c.capture(map[string]any{"source": "s", "scope": scope, "sensitivity": "HIGH", "summary": "automobile secret " + w})
 	awaitSearch(t, c)
@@ -145,12 +155,12 @@ func TestVectorSearch(t *testing.T) {
 		t.Errorf("embedder down: %+v", down.Retrieve)
 	}
 	// ... and the caller is told, beside the data, without the cause.
-	resp := c.raw(retrieveQ, map[string]any{"in": map[string]any{"query": "automobile " + w, "scopes": []any{scope}}})
+	resp := c.Raw(retrieveQ, map[string]any{"in": map[string]any{"query": "automobile " + w, "scopes": []any{scope}}})
 	if w, _ := resp.Extensions["warnings"].([]any); len(resp.Errors) > 0 || len(w) != 1 || w[0] != membrane.WarnNoVector {
 		t.Errorf("embedder down: errors %v, extensions %v; want the warning %q", resp.Errors, resp.Extensions, membrane.WarnNoVector)
 	}
 	failing.Store(false)
-	if up := c.raw(retrieveQ, map[string]any{"in": map[string]any{"query": "automobile " + w, "scopes": []any{scope}}}); up.Extensions["warnings"] != nil {
+	if up := c.Raw(retrieveQ, map[string]any{"in": map[string]any{"query": "automobile " + w, "scopes": []any{scope}}}); up.Extensions["warnings"] != nil {
 		t.Errorf("embedder up again: warnings %v", up.Extensions["warnings"])
 	}
 	failing.Store(true)

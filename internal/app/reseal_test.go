@@ -23,8 +23,8 @@ import (
 func TestResealCommandReportsSkipped(t *testing.T) {
 	neo4jtest.DB(t) // the schema, and a clear failure without NEO4J_URI
 	suffix := membrane.NewID()
-	oldKey := membrane.SealKey{ID: "cli-old-" + suffix, Key: bytes.Repeat([]byte{5}, 32)}
-	newKey := membrane.SealKey{ID: "cli-new-" + suffix, Key: bytes.Repeat([]byte{6}, 32)}
+	oldKey := neo4jtest.SealKey("cli-old-"+suffix, 5)
+	newKey := neo4jtest.SealKey("cli-new-"+suffix, 6)
 	scope := neo4jtest.Scope(t)
 	sealer, err := membrane.NewSealer(membrane.SensitivityHigh, []membrane.SealKey{oldKey}, oldKey.ID)
 	if err != nil {
@@ -37,11 +37,7 @@ func TestResealCommandReportsSkipped(t *testing.T) {
 	t.Cleanup(func() { _ = db.Close(context.Background()) })
 	// Sealed with keys no other test has: removed, so that unscoped reads
 	// by other tests never meet them.
-	t.Cleanup(func() {
-		if err := db.DeleteScope(context.Background(), scope); err != nil {
-			t.Error(err)
-		}
-	})
+	neo4jtest.DeleteAtEnd(t, db, scope)
 	ctx := membrane.NewContextWithTrust(t.Context(), membrane.SystemTrust("test"))
 	hi := membrane.SensitivityHigh
 	ing, err := membrane.DefaultPolicy().BuildObservation(membrane.IngestObservation{

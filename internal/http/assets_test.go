@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/99designs/gqlgen/graphql/playground"
+	"github.com/membrane/membrane/internal/gqltest"
 	membranehttp "github.com/membrane/membrane/internal/http"
 	"github.com/membrane/membrane/web"
 )
@@ -20,17 +21,17 @@ import (
 // host, and every script and stylesheet it loads is served by the server
 // itself, with the integrity the page names.
 func TestGraphiQLPageIsOffline(t *testing.T) {
-	c := newClientOpts(t, membranehttp.DefaultHandlerOptions())
-	page := c.send(http.MethodGet, "/", nil, nil)
-	if page.status != http.StatusOK {
-		t.Fatalf("GET /: %d", page.status)
+	c := gqltest.NewOpts(t, membranehttp.DefaultHandlerOptions())
+	page := c.Send(http.MethodGet, "/", nil, nil)
+	if page.Status != http.StatusOK {
+		t.Fatalf("GET /: %d", page.Status)
 	}
-	if external := regexp.MustCompile(`(?i)(https?:)?//[a-z0-9.-]+\.[a-z]{2,}/`).FindAll(page.body, -1); len(external) > 0 {
+	if external := regexp.MustCompile(`(?i)(https?:)?//[a-z0-9.-]+\.[a-z]{2,}/`).FindAll(page.Body, -1); len(external) > 0 {
 		t.Fatalf("the page names other hosts: %q", external)
 	}
-	loads := regexp.MustCompile(`(?s)(?:src|href)="([^"]+)"\s+integrity="([^"]+)"`).FindAllSubmatch(page.body, -1)
+	loads := regexp.MustCompile(`(?s)(?:src|href)="([^"]+)"\s+integrity="([^"]+)"`).FindAllSubmatch(page.Body, -1)
 	if len(loads) != 4 { // react, react-dom, graphiql's script and stylesheet
-		t.Fatalf("the page loads %d scripts and stylesheets, want 4:\n%s", len(loads), page.body)
+		t.Fatalf("the page loads %d scripts and stylesheets, want 4:\n%s", len(loads), page.Body)
 	}
 	for _, l := range loads {
 		path, integrity := html.UnescapeString(string(l[1])), html.UnescapeString(string(l[2]))
@@ -38,10 +39,10 @@ func TestGraphiQLPageIsOffline(t *testing.T) {
 			t.Errorf("the page loads %s", path)
 			continue
 		}
-		r := c.send(http.MethodGet, path, nil, nil)
-		sum := sha256.Sum256(r.body)
-		if got := "sha256-" + base64.StdEncoding.EncodeToString(sum[:]); r.status != http.StatusOK || got != integrity {
-			t.Errorf("GET %s: %d, integrity %s, the page says %s", path, r.status, got, integrity)
+		r := c.Send(http.MethodGet, path, nil, nil)
+		sum := sha256.Sum256(r.Body)
+		if got := "sha256-" + base64.StdEncoding.EncodeToString(sum[:]); r.Status != http.StatusOK || got != integrity {
+			t.Errorf("GET %s: %d, integrity %s, the page says %s", path, r.Status, got, integrity)
 		}
 	}
 }
@@ -79,9 +80,9 @@ func TestVendoredAssetsAreGqlgens(t *testing.T) {
 // only while GraphiQL is.
 func TestAssets(t *testing.T) {
 	const js = "/assets/vendor/react-18.2.0/react.production.min.js"
-	c := newClientOpts(t, membranehttp.DefaultHandlerOptions())
-	first := c.send(http.MethodGet, js, nil, nil)
-	etag := first.header.Get("ETag")
+	c := gqltest.NewOpts(t, membranehttp.DefaultHandlerOptions())
+	first := c.Send(http.MethodGet, js, nil, nil)
+	etag := first.Header.Get("ETag")
 	tests := []struct {
 		name       string
 		method     string
@@ -106,31 +107,31 @@ func TestAssets(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := c.send(tt.method, tt.path, nil, tt.header)
-			if r.status != tt.wantStatus {
-				t.Fatalf("%s %s: %d, want %d", tt.method, tt.path, r.status, tt.wantStatus)
+			r := c.Send(tt.method, tt.path, nil, tt.header)
+			if r.Status != tt.wantStatus {
+				t.Fatalf("%s %s: %d, want %d", tt.method, tt.path, r.Status, tt.wantStatus)
 			}
 			for k, v := range tt.wantHeader {
-				if got := r.header.Get(k); got != v {
+				if got := r.Header.Get(k); got != v {
 					t.Errorf("%s: %q, want %q", k, got, v)
 				}
 			}
-			if got := len(r.body) > 0; r.status < 400 && got != tt.wantBody {
-				t.Errorf("body of %d bytes", len(r.body))
+			if got := len(r.Body) > 0; r.Status < 400 && got != tt.wantBody {
+				t.Errorf("body of %d bytes", len(r.Body))
 			}
 		})
 	}
-	if etag == "" || len(first.body) < 10000 {
-		t.Fatalf("first GET: ETag %q, %d bytes", etag, len(first.body))
+	if etag == "" || len(first.Body) < 10000 {
+		t.Fatalf("first GET: ETag %q, %d bytes", etag, len(first.Body))
 	}
 
 	// The explorer's page loads assets too (TestExplorerServed).
 	t.Run("GraphiQL and the explorer off", func(t *testing.T) {
 		opts := membranehttp.DefaultHandlerOptions()
 		opts.GraphiQL, opts.Explorer = false, false
-		off := newClientOpts(t, opts)
-		if r := off.send(http.MethodGet, js, nil, nil); r.status != http.StatusNotFound {
-			t.Fatalf("GET %s with GraphiQL and the explorer off: %d", js, r.status)
+		off := gqltest.NewOpts(t, opts)
+		if r := off.Send(http.MethodGet, js, nil, nil); r.Status != http.StatusNotFound {
+			t.Fatalf("GET %s with GraphiQL and the explorer off: %d", js, r.Status)
 		}
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/membrane/membrane/internal/gqltest"
 	membranehttp "github.com/membrane/membrane/internal/http"
 	"github.com/membrane/membrane/web"
 )
@@ -72,10 +73,10 @@ func TestExplorerServed(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			opts := membranehttp.DefaultHandlerOptions()
 			opts.Explorer, opts.GraphiQL = tt.explorer, tt.graphiql
-			c := newClientOpts(t, opts)
+			c := gqltest.NewOpts(t, opts)
 			for i, r := range requests {
 				w := tt.want[i]
-				req, err := http.NewRequest(r.method, c.url+r.path, nil)
+				req, err := http.NewRequest(r.method, c.URL+r.path, nil)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/membrane/membrane/internal/gqltest"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4jtest"
 )
@@ -46,8 +47,8 @@ func (d drawn) String() string {
 }
 
 // queried is the graph query's answer for the same arguments, as c sees it.
-func (c *client) queried(roots []string, hops int) drawn {
-	c.t.Helper()
+func queried(c *client, roots []string, hops int) drawn {
+	c.T.Helper()
 	var out struct {
 		Graph struct {
 			Truncated bool
@@ -64,7 +65,7 @@ func (c *client) queried(roots []string, hops int) drawn {
 			}
 		}
 	}
-	c.do(`query($r: [ID!]!, $h: Int) { graph(roots: $r, hops: $h) { truncated
+	c.Do(`query($r: [ID!]!, $h: Int) { graph(roots: $r, hops: $h) { truncated
 	  nodes { depth record { id caption type status sensitivity redacted } }
 	  edges { id sourceId targetId predicate weight } } }`, map[string]any{"r": roots, "h": hops}, &out)
 	d := drawn{truncated: out.Graph.Truncated, nodes: map[string]map[string]string{}, edges: map[string]map[string]string{}}
@@ -197,16 +198,16 @@ func parseGraphML(t *testing.T, body []byte) drawn {
 func TestGraphDownloads(t *testing.T) {
 	scope := neo4jtest.Scope(t)
 	reader := membrane.Principal{Actor: "reader-" + membrane.NewID(), Role: membrane.RoleReader, MaxSensitivity: membrane.SensitivityMedium, Scopes: []string{scope}}
-	c := newClient(t, reader)
-	r := c.as(reader.Actor)
+	c := gqltest.New(t, reader)
+	r := c.As(reader.Actor)
 	ids := map[string]string{}
 	for _, n := range []struct{ name, sensitivity string }{
 		{"root", "LOW"}, {"red", "HIGH"}, {"hidden", "HYPER"}, {"behind", "LOW"}, {"shown", "MEDIUM"},
 	} {
-		ids[n.name] = c.create(scope, "SEMANTIC", fact("secret-"+n.name+` <&">`), map[string]any{"sensitivity": n.sensitivity})
+		ids[n.name] = c.Create(scope, "SEMANTIC", gqltest.Fact("secret-"+n.name+` <&">`), map[string]any{"sensitivity": n.sensitivity})
 	}
 	for _, e := range [][3]string{{"root", "USES", "red"}, {"root", "DEPENDS_ON", "hidden"}, {"hidden", "MENTIONS", "behind"}, {"shown", "SUPPORTS", "root"}} {
-		c.do(`mutation($s: ID!, $p: RelationPredicate!, $t: ID!) { addRelation(sourceId: $s, predicate: $p, targetId: $t, weight: 0.25) { sourceId } }`,
+		c.Do(`mutation($s: ID!, $p: RelationPredicate!, $t: ID!) { addRelation(sourceId: $s, predicate: $p, targetId: $t, weight: 0.25) { sourceId } }`,
 			map[string]any{"s": ids[e[0]], "p": e[1], "t": ids[e[2]]}, nil)
 	}
 	formats := []struct {
@@ -223,13 +224,13 @@ func TestGraphDownloads(t *testing.T) {
 			nodes int
 		}{{"admin", c, 5}, {"reader", r, 3}} {
 			t.Run(f.path+" as "+caller.name, func(t *testing.T) {
-				res := caller.c.send(http.MethodGet, f.path+"?roots="+url.QueryEscape(ids["root"])+"&hops=3", nil, nil)
-				if res.status != http.StatusOK || res.header.Get("Content-Type") != f.contentType {
-					t.Fatalf("status %d, Content-Type %q: %s", res.status, res.header.Get("Content-Type"), res.body)
+				res := caller.c.Send(http.MethodGet, f.path+"?roots="+url.QueryEscape(ids["root"])+"&hops=3", nil, nil)
+				if res.Status != http.StatusOK || res.Header.Get("Content-Type") != f.contentType {
+					t.Fatalf("status %d, Content-Type %q: %s", res.Status, res.Header.Get("Content-Type"), res.Body)
 				}
-				got := f.parse(t, res.body)
+				got := f.parse(t, res.Body)
 				// The download is the query's answer, in another form.
-				if want := caller.c.queried([]string{ids["root"]}, 3); got.String() != want.String() {
+				if want := queried(caller.c, []string{ids["root"]}, 3); got.String() != want.String() {
 					t.Fatalf("download:\n%s\nthe graph query:\n%s", got, want)
 				}
 				if len(got.nodes) != caller.nodes {
@@ -239,21 +240,21 @@ func TestGraphDownloads(t *testing.T) {
 					return
 				}
 				for _, n := range []string{"hidden", "behind"} {
-					if bytes.Contains(res.body, []byte(ids[n])) {
-						t.Errorf("the download names %s: %s", n, res.body)
+					if bytes.Contains(res.Body, []byte(ids[n])) {
+						t.Errorf("the download names %s: %s", n, res.Body)
 					}
 				}
-				if bytes.Contains(res.body, []byte("secret-red")) || got.nodes[ids["red"]]["redacted"] != "true" ||
+				if bytes.Contains(res.Body, []byte("secret-red")) || got.nodes[ids["red"]]["redacted"] != "true" ||
 					got.nodes[ids["red"]]["caption"] != "semantic (redacted)" {
-					t.Errorf("the redacted record is not shown redacted: %s", res.body)
+					t.Errorf("the redacted record is not shown redacted: %s", res.Body)
 				}
 			})
 		}
 	}
 
 	t.Run("filters", func(t *testing.T) {
-		res := c.send(http.MethodGet, "/graph.cyjs?roots="+url.QueryEscape(ids["root"])+"&predicates=SUPPORTS,USES&direction=OUT&hops=2&limit=10&asOf=2100-01-01T00:00:00Z", nil, nil)
-		got := parseCytoscape(t, res.body)
+		res := c.Send(http.MethodGet, "/graph.cyjs?roots="+url.QueryEscape(ids["root"])+"&predicates=SUPPORTS,USES&direction=OUT&hops=2&limit=10&asOf=2100-01-01T00:00:00Z", nil, nil)
+		got := parseCytoscape(t, res.Body)
 		if len(got.nodes) != 2 || got.nodes[ids["red"]] == nil || len(got.edges) != 1 {
 			t.Fatalf("root's OUT edges of SUPPORTS and USES: %s", got)
 		}
@@ -261,11 +262,11 @@ func TestGraphDownloads(t *testing.T) {
 
 	t.Run("errors", func(t *testing.T) {
 		anon := *c
-		anon.key = ""
+		anon.Key = ""
 		wrong := *c
-		wrong.key = "not-a-key"
+		wrong.Key = "not-a-key"
 		missing := membrane.NewID()
-		notFound := r.send(http.MethodGet, "/graph.cyjs?roots="+missing, nil, nil)
+		notFound := r.Send(http.MethodGet, "/graph.cyjs?roots="+missing, nil, nil)
 		for _, tc := range []struct {
 			name   string
 			c      *client
@@ -290,14 +291,14 @@ func TestGraphDownloads(t *testing.T) {
 		} {
 			for _, path := range []string{"/graph.cyjs", "/graph.graphml"} {
 				t.Run(tc.name+" "+path, func(t *testing.T) {
-					res := tc.c.send(tc.method, path+"?"+tc.query, nil, nil)
-					if res.status != tc.status || res.code() != tc.code {
-						t.Fatalf("status %d code %q, want %d %s: %s", res.status, res.code(), tc.status, tc.code, res.body)
+					res := tc.c.Send(tc.method, path+"?"+tc.query, nil, nil)
+					if res.Status != tc.status || res.Code() != tc.code {
+						t.Fatalf("status %d code %q, want %d %s: %s", res.Status, res.Code(), tc.status, tc.code, res.Body)
 					}
 					if tc.name == "invisible root" {
-						got := strings.ReplaceAll(res.gql.Errors[0].Message, ids["hidden"], missing)
-						if want := notFound.gql.Errors[0].Message; got != want {
-							t.Fatalf("message %q, a missing root's %q", res.gql.Errors[0].Message, want)
+						got := strings.ReplaceAll(res.Errors[0].Message, ids["hidden"], missing)
+						if want := notFound.Errors[0].Message; got != want {
+							t.Fatalf("message %q, a missing root's %q", res.Errors[0].Message, want)
 						}
 					}
 				})

@@ -17,6 +17,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/membrane/membrane/internal/gqltest"
 	membranehttp "github.com/membrane/membrane/internal/http"
 	"github.com/membrane/membrane/internal/logging"
 	"github.com/membrane/membrane/internal/membrane"
@@ -72,7 +73,7 @@ type observed struct {
 
 // newObserved serves the API as internal/app does, observed; setups configure
 // the resolver (optional services such as the change feed).
-func newObserved(t *testing.T, traced bool, setups ...func(*wiring)) *observed {
+func newObserved(t *testing.T, traced bool, setups ...func(*gqltest.Wiring)) *observed {
 	t.Helper()
 	o := &observed{metrics: metrics.New(), logs: &logBuffer{}}
 	log := logging.New(o.logs, "json", slog.LevelDebug)
@@ -95,28 +96,28 @@ func newObserved(t *testing.T, traced bool, setups ...func(*wiring)) *observed {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := newWiring(db, log)
+	w := gqltest.NewWiring(db, log)
 	w.Stores.Deletes = db
 	for _, setup := range setups {
 		setup(w)
 	}
-	srv := httptest.NewServer(membranehttp.Observe(membranehttp.NewHandler(w.resolver(), db, membrane.NewKeyring([]membrane.APIKey{k}), log), obs))
+	srv := httptest.NewServer(membranehttp.Observe(membranehttp.NewHandler(w.Resolver(), db, membrane.NewKeyring([]membrane.APIKey{k}), log), obs))
 	t.Cleanup(srv.Close)
-	o.client = &client{t: t, url: srv.URL, db: db, key: secret, actor: admin.Actor, keys: map[string]string{admin.Actor: secret}}
+	o.client = &client{T: t, URL: srv.URL, DB: db, Key: secret, Actor: admin.Actor, Keys: map[string]string{admin.Actor: secret}}
 	return o
 }
 
 // scrape reads /metrics and returns its samples by series
 // (name{label="value",...}, labels sorted as Prometheus writes them).
 func (o *observed) scrape() map[string]float64 {
-	o.t.Helper()
-	resp, err := http.Get(o.url + "/metrics")
+	o.T.Helper()
+	resp, err := http.Get(o.URL + "/metrics")
 	if err != nil {
-		o.t.Fatal(err)
+		o.T.Fatal(err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain") {
-		o.t.Fatalf("/metrics = %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+		o.T.Fatalf("/metrics = %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
 	samples := map[string]float64{}
 	sc := bufio.NewScanner(resp.Body)
@@ -128,7 +129,7 @@ func (o *observed) scrape() map[string]float64 {
 		i := strings.LastIndexByte(line, ' ')
 		v, err := strconv.ParseFloat(line[i+1:], 64)
 		if err != nil {
-			o.t.Fatalf("metrics line %q: %v", line, err)
+			o.T.Fatalf("metrics line %q: %v", line, err)
 		}
 		samples[line[:i]] = v
 	}
@@ -137,10 +138,10 @@ func (o *observed) scrape() map[string]float64 {
 
 // post sends a GraphQL request with extra headers and returns the response.
 func (o *observed) post(body string, header map[string]string) *http.Response {
-	o.t.Helper()
-	req, err := http.NewRequest(http.MethodPost, o.url+"/graphql", strings.NewReader(body))
+	o.T.Helper()
+	req, err := http.NewRequest(http.MethodPost, o.URL+"/graphql", strings.NewReader(body))
 	if err != nil {
-		o.t.Fatal(err)
+		o.T.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	for k, v := range header {
@@ -148,7 +149,7 @@ func (o *observed) post(body string, header map[string]string) *http.Response {
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		o.t.Fatal(err)
+		o.T.Fatal(err)
 	}
 	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
@@ -161,20 +162,20 @@ func (o *observed) post(body string, header map[string]string) *http.Response {
 func TestMetricsMoveWithRequests(t *testing.T) {
 	o := newObserved(t, false)
 	scope := neo4jtest.Scope(t)
-	o.do(`mutation Ingest($s: String) { ingestEvent(input: {source: "m", eventKind: "k", ref: "r", scope: $s}) { id } }`,
+	o.Do(`mutation Ingest($s: String) { ingestEvent(input: {source: "m", eventKind: "k", ref: "r", scope: $s}) { id } }`,
 		map[string]any{"s": scope}, nil)
-	o.do(`query Count($s: String!) { records(filter: {scopes: [$s]}) { totalCount } }`, map[string]any{"s": scope}, nil)
-	o.do(`query Count($s: String!) { records(filter: {scopes: [$s]}) { totalCount } }`, map[string]any{"s": scope}, nil)
-	o.fail("NOT_FOUND", `{ record(id: "does-not-exist") { id } }`, nil)
-	o.raw(`query Broken {`, nil)
+	o.Do(`query Count($s: String!) { records(filter: {scopes: [$s]}) { totalCount } }`, map[string]any{"s": scope}, nil)
+	o.Do(`query Count($s: String!) { records(filter: {scopes: [$s]}) { totalCount } }`, map[string]any{"s": scope}, nil)
+	o.Fail("NOT_FOUND", `{ record(id: "does-not-exist") { id } }`, nil)
+	o.Raw(`query Broken {`, nil)
 	anon := *o.client
-	anon.key = ""
-	if resp := anon.raw(`{ __typename }`, nil); resp.status != http.StatusUnauthorized {
-		t.Fatalf("without a key: %d", resp.status)
+	anon.Key = ""
+	if resp := anon.Raw(`{ __typename }`, nil); resp.Status != http.StatusUnauthorized {
+		t.Fatalf("without a key: %d", resp.Status)
 	}
 	// The other routes count under their own handler, not "other".
 	for path, status := range map[string]int{"/graph.cyjs?roots=x": http.StatusUnauthorized, "/browser/style.grass": http.StatusOK} {
-		resp, err := http.Get(o.client.url + path)
+		resp, err := http.Get(o.client.URL + path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -240,7 +241,7 @@ func TestRequestID(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := map[string]string{"Authorization": "Bearer " + o.key}
+			h := map[string]string{"Authorization": "Bearer " + o.Key}
 			if tt.sent != "" {
 				h[membranehttp.HeaderRequestID] = tt.sent
 			}
@@ -262,7 +263,7 @@ func TestRequestID(t *testing.T) {
 				t.Fatalf("no access log line with request_id %q in\n%s", id, o.logs)
 			}
 			if access["status"] != float64(200) || access["path"] != "/graphql" || access["method"] != "POST" ||
-				access["operation"] != "Ping" || access["operation_type"] != "query" || access["actor"] != o.actor ||
+				access["operation"] != "Ping" || access["operation_type"] != "query" || access["actor"] != o.Actor ||
 				access["duration_ms"] == nil {
 				t.Fatalf("access log line = %v", access)
 			}
@@ -288,17 +289,17 @@ func TestLogsKeepSecrets(t *testing.T) {
 	}
 	for _, rq := range requests {
 		t.Run(rq.name, func(t *testing.T) {
-			o.raw(rq.query, rq.vars)
+			o.Raw(rq.query, rq.vars)
 		})
 	}
 	bad := *o.client
-	bad.key = "wrong-" + text
-	bad.raw(`{ __typename }`, nil)
+	bad.Key = "wrong-" + text
+	bad.Raw(`{ __typename }`, nil)
 	logs := o.logs.String()
 	if !strings.Contains(logs, `"msg":"request"`) {
 		t.Fatalf("no access log lines:\n%s", logs)
 	}
-	for _, secret := range []string{o.key, text, "Bearer"} {
+	for _, secret := range []string{o.Key, text, "Bearer"} {
 		if strings.Contains(logs, secret) {
 			t.Errorf("the log holds %q:\n%s", secret, logs)
 		}
@@ -312,7 +313,7 @@ func TestTracingSpans(t *testing.T) {
 	o := newObserved(t, true)
 	const traceID = "4bf92f3577b34da6a3ce929d0e0e4736"
 	resp := o.post(`{"query":"query Find { record(id: \"does-not-exist\") { id } }"}`, map[string]string{
-		"Authorization": "Bearer " + o.key, "traceparent": "00-" + traceID + "-00f067aa0ba902b7-01"})
+		"Authorization": "Bearer " + o.Key, "traceparent": "00-" + traceID + "-00f067aa0ba902b7-01"})
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("status %d", resp.StatusCode)
 	}
@@ -343,7 +344,7 @@ func TestTracingSpans(t *testing.T) {
 	}
 	// Transactions of no traced operation (a readiness probe) make none.
 	before := len(o.spans.GetSpans())
-	if r, err := http.Get(o.url + "/readyz"); err != nil || r.StatusCode != http.StatusOK {
+	if r, err := http.Get(o.URL + "/readyz"); err != nil || r.StatusCode != http.StatusOK {
 		t.Fatalf("/readyz: %v", err)
 	}
 	if after := len(o.spans.GetSpans()); after != before {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/membrane/membrane/internal/gqltest"
 	membranehttp "github.com/membrane/membrane/internal/http"
 	"github.com/membrane/membrane/internal/neo4jtest"
 )
@@ -14,25 +15,25 @@ import (
 // TestPersistedQueries: automatic persisted queries register a query by
 // its hash and run it by the hash alone.
 func TestPersistedQueries(t *testing.T) {
-	c := newClient(t)
+	c := gqltest.New(t)
 	scope := neo4jtest.Scope(t)
 	q := `query($s: [String!]) { records(filter: {scopes: $s}) { totalCount } }`
 	pq := map[string]any{"persistedQuery": map[string]any{"version": 1, "sha256Hash": membranehttp.QueryHash(q)}}
 	vars := map[string]any{"s": []any{scope}}
 
-	if r := c.post(map[string]any{"extensions": pq, "variables": vars}); r.code() != "PERSISTED_QUERY_NOT_FOUND" {
-		t.Fatalf("unknown hash: %s", r.body)
+	if r := c.Post(map[string]any{"extensions": pq, "variables": vars}); r.Code() != "PERSISTED_QUERY_NOT_FOUND" {
+		t.Fatalf("unknown hash: %s", r.Body)
 	}
-	if r := c.post(map[string]any{"query": q, "extensions": pq, "variables": vars}); r.code() != "" {
-		t.Fatalf("register: %s", r.body)
+	if r := c.Post(map[string]any{"query": q, "extensions": pq, "variables": vars}); r.Code() != "" {
+		t.Fatalf("register: %s", r.Body)
 	}
-	r := c.post(map[string]any{"extensions": pq, "variables": vars})
-	if r.code() != "" || !strings.Contains(string(r.gql.Data), `"totalCount":0`) {
-		t.Fatalf("by hash: %s", r.body)
+	r := c.Post(map[string]any{"extensions": pq, "variables": vars})
+	if r.Code() != "" || !strings.Contains(string(r.Data), `"totalCount":0`) {
+		t.Fatalf("by hash: %s", r.Body)
 	}
 	wrong := map[string]any{"persistedQuery": map[string]any{"version": 1, "sha256Hash": membranehttp.QueryHash("other")}}
-	if r := c.post(map[string]any{"query": q, "extensions": wrong}); len(r.gql.Errors) == 0 {
-		t.Fatalf("mismatched hash accepted: %s", r.body)
+	if r := c.Post(map[string]any{"query": q, "extensions": wrong}); len(r.Errors) == 0 {
+		t.Fatalf("mismatched hash accepted: %s", r.Body)
 	}
 }
 
@@ -43,7 +44,7 @@ func TestAllowList(t *testing.T) {
 	allowed := `query($s: [String!]) { records(filter: {scopes: $s}) { totalCount } }`
 	opts := membranehttp.DefaultHandlerOptions()
 	opts.AllowList = map[string]string{membranehttp.QueryHash(allowed): allowed}
-	c := newClientOpts(t, opts)
+	c := gqltest.NewOpts(t, opts)
 	vars := map[string]any{"s": []any{neo4jtest.Scope(t)}}
 	pq := func(q string) map[string]any {
 		return map[string]any{"persistedQuery": map[string]any{"version": 1, "sha256Hash": membranehttp.QueryHash(q)}}
@@ -64,18 +65,18 @@ func TestAllowList(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			before := c.db.TxCount()
-			r := c.post(tt.req)
+			before := c.DB.TxCount()
+			r := c.Post(tt.req)
 			if tt.ok {
-				if r.code() != "" || !strings.Contains(string(r.gql.Data), "totalCount") {
-					t.Fatalf("refused: %d %s", r.status, r.body)
+				if r.Code() != "" || !strings.Contains(string(r.Data), "totalCount") {
+					t.Fatalf("refused: %d %s", r.Status, r.Body)
 				}
 				return
 			}
-			if r.code() != "PERSISTED_QUERY_NOT_ALLOWED" || r.status != http.StatusUnprocessableEntity {
-				t.Fatalf("got %d %s", r.status, r.body)
+			if r.Code() != "PERSISTED_QUERY_NOT_ALLOWED" || r.Status != http.StatusUnprocessableEntity {
+				t.Fatalf("got %d %s", r.Status, r.Body)
 			}
-			if n := c.db.TxCount() - before; n != 0 {
+			if n := c.DB.TxCount() - before; n != 0 {
 				t.Fatalf("%d transactions ran", n)
 			}
 		})

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/membrane/membrane/internal/gqltest"
 	membranehttp "github.com/membrane/membrane/internal/http"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4jtest"
@@ -27,14 +28,14 @@ func TestSlowBodyIsCut(t *testing.T) {
 	const readTimeout = 300 * time.Millisecond
 	opts := membranehttp.DefaultHandlerOptions()
 	opts.ReadTimeout = readTimeout
-	c := newClientOpts(t, opts)
+	c := gqltest.NewOpts(t, opts)
 	// The same handler served as internal/app serves it: observed, through
 	// the recorder that wraps every response writer.
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	w := newWiring(c.db, log)
-	w.Stores = membrane.Stores{Records: c.db}
-	r := w.resolver()
-	observed := httptest.NewServer(membranehttp.Observe(membranehttp.NewHandler(r, c.db, membrane.NewKeyring(c.ring), log, opts), membranehttp.Observability{Log: log}))
+	w := gqltest.NewWiring(c.DB, log)
+	w.Stores = membrane.Stores{Records: c.DB}
+	r := w.Resolver()
+	observed := httptest.NewServer(membranehttp.Observe(membranehttp.NewHandler(r, c.DB, membrane.NewKeyring(c.Ring), log, opts), membranehttp.Observability{Log: log}))
 	t.Cleanup(observed.Close)
 	body := `{"query": "{ __typename }"}` + strings.Repeat(" ", 40)
 	length := fmt.Sprintf("Content-Length: %d\r\n", len(body))
@@ -49,13 +50,13 @@ func TestSlowBodyIsCut(t *testing.T) {
 		status int
 		code   string
 	}{
-		{"announced length", c.url, c.key, length, oneByte, http.StatusRequestTimeout, "TIMEOUT"},
-		{"chunked", c.url, c.key, "Transfer-Encoding: chunked\r\n", func(b byte) string { return fmt.Sprintf("1\r\n%c\r\n", b) },
+		{"announced length", c.URL, c.Key, length, oneByte, http.StatusRequestTimeout, "TIMEOUT"},
+		{"chunked", c.URL, c.Key, "Transfer-Encoding: chunked\r\n", func(b byte) string { return fmt.Sprintf("1\r\n%c\r\n", b) },
 			http.StatusRequestTimeout, "TIMEOUT"},
-		{"observed", observed.URL, c.key, length, oneByte, http.StatusRequestTimeout, "TIMEOUT"},
+		{"observed", observed.URL, c.Key, length, oneByte, http.StatusRequestTimeout, "TIMEOUT"},
 		// Answered before its body is read, the rest of which net/http
 		// would read afterwards, to reuse the connection.
-		{"refused before the body is read", c.url, "wrong", length, oneByte, http.StatusUnauthorized, "UNAUTHENTICATED"},
+		{"refused before the body is read", c.URL, "wrong", length, oneByte, http.StatusUnauthorized, "UNAUTHENTICATED"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -100,7 +101,7 @@ func TestSlowBodyIsCut(t *testing.T) {
 			}
 			raw, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
-			var out gqlResponse
+			var out gqltest.Response
 			if err := json.Unmarshal(raw, &out); err != nil || resp.StatusCode != tt.status ||
 				len(out.Errors) == 0 || out.Errors[0].Extensions["code"] != tt.code {
 				t.Fatalf("status %d body %s, want %d %s", resp.StatusCode, raw, tt.status, tt.code)
@@ -127,18 +128,18 @@ func TestSlowBodyIsCut(t *testing.T) {
 // the writes in between.
 func TestReadTimeoutSparesLongRequests(t *testing.T) {
 	const readTimeout = 200 * time.Millisecond
-	setup, _ := withFeed(t)
+	setup, _ := gqltest.WithFeed(t)
 	opts := membranehttp.DefaultHandlerOptions()
 	opts.ReadTimeout = readTimeout
-	c := newClientFull(t, setup, opts)
+	c := gqltest.NewFull(t, setup, opts)
 	scope := neo4jtest.Scope(t)
-	s := c.subscribeSSE(t, c.url, recordChangedQ, map[string]any{"after": changeCursor(t, c), "f": map[string]any{"scopes": []any{scope}}})
+	s := c.SubscribeSSE(t, c.URL, gqltest.RecordChangedQuery, map[string]any{"after": c.ChangeCursor(), "f": map[string]any{"scopes": []any{scope}}})
 	for i := range 2 {
 		// The scenario, not synchronisation: the stream stays idle for
 		// longer than the read timeout.
 		<-time.After(3 * readTimeout)
-		id := c.create(scope, "SEMANTIC", fact(fmt.Sprint("r", i)), nil)
-		if e := decodeChange(t, s.next()); e.RecordID != id {
+		id := c.Create(scope, "SEMANTIC", gqltest.Fact(fmt.Sprint("r", i)), nil)
+		if e := gqltest.DecodeChange(t, s.Next()); e.RecordID != id {
 			t.Fatalf("event for %s, want %s", e.RecordID, id)
 		}
 	}

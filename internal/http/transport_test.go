@@ -19,10 +19,10 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/coder/websocket"
-	"github.com/coder/websocket/wsjson"
 
 	"github.com/membrane/membrane/graph"
 	"github.com/membrane/membrane/internal/feed"
+	"github.com/membrane/membrane/internal/gqltest"
 	membranehttp "github.com/membrane/membrane/internal/http"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4jtest"
@@ -93,35 +93,35 @@ func TestSSEClientHangsUpMidStream(t *testing.T) {
 		streams = 5
 		size    = 500 << 10
 	)
-	setup, _ := withFeed(t)
+	setup, _ := gqltest.WithFeed(t)
 	opts := membranehttp.DefaultHandlerOptions()
 	opts.KeepAliveInterval = time.Millisecond
-	c := newClientFull(t, nil, opts)
+	c := gqltest.NewFull(t, nil, opts)
 	// Buffered for every response of the test, so that no handler waits
 	// on the test.
 	guard := &afterReturn{bigBytes: 1 << 20, big: make(chan struct{}, 2*rounds*streams), returned: make(chan struct{}, 2*rounds*streams)}
-	c.wrap = guard.wrap
-	c.url = c.serve(setup)
-	base := c.url
+	c.Wrap = guard.wrap
+	c.URL = c.Serve(setup)
+	base := c.URL
 
 	scope := neo4jtest.Scope(t)
-	from := changeCursor(t, c)
+	from := c.ChangeCursor()
 	// Strings are bounded (membrane.MaxStringBytes), payloads much less.
 	big := []any{}
 	for range size / 100_000 {
 		big = append(big, strings.Repeat("x", 100_000))
 	}
 	for i := range records {
-		p := fact(fmt.Sprint("big-", i))
+		p := gqltest.Fact(fmt.Sprint("big-", i))
 		p["semantic"].(map[string]any)["object"] = big
-		c.create(scope, "SEMANTIC", p, nil)
+		c.Create(scope, "SEMANTIC", p, nil)
 	}
 	body, _ := json.Marshal(map[string]any{"query": `subscription($after: String, $f: ChangeFilter) {
 	  recordChanged(after: $after, filter: $f) { cursor record { payload { ... on SemanticPayload { subject object } } } } }`,
 		"variables": map[string]any{"after": from, "f": map[string]any{"scopes": []any{scope}}}})
 	u, _ := url.Parse(base)
 	request := fmt.Sprintf("POST /graphql HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: text/event-stream\r\n"+
-		"Authorization: Bearer %s\r\nContent-Length: %d\r\n\r\n%s", u.Host, c.key, len(body), body)
+		"Authorization: Bearer %s\r\nContent-Length: %d\r\n\r\n%s", u.Host, c.Key, len(body), body)
 
 	deadline := time.After(2 * time.Minute)
 	wait := func(ch <-chan struct{}, what string) {
@@ -160,7 +160,7 @@ func TestSSEClientHangsUpMidStream(t *testing.T) {
 		}
 	}
 	// The server still serves: a query and a fresh stream's first bytes.
-	if n := c.count(scope); n != records {
+	if n := c.Count(scope); n != records {
 		t.Fatalf("count = %d, want %d", n, records)
 	}
 	conn, err := net.Dial("tcp", u.Host)
@@ -188,7 +188,7 @@ func TestSSEClientHangsUpMidStream(t *testing.T) {
 // socket against 50/s).
 func TestOperationRateLimit(t *testing.T) {
 	const burst = 4
-	setup, _ := withFeed(t)
+	setup, _ := gqltest.WithFeed(t)
 	opts := membranehttp.DefaultHandlerOptions()
 	opts.RateLimits = map[membrane.Role]membranehttp.RateLimit{}
 	for _, role := range []membrane.Role{membrane.RoleReader, membrane.RoleWriter, membrane.RoleAdmin} {
@@ -202,18 +202,18 @@ func TestOperationRateLimit(t *testing.T) {
 			header bool
 		}{{"key in connection_init", false}, {"key in the upgrade's header", true}} {
 			t.Run(tc.name, func(t *testing.T) {
-				c := newClientFull(t, setup, opts)
-				ws := dialWS(t, c, tc.header)
-				ws.send(map[string]any{"type": "connection_init", "payload": ws.initPayload()})
-				if m := ws.read(); m["type"] != "connection_ack" {
+				c := gqltest.NewFull(t, setup, opts)
+				ws := c.DialWS(t, tc.header)
+				ws.Init()
+				if m := ws.Read(); m["type"] != "connection_ack" {
 					t.Fatalf("got %v, want connection_ack", m)
 				}
 				// The upgrade or the init took one token.
 				for i := range burst + 2 {
-					ws.send(map[string]any{"id": fmt.Sprint(i), "type": "subscribe", "payload": map[string]any{"query": `{ __typename }`}})
-					m := ws.read()
+					ws.Send(map[string]any{"id": fmt.Sprint(i), "type": "subscribe", "payload": map[string]any{"query": `{ __typename }`}})
+					m := ws.Read()
 					payload, _ := json.Marshal(m["payload"])
-					var r gqlResponse
+					var r gqltest.Response
 					_ = json.Unmarshal(payload, &r)
 					if i < burst-1 {
 						if m["type"] != "next" || len(r.Errors) > 0 {
@@ -223,13 +223,13 @@ func TestOperationRateLimit(t *testing.T) {
 						r.Errors[0].Extensions["retryAfter"] == nil {
 						t.Fatalf("operation %d: %v, want RATE_LIMITED with retryAfter", i, m)
 					}
-					if m := ws.read(); m["type"] != "complete" {
+					if m := ws.Read(); m["type"] != "complete" {
 						t.Fatalf("operation %d: %v, want complete", i, m)
 					}
 				}
 				// The socket is still open.
-				ws.send(map[string]any{"type": "ping"})
-				if m := ws.read(); m["type"] != "pong" {
+				ws.Send(map[string]any{"type": "ping"})
+				if m := ws.Read(); m["type"] != "pong" {
 					t.Fatalf("got %v, want pong", m)
 				}
 			})
@@ -239,20 +239,20 @@ func TestOperationRateLimit(t *testing.T) {
 		// graph's maxRefusedInARow: the refusals in a row a socket is
 		// allowed before it is closed.
 		const refusedBeforeClose = 100
-		c := newClientFull(t, setup, opts)
-		ws := dialWS(t, c, false)
-		ws.send(map[string]any{"type": "connection_init", "payload": ws.initPayload()})
-		if m := ws.read(); m["type"] != "connection_ack" {
+		c := gqltest.NewFull(t, setup, opts)
+		ws := c.DialWS(t, false)
+		ws.Init()
+		if m := ws.Read(); m["type"] != "connection_ack" {
 			t.Fatalf("got %v, want connection_ack", m)
 		}
 		// The client ignores retryAfter and sends far more than it may.
 		const sent = 3 * refusedBeforeClose
 		for i := range sent {
-			ws.send(map[string]any{"id": fmt.Sprint(i), "type": "subscribe", "payload": map[string]any{"query": `{ __typename }`}})
+			ws.Send(map[string]any{"id": fmt.Sprint(i), "type": "subscribe", "payload": map[string]any{"query": `{ __typename }`}})
 		}
 		answered, refused := 0, 0
 		for {
-			m, err := ws.next()
+			m, err := ws.Next()
 			if err != nil {
 				if got := int(websocket.CloseStatus(err)); got != 4429 {
 					t.Fatalf("closed with %v after %d answers, want 4429", err, answered)
@@ -264,7 +264,7 @@ func TestOperationRateLimit(t *testing.T) {
 			}
 			answered++
 			payload, _ := json.Marshal(m["payload"])
-			var r gqlResponse
+			var r gqltest.Response
 			_ = json.Unmarshal(payload, &r)
 			if len(r.Errors) == 1 && r.Errors[0].Extensions["code"] == "RATE_LIMITED" {
 				refused++
@@ -279,101 +279,37 @@ func TestOperationRateLimit(t *testing.T) {
 		}
 	})
 	t.Run("sse", func(t *testing.T) {
-		c := newClientFull(t, setup, opts)
+		c := gqltest.NewFull(t, setup, opts)
 		for i := range burst + 1 {
-			s := c.subscribeSSE(t, c.url, recordChangedQ, map[string]any{"after": nil})
+			s := c.SubscribeSSE(t, c.URL, gqltest.RecordChangedQuery, map[string]any{"after": nil})
 			if want := http.StatusOK; i == burst {
 				want = http.StatusTooManyRequests
-				if s.status != want {
-					t.Fatalf("stream %d: status %d, want %d", i, s.status, want)
+				if s.Status != want {
+					t.Fatalf("stream %d: status %d, want %d", i, s.Status, want)
 				}
-			} else if s.status != want {
-				t.Fatalf("stream %d: status %d, want %d", i, s.status, want)
+			} else if s.Status != want {
+				t.Fatalf("stream %d: status %d, want %d", i, s.Status, want)
 			}
-			s.cancel()
+			s.Close()
 		}
 	})
-}
-
-// wsClient is one graphql-transport-ws socket of a test.
-type wsClient struct {
-	t    *testing.T
-	conn *websocket.Conn
-	key  string
-}
-
-// dialWS opens a graphql-transport-ws socket to c's server; with header
-// the key goes in the upgrade request's Authorization header.
-func dialWS(t *testing.T, c *client, header bool) *wsClient {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
-	o := &websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}}
-	if header {
-		o.HTTPHeader = http.Header{"Authorization": {"Bearer " + c.key}}
-	}
-	conn, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(c.url, "http")+"/graphql", o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.CloseNow() })
-	ws := &wsClient{t: t, conn: conn}
-	if !header {
-		ws.key = c.key
-	}
-	return ws
-}
-
-func (ws *wsClient) initPayload() map[string]any {
-	if ws.key == "" {
-		return map[string]any{}
-	}
-	return map[string]any{"Authorization": "Bearer " + ws.key}
-}
-
-func (ws *wsClient) send(m map[string]any) {
-	ws.t.Helper()
-	ctx, cancel := context.WithTimeout(ws.t.Context(), 10*time.Second)
-	defer cancel()
-	if err := wsjson.Write(ctx, ws.conn, m); err != nil {
-		ws.t.Fatal(err)
-	}
-}
-
-// read returns the next message, failing the test when the socket closes.
-func (ws *wsClient) read() map[string]any {
-	ws.t.Helper()
-	m, err := ws.next()
-	if err != nil {
-		ws.t.Fatal(err)
-	}
-	return m
-}
-
-// next returns the next message or the error that ended the socket.
-func (ws *wsClient) next() (map[string]any, error) {
-	ctx, cancel := context.WithTimeout(ws.t.Context(), 10*time.Second)
-	defer cancel()
-	var m map[string]any
-	err := wsjson.Read(ctx, ws.conn, &m)
-	return m, err
 }
 
 // TestWebSocketLargeMessage: an operation larger than the WebSocket
 // library's 32 KiB default read limit is served, as over HTTP (the socket
 // was closed with 1009 when the protocol wrapper hid SetReadLimit).
 func TestWebSocketLargeMessage(t *testing.T) {
-	setup, _ := withFeed(t)
-	c := newClientWith(t, setup)
-	ws := dialWS(t, c, false)
-	ws.send(map[string]any{"type": "connection_init", "payload": ws.initPayload()})
-	if m := ws.read(); m["type"] != "connection_ack" {
+	setup, _ := gqltest.WithFeed(t)
+	c := gqltest.NewWith(t, setup)
+	ws := c.DialWS(t, false)
+	ws.Init()
+	if m := ws.Read(); m["type"] != "connection_ack" {
 		t.Fatalf("got %v, want connection_ack", m)
 	}
 	query := "{ __typename }\n# " + strings.Repeat("x", 200<<10)
-	ws.send(map[string]any{"id": "1", "type": "subscribe", "payload": map[string]any{"query": query}})
+	ws.Send(map[string]any{"id": "1", "type": "subscribe", "payload": map[string]any{"query": query}})
 	for {
-		m := ws.read()
+		m := ws.Read()
 		if m["type"] == "ping" || m["type"] == "pong" || m["type"] == "ka" {
 			continue
 		}
@@ -388,8 +324,8 @@ func TestWebSocketLargeMessage(t *testing.T) {
 // that breaks the protocol (gqlgen closed both with 1002), and the
 // sequence it allows.
 func TestWebSocketProtocol(t *testing.T) {
-	setup, _ := withFeed(t)
-	c := newClientWith(t, setup)
+	setup, _ := gqltest.WithFeed(t)
+	c := gqltest.NewWith(t, setup)
 	subscribe := map[string]any{"id": "1", "type": "subscribe", "payload": map[string]any{"query": `{ __typename }`}}
 	for _, tc := range []struct {
 		name string
@@ -406,16 +342,16 @@ func TestWebSocketProtocol(t *testing.T) {
 			[]string{"connection_ack", "next", "complete"}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ws := dialWS(t, c, false)
+			ws := c.DialWS(t, false)
 			for _, m := range tc.send {
 				if m["type"] == "connection_init" {
-					m = map[string]any{"type": "connection_init", "payload": ws.initPayload()}
+					m = map[string]any{"type": "connection_init", "payload": ws.InitPayload()}
 				}
-				ws.send(m)
+				ws.Send(m)
 			}
 			for _, want := range tc.want {
 				for {
-					m := ws.read()
+					m := ws.Read()
 					if m["type"] == "ping" || m["type"] == "pong" || m["type"] == "ka" {
 						continue
 					}
@@ -426,14 +362,14 @@ func TestWebSocketProtocol(t *testing.T) {
 				}
 			}
 			if tc.close == 0 {
-				ws.send(map[string]any{"type": "ping"})
-				if m := ws.read(); m["type"] != "pong" {
+				ws.Send(map[string]any{"type": "ping"})
+				if m := ws.Read(); m["type"] != "pong" {
 					t.Fatalf("got %v, want pong on an open socket", m)
 				}
 				return
 			}
 			for {
-				m, err := ws.next()
+				m, err := ws.Next()
 				if err != nil {
 					if got := int(websocket.CloseStatus(err)); got != tc.close {
 						t.Fatalf("closed with %v, want %d", err, tc.close)
@@ -453,10 +389,10 @@ func TestWebSocketProtocol(t *testing.T) {
 // the WebSocket library's text followed by "unable to upgrade" without a
 // code).
 func TestWebSocketUpgradeFailure(t *testing.T) {
-	setup, _ := withFeed(t)
+	setup, _ := gqltest.WithFeed(t)
 	opts := membranehttp.DefaultHandlerOptions()
 	opts.CORS.AllowedOrigins = []string{"https://console.example.com"}
-	c := newClientFull(t, setup, opts)
+	c := gqltest.NewFull(t, setup, opts)
 	for _, tc := range []struct {
 		name   string
 		header map[string]string
@@ -471,17 +407,17 @@ func TestWebSocketUpgradeFailure(t *testing.T) {
 			"Sec-WebSocket-Version": "13", "Origin": "https://evil.example.com"}, http.StatusForbidden, "FORBIDDEN"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			req, _ := http.NewRequest(http.MethodGet, c.url+"/graphql", nil)
+			req, _ := http.NewRequest(http.MethodGet, c.URL+"/graphql", nil)
 			for k, v := range tc.header {
 				req.Header.Set(k, v)
 			}
-			req.Header.Set("Authorization", "Bearer "+c.key)
+			req.Header.Set("Authorization", "Bearer "+c.Key)
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer resp.Body.Close()
-			var out gqlResponse
+			var out gqltest.Response
 			if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
 				t.Fatalf("body is not JSON: %v", err)
 			}
@@ -520,22 +456,22 @@ func TestClientHangsUpMidSubscription(t *testing.T) {
 		open func(t *testing.T, o *observed) (hangUp func())
 	}{
 		{"sse", func(t *testing.T, o *observed) func() {
-			s := o.subscribeSSE(t, o.url, recordChangedQ, nil)
-			return s.cancel
+			s := o.SubscribeSSE(t, o.URL, gqltest.RecordChangedQuery, nil)
+			return s.Close
 		}},
 		{"websocket", func(t *testing.T, o *observed) func() {
-			ws := dialWS(t, o.client, false)
-			ws.send(map[string]any{"type": "connection_init", "payload": ws.initPayload()})
-			if m := ws.read(); m["type"] != "connection_ack" {
+			ws := o.client.DialWS(t, false)
+			ws.Init()
+			if m := ws.Read(); m["type"] != "connection_ack" {
 				t.Fatalf("got %v, want connection_ack", m)
 			}
-			ws.send(map[string]any{"id": "1", "type": "subscribe", "payload": map[string]any{"query": recordChangedQ}})
-			return func() { ws.conn.CloseNow() }
+			ws.Send(map[string]any{"id": "1", "type": "subscribe", "payload": map[string]any{"query": gqltest.RecordChangedQuery}})
+			return func() { ws.Conn.CloseNow() }
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			entered := make(chan struct{}, 1)
-			o := newObserved(t, false, func(w *wiring) {
+			o := newObserved(t, false, func(w *gqltest.Wiring) {
 				hub := feed.NewHub(heldHead{w.DB, entered},
 					feed.Config{Interval: 20 * time.Millisecond, Holder: t.Name()}, nil)
 				w.Stores.Feed, w.Feed = w.DB, hub
@@ -602,7 +538,7 @@ func TestHandlerPanic(t *testing.T) {
 		t.Fatalf("the connection was dropped: %v", err)
 	}
 	defer resp.Body.Close()
-	var out gqlResponse
+	var out gqltest.Response
 	_ = json.NewDecoder(resp.Body).Decode(&out)
 	if resp.StatusCode != http.StatusInternalServerError || len(out.Errors) != 1 || out.Errors[0].Extensions["code"] != "INTERNAL" ||
 		strings.Contains(out.Errors[0].Message, "exploded") {

@@ -1,32 +1,13 @@
 package jobs_test
 
 import (
-	"bytes"
-	"context"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/membrane/membrane/internal/jobs"
 	"github.com/membrane/membrane/internal/membrane"
-	"github.com/membrane/membrane/internal/neo4j"
 	"github.com/membrane/membrane/internal/neo4jtest"
 )
-
-// openWith opens the test database with a sealer holding only key.
-func openWith(t *testing.T, key membrane.SealKey) *neo4j.DB {
-	t.Helper()
-	s, err := membrane.NewSealer(membrane.SensitivityHigh, []membrane.SealKey{key}, key.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db, err := neo4j.Open(t.Context(), neo4j.Config{URI: os.Getenv("NEO4J_URI"), Database: "neo4j", Sealer: s})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close(context.Background()) })
-	return db
-}
 
 // TestConsolidationSkipsUnopened: records sealed under a key the server
 // lacks do not fail consolidation (docs/operations.md, "Unknown keys").
@@ -36,16 +17,12 @@ func openWith(t *testing.T, key membrane.SealKey) *neo4j.DB {
 // skipped episodes (a batch of one) does not end the stage either: the
 // readable episode after it still gives its fact.
 func TestConsolidationSkipsUnopened(t *testing.T) {
-	neo4jtest.DB(t)
 	suffix := membrane.NewID()
-	lost := openWith(t, membrane.SealKey{ID: "jlost-" + suffix, Key: bytes.Repeat([]byte{61}, 32)})
-	server := openWith(t, membrane.SealKey{ID: "jkept-" + suffix, Key: bytes.Repeat([]byte{62}, 32)})
+	lostKey, keptKey := neo4jtest.SealKey("jlost-"+suffix, 61), neo4jtest.SealKey("jkept-"+suffix, 62)
+	lost := neo4jtest.OpenSealing(t, []membrane.SealKey{lostKey}, lostKey.ID)
+	server := neo4jtest.OpenSealing(t, []membrane.SealKey{keptKey}, keptKey.ID)
 	scope := neo4jtest.Scope(t)
-	t.Cleanup(func() {
-		if err := server.DeleteScope(context.Background(), scope); err != nil {
-			t.Error(err)
-		}
-	})
+	neo4jtest.DeleteAtEnd(t, server, scope)
 	high := membrane.SensitivityHigh
 	sealedFact := func() *membrane.Ingested {
 		r, err := membrane.DefaultPolicy().BuildRecord(membrane.RecordInput{Type: membrane.TypeSemantic, Scope: &scope, Sensitivity: &high,

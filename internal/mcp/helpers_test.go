@@ -14,6 +14,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/membrane/membrane/graph"
+	"github.com/membrane/membrane/internal/gqltest"
 	membranehttp "github.com/membrane/membrane/internal/http"
 	"github.com/membrane/membrane/internal/mcp"
 	"github.com/membrane/membrane/internal/membrane"
@@ -41,17 +42,8 @@ func startServer(t testing.TB, opts membranehttp.HandlerOptions, principals ...m
 	db := neo4jtest.DB(t)
 	admin := membrane.Principal{Actor: "admin-" + membrane.NewID(), Role: membrane.RoleAdmin,
 		MaxSensitivity: membrane.SensitivityHyper, Scopes: []string{membrane.AllScopes}}
-	srv := &testServer{db: db, keys: map[string]string{}, admin: admin.Actor}
-	var ring []membrane.APIKey
-	for _, p := range append([]membrane.Principal{admin}, principals...) {
-		secret := "key-" + membrane.NewID()
-		k, err := membrane.NewAPIKey(membrane.HashKey(secret), p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ring = append(ring, k)
-		srv.keys[p.Actor] = secret
-	}
+	ring, keys := gqltest.APIKeys(t, append([]membrane.Principal{admin}, principals...)...)
+	srv := &testServer{db: db, keys: keys, admin: admin.Actor}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	srv.serve = func(t testing.TB) string {
 		svc := membrane.NewServices(membrane.Stores{Records: db, Revisions: db, Lineages: db, Retrieval: db, Captures: db, Deletes: db},

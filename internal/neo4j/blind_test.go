@@ -1,7 +1,6 @@
 package neo4j_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -184,21 +183,14 @@ func TestBlindNoPlaintext(t *testing.T) {
 // still match; reseal recomputes them under the active key, and the record
 // is then found with the new key alone.
 func TestBlindReseal(t *testing.T) {
-	neo4jtest.DB(t)
 	suffix := membrane.NewID()
-	oldKey := membrane.SealKey{ID: "old-" + suffix, Key: bytes.Repeat([]byte{11}, 32)}
-	newKey := membrane.SealKey{ID: "new-" + suffix, Key: bytes.Repeat([]byte{12}, 32)}
-	scope := neo4jtest.Scope(t)
-	before := open(t, []membrane.SealKey{oldKey}, oldKey.ID)
-	t.Cleanup(func() {
-		if err := before.DeleteScope(context.Background(), scope); err != nil {
-			t.Error(err)
-		}
-	})
+	oldKey := neo4jtest.SealKey("old-"+suffix, 11)
+	newKey := neo4jtest.SealKey("new-"+suffix, 12)
+	scope, before := neo4jtest.SealedScope(t, []membrane.SealKey{oldKey}, oldKey.ID)
 	id := sealedFact(t, before, scope, membrane.SensitivityHigh, "ledger", "reconciles", "quarterly invoices")
 	now := time.Now().Add(time.Minute).UTC()
 	hi := trustAt(membrane.SensitivityHigh, scope)
-	rotated := open(t, []membrane.SealKey{newKey, oldKey}, newKey.ID)
+	rotated := neo4jtest.OpenSealing(t, []membrane.SealKey{newKey, oldKey}, newKey.ID)
 	if got, _ := retrieveAs(t, rotated, hi, "invoice", now); !slices.Equal(got, []string{id}) {
 		t.Fatalf("during rotation: %v", got)
 	}
@@ -208,7 +200,7 @@ func TestBlindReseal(t *testing.T) {
 	if k := nodeProps(t, id)["blindKeyId"]; k != newKey.ID {
 		t.Fatalf("blindKeyId after reseal = %v", k)
 	}
-	newOnly := open(t, []membrane.SealKey{newKey}, newKey.ID)
+	newOnly := neo4jtest.OpenSealing(t, []membrane.SealKey{newKey}, newKey.ID)
 	if got, _ := retrieveAs(t, newOnly, hi, "invoices reconciled", now); !slices.Equal(got, []string{id}) {
 		t.Fatalf("with the new key only: %v", got)
 	}
@@ -219,19 +211,12 @@ func TestBlindReseal(t *testing.T) {
 // browsing, which meets it among the newest, leaves it out), and the
 // records this server can open are still found.
 func TestBlindUnknownKey(t *testing.T) {
-	neo4jtest.DB(t)
 	suffix := membrane.NewID()
-	lost := membrane.SealKey{ID: "lost-" + suffix, Key: bytes.Repeat([]byte{13}, 32)}
-	kept := membrane.SealKey{ID: "kept-" + suffix, Key: bytes.Repeat([]byte{14}, 32)}
-	scope := neo4jtest.Scope(t)
-	withLost := open(t, []membrane.SealKey{lost}, lost.ID)
-	t.Cleanup(func() {
-		if err := withLost.DeleteScope(context.Background(), scope); err != nil {
-			t.Error(err)
-		}
-	})
+	lost := neo4jtest.SealKey("lost-"+suffix, 13)
+	kept := neo4jtest.SealKey("kept-"+suffix, 14)
+	scope, withLost := neo4jtest.SealedScope(t, []membrane.SealKey{lost}, lost.ID)
 	sealedFact(t, withLost, scope, membrane.SensitivityHigh, "harbour", "shelters", "fishing boats")
-	server := open(t, []membrane.SealKey{kept}, kept.ID)
+	server := neo4jtest.OpenSealing(t, []membrane.SealKey{kept}, kept.ID)
 	found := sealedFact(t, server, scope, membrane.SensitivityHigh, "harbour", "charges", "mooring fees")
 	now := time.Now().Add(time.Minute).UTC()
 	tests := []struct {
@@ -259,18 +244,11 @@ func TestBlindUnknownKey(t *testing.T) {
 // key the server lacks is skipped and counted, and the migration is then
 // not marked done, so that a server holding the key completes it.
 func TestBlindMigration(t *testing.T) {
-	neo4jtest.DB(t)
 	suffix := membrane.NewID()
-	key := membrane.SealKey{ID: "mig-" + suffix, Key: bytes.Repeat([]byte{15}, 32)}
-	lost := membrane.SealKey{ID: "miglost-" + suffix, Key: bytes.Repeat([]byte{16}, 32)}
-	scope := neo4jtest.Scope(t)
-	withLost := open(t, []membrane.SealKey{lost}, lost.ID)
-	t.Cleanup(func() {
-		if err := withLost.DeleteScope(context.Background(), scope); err != nil {
-			t.Error(err)
-		}
-	})
-	server := open(t, []membrane.SealKey{key}, key.ID)
+	key := neo4jtest.SealKey("mig-"+suffix, 15)
+	lost := neo4jtest.SealKey("miglost-"+suffix, 16)
+	scope, withLost := neo4jtest.SealedScope(t, []membrane.SealKey{lost}, lost.ID)
+	server := neo4jtest.OpenSealing(t, []membrane.SealKey{key}, key.ID)
 	id := sealedFact(t, server, scope, membrane.SensitivityHigh, "orchard", "grows", "heritage apples")
 	lostID := sealedFact(t, withLost, scope, membrane.SensitivityHigh, "orchard", "sells", "cider")
 	want := nodeProps(t, id)["blindTerms"]

@@ -1,7 +1,6 @@
 package neo4j_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -29,17 +28,10 @@ import (
 // keyed one at the next start. A sealed competence's skillKey and a sealed
 // entity's blindNames are keyed alike.
 func TestSealedDigestsKeyed(t *testing.T) {
-	neo4jtest.DB(t)
 	suffix := membrane.NewID()
-	oldKey := membrane.SealKey{ID: "dold-" + suffix, Key: bytes.Repeat([]byte{41}, 32)}
-	newKey := membrane.SealKey{ID: "dnew-" + suffix, Key: bytes.Repeat([]byte{42}, 32)}
-	scope := neo4jtest.Scope(t)
-	before := open(t, []membrane.SealKey{oldKey}, oldKey.ID)
-	t.Cleanup(func() {
-		if err := before.DeleteScope(context.Background(), scope); err != nil {
-			t.Error(err)
-		}
-	})
+	oldKey := neo4jtest.SealKey("dold-"+suffix, 41)
+	newKey := neo4jtest.SealKey("dnew-"+suffix, 42)
+	scope, before := neo4jtest.SealedScope(t, []membrane.SealKey{oldKey}, oldKey.ID)
 	high := membrane.SensitivityHigh
 	key := membrane.FactKey{Scope: scope, Subject: "payroll", Predicate: "runs_on", Object: "the 25th"}
 	first := sealedFact(t, before, scope, high, key.Subject, key.Predicate, key.Object)
@@ -143,14 +135,14 @@ func TestSealedDigestsKeyed(t *testing.T) {
 	}
 	t.Run("before rotation", func(t *testing.T) { consolidation(t, before) })
 
-	rotated := open(t, []membrane.SealKey{newKey, oldKey}, newKey.ID)
+	rotated := neo4jtest.OpenSealing(t, []membrane.SealKey{newKey, oldKey}, newKey.ID)
 	if _, err := rotated.Reseal(sys, oldKey.ID); err != nil {
 		t.Fatal(err)
 	}
 	if p := nodeProps(t, first); p["factKey"] != membrane.Digest(membrane.DigestKey(newKey.Key), membrane.DigestFact, key.Fields()...) || p["digestKeyId"] != newKey.ID {
 		t.Fatalf("after reseal: factKey %v under %v, want the new key's", p["factKey"], p["digestKeyId"])
 	}
-	newOnly := open(t, []membrane.SealKey{newKey}, newKey.ID)
+	newOnly := neo4jtest.OpenSealing(t, []membrane.SealKey{newKey}, newKey.ID)
 	t.Run("after reseal, new key only", func(t *testing.T) { consolidation(t, newOnly) })
 
 	t.Run("migration of an unkeyed digest", func(t *testing.T) {

@@ -1,8 +1,6 @@
 package neo4j_test
 
 import (
-	"bytes"
-	"context"
 	"slices"
 	"testing"
 	"time"
@@ -17,17 +15,10 @@ import (
 // (the end redacted), not refused as a revision of that record would be
 // (FAILED_PRECONDITION): the replay revises nothing.
 func TestReplayEdgeToUnopenedRecord(t *testing.T) {
-	neo4jtest.DB(t)
 	suffix := membrane.NewID()
-	lost := membrane.SealKey{ID: "rlost-" + suffix, Key: bytes.Repeat([]byte{61}, 32)}
-	kept := membrane.SealKey{ID: "rkept-" + suffix, Key: bytes.Repeat([]byte{62}, 32)}
-	scope := neo4jtest.Scope(t)
-	first := open(t, []membrane.SealKey{lost}, lost.ID)
-	t.Cleanup(func() {
-		if err := first.DeleteScope(context.Background(), scope); err != nil {
-			t.Error(err)
-		}
-	})
+	lost := neo4jtest.SealKey("rlost-"+suffix, 61)
+	kept := neo4jtest.SealKey("rkept-"+suffix, 62)
+	scope, first := neo4jtest.SealedScope(t, []membrane.SealKey{lost}, lost.ID)
 	src := sealedFact(t, first, scope, membrane.SensitivityLow, "replay-source", "is", "clear")
 	tgt := sealedFact(t, first, scope, membrane.SensitivityHyper, "replay-target", "is", "sealed")
 	ctx := sysCtx()
@@ -44,7 +35,7 @@ func TestReplayEdgeToUnopenedRecord(t *testing.T) {
 		t.Fatalf("relate: %v %+v", err, wrote)
 	}
 
-	replaying := open(t, []membrane.SealKey{kept}, kept.ID)
+	replaying := neo4jtest.OpenSealing(t, []membrane.SealKey{kept}, kept.ID)
 	again, err := replaying.Revise(ctx, idem, lock, nil, func(_, _ map[string]*membrane.Record) (*membrane.Change, error) {
 		t.Error("a replay planned again")
 		return &membrane.Change{}, nil

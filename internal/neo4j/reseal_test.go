@@ -1,9 +1,7 @@
 package neo4j_test
 
 import (
-	"bytes"
 	"context"
-	"os"
 	"testing"
 	"time"
 
@@ -11,22 +9,6 @@ import (
 	"github.com/membrane/membrane/internal/neo4j"
 	"github.com/membrane/membrane/internal/neo4jtest"
 )
-
-func open(t *testing.T, keys []membrane.SealKey, active string) *neo4j.DB {
-	t.Helper()
-	s, err := membrane.NewSealer(membrane.SensitivityHigh, keys, active)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
-	db, err := neo4j.Open(ctx, neo4j.Config{URI: os.Getenv("NEO4J_URI"), Database: "neo4j", Sealer: s})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close(context.Background()) })
-	return db
-}
 
 // resealSetup returns a key to retire and its successor (their bytes
 // repeated, under ids no other test uses), a system context, a scope of
@@ -37,16 +19,12 @@ func resealSetup(t *testing.T, oldByte, newByte byte) (oldKey, newKey membrane.S
 	t.Helper()
 	neo4jtest.DB(t) // the schema, and a clear failure when NEO4J_URI is unset
 	suffix := membrane.NewID()
-	oldKey = membrane.SealKey{ID: "old-" + suffix, Key: bytes.Repeat([]byte{oldByte}, 32)}
-	newKey = membrane.SealKey{ID: "new-" + suffix, Key: bytes.Repeat([]byte{newByte}, 32)}
+	oldKey = neo4jtest.SealKey("old-"+suffix, oldByte)
+	newKey = neo4jtest.SealKey("new-"+suffix, newByte)
 	ctx = membrane.NewContextWithTrust(t.Context(), membrane.SystemTrust("test"))
 	scope = neo4jtest.Scope(t)
-	before = open(t, []membrane.SealKey{oldKey}, oldKey.ID)
-	t.Cleanup(func() {
-		if err := before.DeleteScope(context.Background(), scope); err != nil {
-			t.Error(err)
-		}
-	})
+	before = neo4jtest.OpenSealing(t, []membrane.SealKey{oldKey}, oldKey.ID)
+	neo4jtest.DeleteAtEnd(t, before, scope)
 	return oldKey, newKey, ctx, scope, before
 }
 
@@ -63,13 +41,13 @@ func TestResealRetiresAKey(t *testing.T) {
 	}
 	id := ing.Record.ID
 
-	newOnly := open(t, []membrane.SealKey{newKey}, newKey.ID)
+	newOnly := neo4jtest.OpenSealing(t, []membrane.SealKey{newKey}, newKey.ID)
 	// Without the old key the record is served redacted (docs/operations.md,
 	// "Unknown keys"), its payload never opened.
 	if r, err := newOnly.FindRecordByID(ctx, id); err != nil || !r.Redacted || r.Payload != nil {
 		t.Fatalf("a record sealed with the old key, without it: %+v, %v; want it redacted", r, err)
 	}
-	rotated := open(t, []membrane.SealKey{newKey, oldKey}, newKey.ID)
+	rotated := neo4jtest.OpenSealing(t, []membrane.SealKey{newKey, oldKey}, newKey.ID)
 	if _, err := rotated.Reseal(ctx, newKey.ID); membrane.ErrorCode(err) != membrane.EINVALID {
 		t.Fatalf("resealing the active key: %v", err)
 	}
@@ -116,13 +94,13 @@ func TestResealSkipsWhatDoesNotOpen(t *testing.T) {
 	raw(t, `MATCH (m:Memory {id: $id}) SET m.payload = $v`, map[string]any{"id": ids[0], "v": damaged})
 	raw(t, `MATCH (a:AuditEntry {recordId: $id}) SET a.rationale = $v`, map[string]any{"id": ids[1], "v": damaged})
 
-	rotated := open(t, []membrane.SealKey{newKey, oldKey}, newKey.ID)
+	rotated := neo4jtest.OpenSealing(t, []membrane.SealKey{newKey, oldKey}, newKey.ID)
 	want := neo4j.ResealResult{Records: 2, Audits: 2, SkippedRecords: 1, SkippedAudits: 1}
 	if res, err := rotated.Reseal(ctx, oldKey.ID); err != nil || res != want {
 		t.Fatalf("reseal = %+v, %v; want %+v", res, err, want)
 	}
 	// What opened is under the new key; what did not is as it was.
-	newOnly := open(t, []membrane.SealKey{newKey}, newKey.ID)
+	newOnly := neo4jtest.OpenSealing(t, []membrane.SealKey{newKey}, newKey.ID)
 	for i, obj := range []string{"", "the second secret", "the third secret"} {
 		r, err := newOnly.FindRecordByID(ctx, ids[i])
 		if err != nil {

@@ -1,7 +1,6 @@
 package neo4j_test
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"slices"
@@ -120,14 +119,8 @@ func TestSealedEntityNamesAtRest(t *testing.T) {
 	// started in the same minute would share it).
 	id := membrane.NewID()
 	suffix := strings.ToLower(id[len(id)-12:])
-	key := membrane.SealKey{ID: "ent-" + suffix, Key: bytes.Repeat([]byte{21}, 32)}
-	scope := neo4jtest.Scope(t)
-	first := open(t, []membrane.SealKey{key}, key.ID)
-	t.Cleanup(func() {
-		if err := first.DeleteScope(context.Background(), scope); err != nil {
-			t.Error(err)
-		}
-	})
+	key := neo4jtest.SealKey("ent-"+suffix, 21)
+	scope, first := neo4jtest.SealedScope(t, []membrane.SealKey{key}, key.ID)
 	name, alias := "Zephyrine Vault "+suffix, "zv-"+suffix
 	needles := []string{strings.ToLower(name), alias}
 	high := membrane.SensitivityHigh
@@ -155,7 +148,7 @@ func TestSealedEntityNamesAtRest(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer drv.Close(context.Background())
-	second := open(t, []membrane.SealKey{key}, key.ID)
+	second := neo4jtest.OpenSealing(t, []membrane.SealKey{key}, key.ID)
 	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
 	defer cancel()
 	if err := second.Migrate(ctx); err != nil {
@@ -211,15 +204,15 @@ func TestSealedEntityNamesAtRest(t *testing.T) {
 	// A key rotation: `membrane reseal` recomputes the blind names under
 	// the new key, and a server holding only that key still resolves the
 	// entity.
-	newKey := membrane.SealKey{ID: "ent-new-" + suffix, Key: bytes.Repeat([]byte{22}, 32)}
+	newKey := neo4jtest.SealKey("ent-new-"+suffix, 22)
 	sys := membrane.NewContextWithTrust(t.Context(), membrane.SystemTrust("test"))
-	if _, err := open(t, []membrane.SealKey{newKey, key}, newKey.ID).Reseal(sys, key.ID); err != nil {
+	if _, err := neo4jtest.OpenSealing(t, []membrane.SealKey{newKey, key}, newKey.ID).Reseal(sys, key.ID); err != nil {
 		t.Fatal(err)
 	}
 	if p := nodeProps(t, hidden); p["digestKeyId"] != newKey.ID || p["terms"] != nil {
 		t.Fatalf("after reseal: digestKeyId %v, terms %v", p["digestKeyId"], p["terms"])
 	}
-	newOnly := open(t, []membrane.SealKey{newKey}, newKey.ID)
+	newOnly := neo4jtest.OpenSealing(t, []membrane.SealKey{newKey}, newKey.ID)
 	if got := captureProject(t, newOnly, writerAt(high, scope), scope, high, name); !slices.Equal(got, []string{hidden}) {
 		t.Fatalf("after reseal, with the new key only, a high capture mentions %v, want %v", got, []string{hidden})
 	}

@@ -1,7 +1,6 @@
 package neo4j_test
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"slices"
@@ -23,30 +22,23 @@ import (
 // and reads serve every record: the unreadable ones redacted, never an
 // error for the page.
 func TestUnknownKeyStart(t *testing.T) {
-	neo4jtest.DB(t)
 	suffix := membrane.NewID()
-	lost := membrane.SealKey{ID: "lost-" + suffix, Key: bytes.Repeat([]byte{31}, 32)}
-	kept := membrane.SealKey{ID: "kept-" + suffix, Key: bytes.Repeat([]byte{32}, 32)}
+	lost := neo4jtest.SealKey("lost-"+suffix, 31)
+	kept := neo4jtest.SealKey("kept-"+suffix, 32)
 	// A key that sealed records, then changed under the same id: the
 	// server holds the changed material.
-	original := membrane.SealKey{ID: "changed-" + suffix, Key: bytes.Repeat([]byte{33}, 32)}
-	changed := membrane.SealKey{ID: original.ID, Key: bytes.Repeat([]byte{36}, 32)}
-	scope := neo4jtest.Scope(t)
-	withLost := open(t, []membrane.SealKey{lost}, lost.ID)
-	t.Cleanup(func() {
-		if err := withLost.DeleteScope(context.Background(), scope); err != nil {
-			t.Error(err)
-		}
-	})
+	original := neo4jtest.SealKey("changed-"+suffix, 33)
+	changed := neo4jtest.SealKey(original.ID, 36)
+	scope, withLost := neo4jtest.SealedScope(t, []membrane.SealKey{lost}, lost.ID)
 	high := membrane.SensitivityHigh
 	lostEntity := captureProject(t, withLost, writerAt(high, scope), scope, high, "Lost Harbour "+suffix)
 	lostFact := sealedFact(t, withLost, scope, high, "lighthouse", "guards", "the lost harbour")
-	withOriginal := open(t, []membrane.SealKey{original}, original.ID)
+	withOriginal := neo4jtest.OpenSealing(t, []membrane.SealKey{original}, original.ID)
 	if err := withOriginal.Migrate(t.Context()); err != nil { // records the original key's check value
 		t.Fatal(err)
 	}
 	changedFact := sealedFact(t, withOriginal, scope, high, "lighthouse", "guards", "the changed harbour")
-	server := open(t, []membrane.SealKey{kept, changed}, kept.ID)
+	server := neo4jtest.OpenSealing(t, []membrane.SealKey{kept, changed}, kept.ID)
 	readable := sealedFact(t, server, scope, high, "lighthouse", "guards", "the kept harbour")
 	plain := sealedFact(t, server, scope, membrane.SensitivityLow, "lighthouse", "stands", "on the cliff")
 
@@ -94,7 +86,7 @@ func TestUnknownKeyStart(t *testing.T) {
 	// When it is due: a migration of this test's own name (the real ones
 	// are shared with every test's start).
 	name := "test_due_" + suffix
-	rotated := open(t, []membrane.SealKey{kept, {ID: "new-" + suffix, Key: bytes.Repeat([]byte{34}, 32)}}, kept.ID)
+	rotated := neo4jtest.OpenSealing(t, []membrane.SealKey{kept, neo4jtest.SealKey("new-"+suffix, 34)}, kept.ID)
 	type dueStep struct {
 		step    string
 		run     func() error
@@ -106,7 +98,7 @@ func TestUnknownKeyStart(t *testing.T) {
 		{"skipped with the same keys", func() error { return server.FinishMigration(ctx, name, 3) }, server, false},
 		{"with a new key", nil, rotated, true},
 		{"skipped with the new key too", func() error { return rotated.FinishMigration(ctx, name, 1) }, server, false},
-		{"done", func() error { return rotated.FinishMigration(ctx, name, 0) }, open(t, []membrane.SealKey{{ID: "other-" + suffix, Key: bytes.Repeat([]byte{35}, 32)}}, "other-"+suffix), false},
+		{"done", func() error { return rotated.FinishMigration(ctx, name, 0) }, neo4jtest.OpenSealing(t, []membrane.SealKey{neo4jtest.SealKey("other-"+suffix, 35)}, "other-"+suffix), false},
 	}
 	defer func() { // before drv closes
 		if _, err := driver.ExecuteQuery(context.Background(), drv, `MATCH (g:Migration) WHERE g.name STARTS WITH $name DELETE g
@@ -119,9 +111,9 @@ func TestUnknownKeyStart(t *testing.T) {
 	// run with wrong material under an id is due again once the right key
 	// is back; and what replicas with different keys ran with is merged,
 	// so that they do not make each other rescan.
-	other := open(t, []membrane.SealKey{{ID: "other-" + suffix, Key: bytes.Repeat([]byte{35}, 32)}}, "other-"+suffix)
-	restored := open(t, []membrane.SealKey{original}, original.ID)
-	wrong := open(t, []membrane.SealKey{changed}, changed.ID)
+	other := neo4jtest.OpenSealing(t, []membrane.SealKey{neo4jtest.SealKey("other-"+suffix, 35)}, "other-"+suffix)
+	restored := neo4jtest.OpenSealing(t, []membrane.SealKey{original}, original.ID)
+	wrong := neo4jtest.OpenSealing(t, []membrane.SealKey{changed}, changed.ID)
 	steps = append(steps,
 		dueStep{"wrong material: skipped", func() error { name += "_material"; return wrong.FinishMigration(ctx, name, 2) }, wrong, false},
 		dueStep{"the right key restored under the same id", nil, restored, true},

@@ -1,7 +1,6 @@
 package neo4j_test
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"strings"
@@ -22,19 +21,14 @@ import (
 // request seeing it redacted is refused as for any redacted record, and
 // only one that would see it in full learns that it does not open.
 func TestRevisionOfUnopenedRecord(t *testing.T) {
-	neo4jtest.DB(t)
 	suffix := membrane.NewID()
-	lost := membrane.SealKey{ID: "ulost-" + suffix, Key: bytes.Repeat([]byte{51}, 32)}
-	kept := membrane.SealKey{ID: "ukept-" + suffix, Key: bytes.Repeat([]byte{52}, 32)}
+	lost := neo4jtest.SealKey("ulost-"+suffix, 51)
+	kept := neo4jtest.SealKey("ukept-"+suffix, 52)
 	scope, other := neo4jtest.Scope(t), neo4jtest.Scope(t)+"-other"
-	withLost := open(t, []membrane.SealKey{lost}, lost.ID)
-	t.Cleanup(func() {
-		if err := withLost.DeleteScope(context.Background(), scope); err != nil {
-			t.Error(err)
-		}
-	})
+	withLost := neo4jtest.OpenSealing(t, []membrane.SealKey{lost}, lost.ID)
+	neo4jtest.DeleteAtEnd(t, withLost, scope)
 	hidden := sealedFact(t, withLost, scope, membrane.SensitivityHyper, "vault", "opens_with", "the lost key")
-	server := open(t, []membrane.SealKey{kept}, kept.ID)
+	server := neo4jtest.OpenSealing(t, []membrane.SealKey{kept}, kept.ID)
 	unknown := membrane.NewID()
 
 	// The revision service's guard (membrane.Trust.GuardPlan): locked records in full
@@ -132,18 +126,11 @@ func TestRevisionOfUnopenedRecord(t *testing.T) {
 // of the same key was never found, and every supporting episode created
 // another duplicate.
 func TestFindByKeySkipsUnopened(t *testing.T) {
-	neo4jtest.DB(t)
 	suffix := membrane.NewID()
-	lost := membrane.SealKey{ID: "flost-" + suffix, Key: bytes.Repeat([]byte{53}, 32)}
-	kept := membrane.SealKey{ID: "fkept-" + suffix, Key: bytes.Repeat([]byte{54}, 32)}
-	scope := neo4jtest.Scope(t)
-	withLost := open(t, []membrane.SealKey{lost}, lost.ID)
-	t.Cleanup(func() {
-		if err := withLost.DeleteScope(context.Background(), scope); err != nil {
-			t.Error(err)
-		}
-	})
-	server := open(t, []membrane.SealKey{kept}, kept.ID)
+	lost := neo4jtest.SealKey("flost-"+suffix, 53)
+	kept := neo4jtest.SealKey("fkept-"+suffix, 54)
+	scope, withLost := neo4jtest.SealedScope(t, []membrane.SealKey{lost}, lost.ID)
+	server := neo4jtest.OpenSealing(t, []membrane.SealKey{kept}, kept.ID)
 	sys := membrane.NewContextWithTrust(t.Context(), membrane.SystemTrust("test"))
 	high := membrane.SensitivityHigh
 	// A payload sealed under the lost key, given to the oldest record of

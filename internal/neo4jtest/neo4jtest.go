@@ -5,6 +5,7 @@
 package neo4jtest
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"strings"
@@ -62,10 +63,23 @@ func DB(tb testing.TB) *neo4j.DB {
 // those of the tests running beside them.
 func Open(tb testing.TB, observers ...neo4j.Observer) *neo4j.DB {
 	tb.Helper()
+	return open(tb, []membrane.SealKey{TestSealKey}, TestSealKey.ID, observers)
+}
+
+// OpenSealing is Open with a sealer holding keys (sealing new records with
+// the key of id active) in place of the test key: a server that lost a
+// key, or rotated to a new one.
+func OpenSealing(tb testing.TB, keys []membrane.SealKey, active string) *neo4j.DB {
+	tb.Helper()
+	return open(tb, keys, active, nil)
+}
+
+func open(tb testing.TB, keys []membrane.SealKey, active string, observers []neo4j.Observer) *neo4j.DB {
+	tb.Helper()
 	DB(tb) // the schema is applied
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	sealer, err := membrane.NewSealer(membrane.SensitivityHigh, []membrane.SealKey{TestSealKey}, TestSealKey.ID)
+	sealer, err := membrane.NewSealer(membrane.SensitivityHigh, keys, active)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -79,6 +93,36 @@ func Open(tb testing.TB, observers ...neo4j.Observer) *neo4j.DB {
 	}
 	tb.Cleanup(func() { _ = db.Close(context.Background()) })
 	return db
+}
+
+// SealKey returns an encryption key of id whose 32 bytes are all b. Tests
+// that seal with keys of their own give them ids no other test uses (a
+// fresh membrane.NewID in them), so that their records never meet the
+// unscoped reads of other tests.
+func SealKey(id string, b byte) membrane.SealKey {
+	return membrane.SealKey{ID: id, Key: bytes.Repeat([]byte{b}, 32)}
+}
+
+// DeleteAtEnd deletes scope's records through db when the test ends: the
+// records a test seals with keys of its own must not stay for other tests
+// to meet (they could not open them).
+func DeleteAtEnd(tb testing.TB, db *neo4j.DB, scope string) {
+	tb.Cleanup(func() {
+		if err := db.DeleteScope(context.Background(), scope); err != nil {
+			tb.Error(err)
+		}
+	})
+}
+
+// SealedScope opens a store sealing with keys (see OpenSealing) and
+// returns it with a scope of the test's own whose records it deletes when
+// the test ends (see DeleteAtEnd).
+func SealedScope(tb testing.TB, keys []membrane.SealKey, active string) (string, *neo4j.DB) {
+	tb.Helper()
+	db := OpenSealing(tb, keys, active)
+	scope := Scope(tb)
+	DeleteAtEnd(tb, db, scope)
+	return scope, db
 }
 
 // Scope returns a scope unique to this test, to stamp on everything it

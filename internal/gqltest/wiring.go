@@ -1,4 +1,10 @@
-package http_test
+// Package gqltest is the GraphQL test client of Membrane's tests: it starts
+// an API server in process over the real test Neo4j (see neo4jtest), posts
+// queries with the API key of one principal, decodes data, errors and
+// extensions, sends raw HTTP requests, and opens subscriptions over
+// WebSocket (graphql-transport-ws) and server-sent events. It is imported
+// by tests only.
+package gqltest
 
 import (
 	"log/slog"
@@ -10,11 +16,11 @@ import (
 	"github.com/membrane/membrane/internal/neo4j"
 )
 
-// wiring is what a test server's resolver is built from, as internal/app
+// Wiring is what a test server's resolver is built from, as internal/app
 // builds it: the services' stores and options, and the change feed. Setups
 // change it before the server starts (to add optional stores such as
 // deletes or metrics, an embedder, or the feed).
-type wiring struct {
+type Wiring struct {
 	// DB is the store behind every port.
 	DB      *neo4j.DB
 	Stores  membrane.Stores
@@ -22,16 +28,16 @@ type wiring struct {
 	Feed    *feed.Hub
 }
 
-// newWiring wires the services every test server has over db: records,
+// NewWiring wires the services every test server has over db: records,
 // revisions, lineage, retrieval and capture (deletes, metrics and jobs are
 // optional).
-func newWiring(db *neo4j.DB, log *slog.Logger) *wiring {
-	return &wiring{DB: db,
+func NewWiring(db *neo4j.DB, log *slog.Logger) *Wiring {
+	return &Wiring{DB: db,
 		Stores:  membrane.Stores{Records: db, Revisions: db, Lineages: db, Retrieval: db, Captures: db},
 		Options: membrane.ServiceOptions{Policy: membrane.DefaultPolicy(), Now: time.Now, Log: log}}
 }
 
-// resolver builds the resolver.
-func (w *wiring) resolver() *graph.Resolver {
+// Resolver builds the resolver.
+func (w *Wiring) Resolver() *graph.Resolver {
 	return &graph.Resolver{Services: membrane.NewServices(w.Stores, w.Options), Feed: w.Feed}
 }
