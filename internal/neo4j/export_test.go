@@ -19,6 +19,9 @@ var (
 	SearchScopes        = searchScopes
 )
 
+// TrustParams exposes trustParams: the gate's parameters of a trust.
+var TrustParams = trustParams
+
 // CommitUncertain exposes commitUncertain to the external tests, which
 // classify real driver errors with it.
 var CommitUncertain = commitUncertain
