@@ -524,19 +524,18 @@ func parseDownload(t *testing.T, path string, body []byte) (nodes, edges []map[s
 	if err := xml.Unmarshal(body, &doc); err != nil {
 		t.Fatalf("%v: %.2000s", err, body)
 	}
-	for _, n := range doc.Graph.Nodes {
-		m := map[string]string{"id": n.ID}
-		for _, d := range n.Data {
+	keyed := func(id string, ds []data) map[string]string {
+		m := map[string]string{"id": id}
+		for _, d := range ds {
 			m[d.Key] = d.Value
 		}
-		nodes = append(nodes, m)
+		return m
+	}
+	for _, n := range doc.Graph.Nodes {
+		nodes = append(nodes, keyed(n.ID, n.Data))
 	}
 	for _, e := range doc.Graph.Edges {
-		m := map[string]string{"id": e.ID}
-		for _, d := range e.Data {
-			m[d.Key] = d.Value
-		}
-		edges = append(edges, m)
+		edges = append(edges, keyed(e.ID, e.Data))
 	}
 	return nodes, edges
 }
