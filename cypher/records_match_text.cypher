@@ -2,7 +2,7 @@
 // $textMatches matches of $lucene in memory_terms, the index retrieve
 // searches, built by the same functions from the same terms and restricted
 // to the scopes the request searches inside the index query (its scope
-// clause, membrane.ScopedLucene), and the best $textMatches matches of
+// clause, scopedLucene in internal/neo4j), and the best $textMatches matches of
 // $blindLucene in memory_blind (sealed records, by the keyed tokens of the
 // same terms; null, and the index not queried, unless the request's ceiling
 // reaches sealed records), as retrieve_hits_blind. The text restricts the

@@ -4,10 +4,11 @@
 // stays one statement. It binds lucene for the hits fragments, and read
 // and scores (what it read) for that test.
 //
-// $lucene is the query's own terms (membrane.LuceneQuery, in ScopedLucene
+// $lucene is the query's own terms (luceneQuery, in scopedLucene
 // when the request is scoped), or '' without terms: then nothing is read
 // or expanded. The expanded query is $luceneHead, the lent words and
-// $luceneTail: membrane.ExpandedLuceneQuery, in ScopedLucene when scoped.
+// $luceneTail: expandedLuceneQuery, in scopedLucene when scoped (all three
+// in internal/neo4j, lucene.go).
 // The feedback documents are its best $feedbackScan matches the caller
 // sees in full, in the scopes asked for, that existed at $asOf and that
 // may be hits (not retracted or superseded unless asked for): a record the
@@ -47,7 +48,7 @@ CALL (read, scores) {
 }
 // The expanded query: each lent word an optional clause boosted by
 // $feedbackWeight times its weight over the heaviest's, written as
-// membrane.FormatBoost writes it (four decimals, half up).
+// formatBoost writes it (four decimals, half up).
 WITH read, scores, lent, [e IN lent | toInteger(round($feedbackWeight * e[1] / lent[0][1] * 10000))] AS boosts
 WITH read, scores, CASE WHEN $lucene = '' THEN '' ELSE $luceneHead + reduce(s = '', i IN range(0, size(lent) - 1) |
     s + ' ' + lent[i][0] + '^' + toString(boosts[i] / 10000) + '.' + substring(toString(10000 + boosts[i] % 10000), 1)) + $luceneTail END AS lucene

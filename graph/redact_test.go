@@ -2,17 +2,25 @@ package graph_test
 
 import (
 	"encoding/json"
+	"encoding/xml"
 	"fmt"
+	"io"
+	"math"
+	"net/http"
+	neturl "net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/membrane/membrane/graph"
 	"github.com/membrane/membrane/internal/gqltest"
 	membranehttp "github.com/membrane/membrane/internal/http"
+	"github.com/membrane/membrane/internal/mcp"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4jtest"
 )
@@ -85,12 +93,7 @@ func checkValues(t *testing.T, s *ast.Schema, path string, v any, typ *ast.Type)
 			t.Errorf("%s: %q is not a value of %s", path, v, def.Name)
 		}
 	case ast.Scalar:
-		if def.Name == "DateTime" {
-			at, err := time.Parse(time.RFC3339Nano, v.(string))
-			if err != nil || at.Year() < 2000 {
-				t.Errorf("%s: %v is not a real instant", path, v)
-			}
-		}
+		checkScalar(t, path, def.Name, v)
 	default:
 		obj := v.(map[string]any)
 		if def.Kind != ast.Object {
@@ -105,10 +108,67 @@ func checkValues(t *testing.T, s *ast.Schema, path string, v any, typ *ast.Type)
 				t.Fatalf("%s: %s has no field %s", path, def.Name, k)
 			}
 			checkValues(t, s, path+"."+k, fv, f.Type)
+			if r, ok := fieldRanges[def.Name+"."+k]; ok && fv != nil {
+				checkRange(t, path+"."+k, fv, r)
+			}
 		}
 		if def.Name == "Record" && obj["redacted"] == true {
 			checkRedacted(t, path, obj)
 		}
+	}
+}
+
+// checkScalar fails unless v is a value of the scalar named name: a
+// DateTime a real instant (not Go's zero time), an Int a whole number in
+// the 32-bit range GraphQL gives Int (a sentinel such as math.MinInt64 is
+// not one), a Float a number, a String, ID or Boolean of its JSON type.
+func checkScalar(t *testing.T, path, name string, v any) {
+	t.Helper()
+	switch name {
+	case "DateTime":
+		s, _ := v.(string)
+		if at, err := time.Parse(time.RFC3339Nano, s); err != nil || at.Year() < 2000 {
+			t.Errorf("%s: %v is not a real instant", path, v)
+		}
+	case "Int":
+		if n, ok := v.(float64); !ok || n != math.Trunc(n) || n < math.MinInt32 || n > math.MaxInt32 {
+			t.Errorf("%s: %v is not an Int", path, v)
+		}
+	case "Float":
+		if _, ok := v.(float64); !ok {
+			t.Errorf("%s: %v is not a Float", path, v)
+		}
+	case "String", "ID":
+		if _, ok := v.(string); !ok {
+			t.Errorf("%s: %v is not a %s", path, v, name)
+		}
+	case "Boolean":
+		if _, ok := v.(bool); !ok {
+			t.Errorf("%s: %v is not a Boolean", path, v)
+		}
+	}
+}
+
+// fieldRanges are the ranges the domain's validation keeps numbers in
+// (internal/membrane, validate.go), by type and field: a value outside one
+// is a zero value or a sentinel shown as if it were the record's.
+var fieldRanges = map[string][2]float64{
+	"Record.confidence":           {0, 1},
+	"Record.salience":             {0, membrane.MaxSalience},
+	"Record.version":              {1, math.MaxInt32},
+	"Lifecycle.halfLifeSeconds":   {1, math.MaxInt32},
+	"Lifecycle.minSalience":       {0, 1},
+	"Lifecycle.maxAgeSeconds":     {0, math.MaxInt32},
+	"Lifecycle.reinforcementGain": {0, 1},
+	"Lifecycle.baseSalience":      {0, membrane.MaxSalience},
+	"Relation.weight":             {0, 1},
+}
+
+// checkRange fails unless v is a number within r.
+func checkRange(t *testing.T, path string, v any, r [2]float64) {
+	t.Helper()
+	if n, ok := v.(float64); !ok || n < r[0] || n > r[1] {
+		t.Errorf("%s: %v is not in [%g, %g]", path, v, r[0], r[1])
 	}
 }
 
@@ -301,4 +361,268 @@ func TestRedactedRecordsEveryField(t *testing.T) {
 			t.Fatal("no event of a hidden record")
 		}
 	})
+
+	// The graph downloads (internal/http): the graph query's read as
+	// files, every attribute of a node or edge checked as its GraphQL
+	// field is.
+	for _, path := range []string{"/graph.cyjs", "/graph.graphml"} {
+		t.Run(path, func(t *testing.T) {
+			body := reader.download(t, path+"?hops=3&roots="+neturl.QueryEscape(visible))
+			if strings.Contains(string(body), secret) {
+				t.Errorf("hidden text in the download: %s", body)
+			}
+			nodes, edges := parseDownload(t, path, body)
+			redacted := 0
+			for i, n := range nodes {
+				checkDownloadNode(t, s, fmt.Sprintf("%s nodes[%d]", path, i), n)
+				if n["redacted"] == "true" {
+					redacted++
+				}
+			}
+			if redacted == 0 {
+				t.Errorf("no redacted node: the test does not reach them: %.3000s", body)
+			}
+			for i, e := range edges {
+				p := fmt.Sprintf("%s edges[%d]", path, i)
+				checkEnum(t, s, p+".predicate", "RelationPredicate", e["predicate"])
+				if w, err := strconv.ParseFloat(e["weight"], 64); err != nil || w < 0 || w > 1 {
+					t.Errorf("%s.weight: %q is not in [0, 1]", p, e["weight"])
+				}
+			}
+		})
+	}
+
+	// The MCP tools (internal/mcp) that return records: every field of
+	// their answers checked by its name.
+	t.Run("mcp", func(t *testing.T) {
+		sess := reader.mcpSession(t)
+		calls := []struct {
+			tool     string
+			args     map[string]any
+			redacted bool // the answer must hold a redacted record
+		}{
+			{"get_record", map[string]any{"id": hidden[0]}, true},
+			{"get_record", map[string]any{"id": hidden[1], "as_of": "2100-01-01T00:00:00Z"}, true},
+			{"list_records", map[string]any{"scopes": []any{scope}, "tags": []any{tag}, "page_size": 100}, true},
+			{"lineage", map[string]any{"id": visible}, true},
+			{"lineage", map[string]any{"id": hidden[len(hidden)-1]}, true},
+			// recall matches only records seen in full, as retrieve does.
+			{"recall", map[string]any{"query": word, "scopes": []any{scope}, "limit": 100}, false},
+		}
+		for _, call := range calls {
+			res, err := sess.CallTool(t.Context(), &sdk.CallToolParams{Name: call.tool, Arguments: call.args})
+			if err != nil {
+				t.Fatalf("%s: %v", call.tool, err)
+			}
+			b, err := json.Marshal(res.StructuredContent)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.IsError {
+				t.Fatalf("%s(%v): %+v", call.tool, call.args, res.Content)
+			}
+			if strings.Contains(string(b), secret) {
+				t.Errorf("%s: hidden text in the answer: %s", call.tool, b)
+			}
+			if got := strings.Contains(string(b), `"redacted":true`); got != call.redacted {
+				t.Errorf("%s(%v): redacted record in the answer %v, want %v: %.3000s", call.tool, call.args, got, call.redacted, b)
+			}
+			var out any
+			if err := json.Unmarshal(b, &out); err != nil {
+				t.Fatal(err)
+			}
+			checkMCPValues(t, call.tool, out)
+		}
+	})
+}
+
+// download GETs path with the client's key and returns the body of a 200.
+func (c *client) download(t *testing.T, path string) []byte {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, c.url+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+c.key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %d %v: %.2000s", path, resp.StatusCode, err, body)
+	}
+	return body
+}
+
+// mcpSession opens an MCP session at /mcp with the client's key.
+func (c *client) mcpSession(t *testing.T) *sdk.ClientSession {
+	t.Helper()
+	hc := &http.Client{Transport: bearer{key: c.key}}
+	sess, err := sdk.NewClient(&sdk.Implementation{Name: "redact-test", Version: "1"}, nil).Connect(t.Context(),
+		&sdk.StreamableClientTransport{Endpoint: c.url + mcp.Path, HTTPClient: hc, DisableStandaloneSSE: true, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sess.Close() })
+	return sess
+}
+
+// bearer sends every request with an API key.
+type bearer struct{ key string }
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.key)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// parseDownload decodes a /graph.cyjs or /graph.graphml body into its
+// nodes' and edges' attributes, each as text.
+func parseDownload(t *testing.T, path string, body []byte) (nodes, edges []map[string]string) {
+	t.Helper()
+	attrs := func(data map[string]any) map[string]string {
+		out := map[string]string{}
+		for k, v := range data {
+			out[k] = fmt.Sprint(v)
+		}
+		return out
+	}
+	if path == "/graph.cyjs" {
+		var doc struct {
+			Elements struct {
+				Nodes, Edges []struct{ Data map[string]any }
+			}
+		}
+		if err := json.Unmarshal(body, &doc); err != nil {
+			t.Fatalf("%v: %.2000s", err, body)
+		}
+		for _, n := range doc.Elements.Nodes {
+			nodes = append(nodes, attrs(n.Data))
+		}
+		for _, e := range doc.Elements.Edges {
+			edges = append(edges, attrs(e.Data))
+		}
+		return nodes, edges
+	}
+	type data struct {
+		Key   string `xml:"key,attr"`
+		Value string `xml:",chardata"`
+	}
+	var doc struct {
+		Graph struct {
+			Nodes []struct {
+				ID   string `xml:"id,attr"`
+				Data []data `xml:"data"`
+			} `xml:"node"`
+			Edges []struct {
+				ID   string `xml:"id,attr"`
+				Data []data `xml:"data"`
+			} `xml:"edge"`
+		} `xml:"graph"`
+	}
+	if err := xml.Unmarshal(body, &doc); err != nil {
+		t.Fatalf("%v: %.2000s", err, body)
+	}
+	keyed := func(id string, ds []data) map[string]string {
+		m := map[string]string{"id": id}
+		for _, d := range ds {
+			m[d.Key] = d.Value
+		}
+		return m
+	}
+	for _, n := range doc.Graph.Nodes {
+		nodes = append(nodes, keyed(n.ID, n.Data))
+	}
+	for _, e := range doc.Graph.Edges {
+		edges = append(edges, keyed(e.ID, e.Data))
+	}
+	return nodes, edges
+}
+
+// checkDownloadNode fails unless every attribute of a downloaded node is
+// a valid value: its enums in their GraphQL enums, depth a whole number
+// >= 0, redacted a boolean, id and caption not empty.
+func checkDownloadNode(t *testing.T, s *ast.Schema, path string, n map[string]string) {
+	t.Helper()
+	checkEnum(t, s, path+".type", "MemoryType", n["type"])
+	checkEnum(t, s, path+".status", "RevisionStatus", n["status"])
+	checkEnum(t, s, path+".sensitivity", "Sensitivity", n["sensitivity"])
+	if d, err := strconv.Atoi(n["depth"]); err != nil || d < 0 {
+		t.Errorf("%s.depth: %q is not a depth", path, n["depth"])
+	}
+	if _, err := strconv.ParseBool(n["redacted"]); err != nil {
+		t.Errorf("%s.redacted: %q is not a boolean", path, n["redacted"])
+	}
+	if n["id"] == "" || n["caption"] == "" {
+		t.Errorf("%s: empty id or caption: %v", path, n)
+	}
+}
+
+// checkEnum fails unless v is a value of the GraphQL enum named enum.
+func checkEnum(t *testing.T, s *ast.Schema, path, enum, v string) {
+	t.Helper()
+	def := s.Types[enum]
+	if def == nil {
+		t.Fatalf("no enum %s in the schema", enum)
+	}
+	if def.EnumValues.ForName(v) == nil {
+		t.Errorf("%s: %q is not a value of %s", path, v, enum)
+	}
+}
+
+// checkMCPValues walks an MCP tool's answer and checks each field by its
+// name (the tools' field names mean one thing throughout): enums among
+// the domain's values, instants parseable, numbers in the domain's
+// ranges, ids and captions not empty.
+func checkMCPValues(t *testing.T, path string, v any) {
+	t.Helper()
+	switch v := v.(type) {
+	case []any:
+		for i, e := range v {
+			checkMCPValues(t, fmt.Sprintf("%s[%d]", path, i), e)
+		}
+	case map[string]any:
+		for k, fv := range v {
+			p := path + "." + k
+			checkMCPField(t, p, k, fv)
+			checkMCPValues(t, p, fv)
+		}
+	}
+}
+
+func checkMCPField(t *testing.T, path, name string, v any) {
+	t.Helper()
+	str, _ := v.(string)
+	num, isNum := v.(float64)
+	valid := true
+	switch name {
+	case "type":
+		valid = slices.Contains(membrane.MemoryTypes, membrane.MemoryType(str))
+	case "status":
+		valid = membrane.RevisionStatus(str).Valid()
+	case "sensitivity":
+		valid = membrane.Sensitivity(str).Valid()
+	case "predicate":
+		valid = membrane.Predicate(str).Valid()
+	case "created_at", "updated_at", "when", "at":
+		at, err := time.Parse(time.RFC3339, str)
+		valid = err == nil && at.Year() >= 2000
+	case "version":
+		valid = isNum && num >= 1 && num == math.Trunc(num)
+	case "depth":
+		valid = isNum && num >= 0 && num == math.Trunc(num)
+	case "confidence", "score", "weight":
+		valid = isNum && num >= 0 && num <= 1
+	case "salience":
+		valid = isNum && num >= 0 && num <= membrane.MaxSalience
+	case "id", "caption", "source_id", "target_id", "current":
+		valid = str != ""
+	case "redacted", "truncated", "has_more":
+		_, valid = v.(bool)
+	}
+	if !valid {
+		t.Errorf("%s: %v is not a valid %s", path, v, name)
+	}
 }

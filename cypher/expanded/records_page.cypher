@@ -278,7 +278,7 @@ LIMIT $limit;
 // $textMatches matches of $lucene in memory_terms, the index retrieve
 // searches, built by the same functions from the same terms and restricted
 // to the scopes the request searches inside the index query (its scope
-// clause, membrane.ScopedLucene), and the best $textMatches matches of
+// clause, scopedLucene in internal/neo4j), and the best $textMatches matches of
 // $blindLucene in memory_blind (sealed records, by the keyed tokens of the
 // same terms; null, and the index not queried, unless the request's ceiling
 // reaches sealed records), as retrieve_hits_blind. The text restricts the
@@ -333,7 +333,7 @@ LIMIT $limit;
 // $textMatches matches of $lucene in memory_terms, the index retrieve
 // searches, built by the same functions from the same terms and restricted
 // to the scopes the request searches inside the index query (its scope
-// clause, membrane.ScopedLucene), and the best $textMatches matches of
+// clause, scopedLucene in internal/neo4j), and the best $textMatches matches of
 // $blindLucene in memory_blind (sealed records, by the keyed tokens of the
 // same terms; null, and the index not queried, unless the request's ceiling
 // reaches sealed records), as retrieve_hits_blind. The text restricts the
@@ -388,7 +388,7 @@ LIMIT $limit;
 // $textMatches matches of $lucene in memory_terms, the index retrieve
 // searches, built by the same functions from the same terms and restricted
 // to the scopes the request searches inside the index query (its scope
-// clause, membrane.ScopedLucene), and the best $textMatches matches of
+// clause, scopedLucene in internal/neo4j), and the best $textMatches matches of
 // $blindLucene in memory_blind (sealed records, by the keyed tokens of the
 // same terms; null, and the index not queried, unless the request's ceiling
 // reaches sealed records), as retrieve_hits_blind. The text restricts the
@@ -443,7 +443,7 @@ LIMIT $limit;
 // $textMatches matches of $lucene in memory_terms, the index retrieve
 // searches, built by the same functions from the same terms and restricted
 // to the scopes the request searches inside the index query (its scope
-// clause, membrane.ScopedLucene), and the best $textMatches matches of
+// clause, scopedLucene in internal/neo4j), and the best $textMatches matches of
 // $blindLucene in memory_blind (sealed records, by the keyed tokens of the
 // same terms; null, and the index not queried, unless the request's ceiling
 // reaches sealed records), as retrieve_hits_blind. The text restricts the
@@ -498,7 +498,7 @@ LIMIT $limit;
 // $textMatches matches of $lucene in memory_terms, the index retrieve
 // searches, built by the same functions from the same terms and restricted
 // to the scopes the request searches inside the index query (its scope
-// clause, membrane.ScopedLucene), and the best $textMatches matches of
+// clause, scopedLucene in internal/neo4j), and the best $textMatches matches of
 // $blindLucene in memory_blind (sealed records, by the keyed tokens of the
 // same terms; null, and the index not queried, unless the request's ceiling
 // reaches sealed records), as retrieve_hits_blind. The text restricts the
@@ -553,7 +553,7 @@ LIMIT $limit;
 // $textMatches matches of $lucene in memory_terms, the index retrieve
 // searches, built by the same functions from the same terms and restricted
 // to the scopes the request searches inside the index query (its scope
-// clause, membrane.ScopedLucene), and the best $textMatches matches of
+// clause, scopedLucene in internal/neo4j), and the best $textMatches matches of
 // $blindLucene in memory_blind (sealed records, by the keyed tokens of the
 // same terms; null, and the index not queried, unless the request's ceiling
 // reaches sealed records), as retrieve_hits_blind. The text restricts the
@@ -608,7 +608,7 @@ LIMIT $limit;
 // $textMatches matches of $lucene in memory_terms, the index retrieve
 // searches, built by the same functions from the same terms and restricted
 // to the scopes the request searches inside the index query (its scope
-// clause, membrane.ScopedLucene), and the best $textMatches matches of
+// clause, scopedLucene in internal/neo4j), and the best $textMatches matches of
 // $blindLucene in memory_blind (sealed records, by the keyed tokens of the
 // same terms; null, and the index not queried, unless the request's ceiling
 // reaches sealed records), as retrieve_hits_blind. The text restricts the
@@ -663,7 +663,7 @@ LIMIT $limit;
 // $textMatches matches of $lucene in memory_terms, the index retrieve
 // searches, built by the same functions from the same terms and restricted
 // to the scopes the request searches inside the index query (its scope
-// clause, membrane.ScopedLucene), and the best $textMatches matches of
+// clause, scopedLucene in internal/neo4j), and the best $textMatches matches of
 // $blindLucene in memory_blind (sealed records, by the keyed tokens of the
 // same terms; null, and the index not queried, unless the request's ceiling
 // reaches sealed records), as retrieve_hits_blind. The text restricts the
@@ -982,7 +982,7 @@ LIMIT $limit;
 // $textMatches matches of $lucene in memory_terms, the index retrieve
 // searches, built by the same functions from the same terms and restricted
 // to the scopes the request searches inside the index query (its scope
-// clause, membrane.ScopedLucene), and the best $textMatches matches of
+// clause, scopedLucene in internal/neo4j), and the best $textMatches matches of
 // $blindLucene in memory_blind (sealed records, by the keyed tokens of the
 // same terms; null, and the index not queried, unless the request's ceiling
 // reaches sealed records), as retrieve_hits_blind. The text restricts the
@@ -1037,7 +1037,7 @@ LIMIT $limit;
 // $textMatches matches of $lucene in memory_terms, the index retrieve
 // searches, built by the same functions from the same terms and restricted
 // to the scopes the request searches inside the index query (its scope
-// clause, membrane.ScopedLucene), and the best $textMatches matches of
+// clause, scopedLucene in internal/neo4j), and the best $textMatches matches of
 // $blindLucene in memory_blind (sealed records, by the keyed tokens of the
 // same terms; null, and the index not queried, unless the request's ceiling
 // reaches sealed records), as retrieve_hits_blind. The text restricts the
@@ -1092,7 +1092,7 @@ LIMIT $limit;
 // $textMatches matches of $lucene in memory_terms, the index retrieve
 // searches, built by the same functions from the same terms and restricted
 // to the scopes the request searches inside the index query (its scope
-// clause, membrane.ScopedLucene), and the best $textMatches matches of
+// clause, scopedLucene in internal/neo4j), and the best $textMatches matches of
 // $blindLucene in memory_blind (sealed records, by the keyed tokens of the
 // same terms; null, and the index not queried, unless the request's ceiling
 // reaches sealed records), as retrieve_hits_blind. The text restricts the
@@ -1147,7 +1147,7 @@ LIMIT $limit;
 // $textMatches matches of $lucene in memory_terms, the index retrieve
 // searches, built by the same functions from the same terms and restricted
 // to the scopes the request searches inside the index query (its scope
-// clause, membrane.ScopedLucene), and the best $textMatches matches of
+// clause, scopedLucene in internal/neo4j), and the best $textMatches matches of
 // $blindLucene in memory_blind (sealed records, by the keyed tokens of the
 // same terms; null, and the index not queried, unless the request's ceiling
 // reaches sealed records), as retrieve_hits_blind. The text restricts the
@@ -1202,7 +1202,7 @@ LIMIT $limit;
 // $textMatches matches of $lucene in memory_terms, the index retrieve
 // searches, built by the same functions from the same terms and restricted
 // to the scopes the request searches inside the index query (its scope
-// clause, membrane.ScopedLucene), and the best $textMatches matches of
+// clause, scopedLucene in internal/neo4j), and the best $textMatches matches of
 // $blindLucene in memory_blind (sealed records, by the keyed tokens of the
 // same terms; null, and the index not queried, unless the request's ceiling
 // reaches sealed records), as retrieve_hits_blind. The text restricts the
@@ -1257,7 +1257,7 @@ LIMIT $limit;
 // $textMatches matches of $lucene in memory_terms, the index retrieve
 // searches, built by the same functions from the same terms and restricted
 // to the scopes the request searches inside the index query (its scope
-// clause, membrane.ScopedLucene), and the best $textMatches matches of
+// clause, scopedLucene in internal/neo4j), and the best $textMatches matches of
 // $blindLucene in memory_blind (sealed records, by the keyed tokens of the
 // same terms; null, and the index not queried, unless the request's ceiling
 // reaches sealed records), as retrieve_hits_blind. The text restricts the
@@ -1312,7 +1312,7 @@ LIMIT $limit;
 // $textMatches matches of $lucene in memory_terms, the index retrieve
 // searches, built by the same functions from the same terms and restricted
 // to the scopes the request searches inside the index query (its scope
-// clause, membrane.ScopedLucene), and the best $textMatches matches of
+// clause, scopedLucene in internal/neo4j), and the best $textMatches matches of
 // $blindLucene in memory_blind (sealed records, by the keyed tokens of the
 // same terms; null, and the index not queried, unless the request's ceiling
 // reaches sealed records), as retrieve_hits_blind. The text restricts the
@@ -1367,7 +1367,7 @@ LIMIT $limit;
 // $textMatches matches of $lucene in memory_terms, the index retrieve
 // searches, built by the same functions from the same terms and restricted
 // to the scopes the request searches inside the index query (its scope
-// clause, membrane.ScopedLucene), and the best $textMatches matches of
+// clause, scopedLucene in internal/neo4j), and the best $textMatches matches of
 // $blindLucene in memory_blind (sealed records, by the keyed tokens of the
 // same terms; null, and the index not queried, unless the request's ceiling
 // reaches sealed records), as retrieve_hits_blind. The text restricts the

@@ -722,7 +722,7 @@ LIMIT $limit;
 // $textMatches matches of $lucene in memory_terms, the index retrieve
 // searches, built by the same functions from the same terms and restricted
 // to the scopes the request searches inside the index query (its scope
-// clause, membrane.ScopedLucene), and the best $textMatches matches of
+// clause, scopedLucene in internal/neo4j), and the best $textMatches matches of
 // $blindLucene in memory_blind (sealed records, by the keyed tokens of the
 // same terms; null, and the index not queried, unless the request's ceiling
 // reaches sealed records), as retrieve_hits_blind. The text restricts the
@@ -833,7 +833,7 @@ LIMIT $limit;
 // $textMatches matches of $lucene in memory_terms, the index retrieve
 // searches, built by the same functions from the same terms and restricted
 // to the scopes the request searches inside the index query (its scope
-// clause, membrane.ScopedLucene), and the best $textMatches matches of
+// clause, scopedLucene in internal/neo4j), and the best $textMatches matches of
 // $blindLucene in memory_blind (sealed records, by the keyed tokens of the
 // same terms; null, and the index not queried, unless the request's ceiling
 // reaches sealed records), as retrieve_hits_blind. The text restricts the
@@ -944,7 +944,7 @@ LIMIT $limit;
 // $textMatches matches of $lucene in memory_terms, the index retrieve
 // searches, built by the same functions from the same terms and restricted
 // to the scopes the request searches inside the index query (its scope
-// clause, membrane.ScopedLucene), and the best $textMatches matches of
+// clause, scopedLucene in internal/neo4j), and the best $textMatches matches of
 // $blindLucene in memory_blind (sealed records, by the keyed tokens of the
 // same terms; null, and the index not queried, unless the request's ceiling
 // reaches sealed records), as retrieve_hits_blind. The text restricts the
@@ -1055,7 +1055,7 @@ LIMIT $limit;
 // $textMatches matches of $lucene in memory_terms, the index retrieve
 // searches, built by the same functions from the same terms and restricted
 // to the scopes the request searches inside the index query (its scope
-// clause, membrane.ScopedLucene), and the best $textMatches matches of
+// clause, scopedLucene in internal/neo4j), and the best $textMatches matches of
 // $blindLucene in memory_blind (sealed records, by the keyed tokens of the
 // same terms; null, and the index not queried, unless the request's ceiling
 // reaches sealed records), as retrieve_hits_blind. The text restricts the
@@ -1166,7 +1166,7 @@ LIMIT $limit;
 // $textMatches matches of $lucene in memory_terms, the index retrieve
 // searches, built by the same functions from the same terms and restricted
 // to the scopes the request searches inside the index query (its scope
-// clause, membrane.ScopedLucene), and the best $textMatches matches of
+// clause, scopedLucene in internal/neo4j), and the best $textMatches matches of
 // $blindLucene in memory_blind (sealed records, by the keyed tokens of the
 // same terms; null, and the index not queried, unless the request's ceiling
 // reaches sealed records), as retrieve_hits_blind. The text restricts the
@@ -1277,7 +1277,7 @@ LIMIT $limit;
 // $textMatches matches of $lucene in memory_terms, the index retrieve
 // searches, built by the same functions from the same terms and restricted
 // to the scopes the request searches inside the index query (its scope
-// clause, membrane.ScopedLucene), and the best $textMatches matches of
+// clause, scopedLucene in internal/neo4j), and the best $textMatches matches of
 // $blindLucene in memory_blind (sealed records, by the keyed tokens of the
 // same terms; null, and the index not queried, unless the request's ceiling
 // reaches sealed records), as retrieve_hits_blind. The text restricts the
@@ -1388,7 +1388,7 @@ LIMIT $limit;
 // $textMatches matches of $lucene in memory_terms, the index retrieve
 // searches, built by the same functions from the same terms and restricted
 // to the scopes the request searches inside the index query (its scope
-// clause, membrane.ScopedLucene), and the best $textMatches matches of
+// clause, scopedLucene in internal/neo4j), and the best $textMatches matches of
 // $blindLucene in memory_blind (sealed records, by the keyed tokens of the
 // same terms; null, and the index not queried, unless the request's ceiling
 // reaches sealed records), as retrieve_hits_blind. The text restricts the
@@ -1499,7 +1499,7 @@ LIMIT $limit;
 // $textMatches matches of $lucene in memory_terms, the index retrieve
 // searches, built by the same functions from the same terms and restricted
 // to the scopes the request searches inside the index query (its scope
-// clause, membrane.ScopedLucene), and the best $textMatches matches of
+// clause, scopedLucene in internal/neo4j), and the best $textMatches matches of
 // $blindLucene in memory_blind (sealed records, by the keyed tokens of the
 // same terms; null, and the index not queried, unless the request's ceiling
 // reaches sealed records), as retrieve_hits_blind. The text restricts the
@@ -2322,7 +2322,7 @@ LIMIT $limit;
 // $textMatches matches of $lucene in memory_terms, the index retrieve
 // searches, built by the same functions from the same terms and restricted
 // to the scopes the request searches inside the index query (its scope
-// clause, membrane.ScopedLucene), and the best $textMatches matches of
+// clause, scopedLucene in internal/neo4j), and the best $textMatches matches of
 // $blindLucene in memory_blind (sealed records, by the keyed tokens of the
 // same terms; null, and the index not queried, unless the request's ceiling
 // reaches sealed records), as retrieve_hits_blind. The text restricts the
@@ -2433,7 +2433,7 @@ LIMIT $limit;
 // $textMatches matches of $lucene in memory_terms, the index retrieve
 // searches, built by the same functions from the same terms and restricted
 // to the scopes the request searches inside the index query (its scope
-// clause, membrane.ScopedLucene), and the best $textMatches matches of
+// clause, scopedLucene in internal/neo4j), and the best $textMatches matches of
 // $blindLucene in memory_blind (sealed records, by the keyed tokens of the
 // same terms; null, and the index not queried, unless the request's ceiling
 // reaches sealed records), as retrieve_hits_blind. The text restricts the
@@ -2544,7 +2544,7 @@ LIMIT $limit;
 // $textMatches matches of $lucene in memory_terms, the index retrieve
 // searches, built by the same functions from the same terms and restricted
 // to the scopes the request searches inside the index query (its scope
-// clause, membrane.ScopedLucene), and the best $textMatches matches of
+// clause, scopedLucene in internal/neo4j), and the best $textMatches matches of
 // $blindLucene in memory_blind (sealed records, by the keyed tokens of the
 // same terms; null, and the index not queried, unless the request's ceiling
 // reaches sealed records), as retrieve_hits_blind. The text restricts the
@@ -2655,7 +2655,7 @@ LIMIT $limit;
 // $textMatches matches of $lucene in memory_terms, the index retrieve
 // searches, built by the same functions from the same terms and restricted
 // to the scopes the request searches inside the index query (its scope
-// clause, membrane.ScopedLucene), and the best $textMatches matches of
+// clause, scopedLucene in internal/neo4j), and the best $textMatches matches of
 // $blindLucene in memory_blind (sealed records, by the keyed tokens of the
 // same terms; null, and the index not queried, unless the request's ceiling
 // reaches sealed records), as retrieve_hits_blind. The text restricts the
@@ -2766,7 +2766,7 @@ LIMIT $limit;
 // $textMatches matches of $lucene in memory_terms, the index retrieve
 // searches, built by the same functions from the same terms and restricted
 // to the scopes the request searches inside the index query (its scope
-// clause, membrane.ScopedLucene), and the best $textMatches matches of
+// clause, scopedLucene in internal/neo4j), and the best $textMatches matches of
 // $blindLucene in memory_blind (sealed records, by the keyed tokens of the
 // same terms; null, and the index not queried, unless the request's ceiling
 // reaches sealed records), as retrieve_hits_blind. The text restricts the
@@ -2877,7 +2877,7 @@ LIMIT $limit;
 // $textMatches matches of $lucene in memory_terms, the index retrieve
 // searches, built by the same functions from the same terms and restricted
 // to the scopes the request searches inside the index query (its scope
-// clause, membrane.ScopedLucene), and the best $textMatches matches of
+// clause, scopedLucene in internal/neo4j), and the best $textMatches matches of
 // $blindLucene in memory_blind (sealed records, by the keyed tokens of the
 // same terms; null, and the index not queried, unless the request's ceiling
 // reaches sealed records), as retrieve_hits_blind. The text restricts the
@@ -2988,7 +2988,7 @@ LIMIT $limit;
 // $textMatches matches of $lucene in memory_terms, the index retrieve
 // searches, built by the same functions from the same terms and restricted
 // to the scopes the request searches inside the index query (its scope
-// clause, membrane.ScopedLucene), and the best $textMatches matches of
+// clause, scopedLucene in internal/neo4j), and the best $textMatches matches of
 // $blindLucene in memory_blind (sealed records, by the keyed tokens of the
 // same terms; null, and the index not queried, unless the request's ceiling
 // reaches sealed records), as retrieve_hits_blind. The text restricts the
@@ -3099,7 +3099,7 @@ LIMIT $limit;
 // $textMatches matches of $lucene in memory_terms, the index retrieve
 // searches, built by the same functions from the same terms and restricted
 // to the scopes the request searches inside the index query (its scope
-// clause, membrane.ScopedLucene), and the best $textMatches matches of
+// clause, scopedLucene in internal/neo4j), and the best $textMatches matches of
 // $blindLucene in memory_blind (sealed records, by the keyed tokens of the
 // same terms; null, and the index not queried, unless the request's ceiling
 // reaches sealed records), as retrieve_hits_blind. The text restricts the

@@ -19,7 +19,7 @@ func BenchmarkWriteWithSubscribers(b *testing.B) {
 	for _, n := range []int{0, 100, 400} {
 		b.Run(fmt.Sprint(n, "subscribers"), func(b *testing.B) {
 			db := neo4jtest.DB(b)
-			store := &countingEvents{EventService: db}
+			store := &countingEvents{EventStore: db}
 			scope := neo4jtest.Scope(b)
 			hub := feed.NewHub(store, feed.Config{Interval: 20 * time.Millisecond, Holder: b.Name()}, nil)
 			runHub(b, hub)

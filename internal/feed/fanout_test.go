@@ -18,7 +18,7 @@ import (
 // countingEvents is the real store, counting the feed reads that go
 // through it.
 type countingEvents struct {
-	membrane.EventService
+	membrane.EventStore
 	reads, heads atomic.Int64
 	// own counts the reads made with a subscriber's trust (catching up),
 	// not the shared reader's (whose actor is the hub's holder).
@@ -28,7 +28,7 @@ type countingEvents struct {
 
 func (c *countingEvents) FeedHead(ctx context.Context) (membrane.FeedHead, error) {
 	c.heads.Add(1)
-	return c.EventService.FeedHead(ctx)
+	return c.EventStore.FeedHead(ctx)
 }
 
 func (c *countingEvents) Events(ctx context.Context, q membrane.EventQuery) (membrane.EventBatch, error) {
@@ -36,7 +36,7 @@ func (c *countingEvents) Events(ctx context.Context, q membrane.EventQuery) (mem
 	if membrane.TrustFromContext(ctx).Principal.Actor != c.holder {
 		c.own.Add(1)
 	}
-	return c.EventService.Events(ctx, q)
+	return c.EventStore.Events(ctx, q)
 }
 
 // receive takes n events from events, failing the test after 10 s.
@@ -66,7 +66,7 @@ func TestFeedReadsPerWrite(t *testing.T) {
 	const writes = 3
 	for _, subscribers := range []int{1, 8, 32} {
 		t.Run(fmt.Sprint(subscribers, "subscribers"), func(t *testing.T) {
-			store := &countingEvents{EventService: neo4jtest.DB(t)}
+			store := &countingEvents{EventStore: neo4jtest.DB(t)}
 			scope := neo4jtest.Scope(t)
 			// Nothing pokes this hub (the shared test store announces no
 			// writes) and its interval is long: the test ticks it.
@@ -224,7 +224,7 @@ func TestSharedFeedSeesWhatOwnReadSees(t *testing.T) {
 // the shared reader or the others; once it reads it gets every event, in
 // order, once, and goes on following the feed.
 func TestSlowSubscriber(t *testing.T) {
-	store := &countingEvents{EventService: neo4jtest.DB(t), holder: t.Name()}
+	store := &countingEvents{EventStore: neo4jtest.DB(t), holder: t.Name()}
 	scope := neo4jtest.Scope(t)
 	hub := feed.NewHub(store, feed.Config{Interval: time.Hour, Buffer: 3, Holder: t.Name()}, nil)
 	runHub(t, hub)
@@ -277,7 +277,7 @@ func TestSlowSubscriber(t *testing.T) {
 // heldEvents is the real store; the reads made with holder's trust (the
 // shared reader's) wait until release is closed, after saying so on held.
 type heldEvents struct {
-	membrane.EventService
+	membrane.EventStore
 	holder  string
 	held    chan struct{}
 	release chan struct{}
@@ -296,7 +296,7 @@ func (h *heldEvents) Events(ctx context.Context, q membrane.EventQuery) (membran
 		}
 		<-h.release
 	}
-	return h.EventService.Events(ctx, q)
+	return h.EventStore.Events(ctx, q)
 }
 
 // TestJoinDuringSharedRead: a subscription that joins the shared reader
@@ -308,7 +308,7 @@ func (h *heldEvents) Events(ctx context.Context, q membrane.EventQuery) (membran
 func TestJoinDuringSharedRead(t *testing.T) {
 	db := neo4jtest.DB(t)
 	mine, theirs := neo4jtest.Scope(t), neo4jtest.Scope(t)
-	store := &heldEvents{EventService: db, holder: t.Name(), held: make(chan struct{}, 1), release: make(chan struct{})}
+	store := &heldEvents{EventStore: db, holder: t.Name(), held: make(chan struct{}, 1), release: make(chan struct{})}
 	hub := feed.NewHub(store, feed.Config{Interval: time.Hour, Holder: t.Name()}, nil)
 	runHub(t, hub)
 	if err := hub.Tick(t.Context()); err != nil {
@@ -353,7 +353,7 @@ func TestJoinDuringSharedRead(t *testing.T) {
 // reader: they still cost one read per change between them.
 func TestFarCursorKeepsSharing(t *testing.T) {
 	const writes, subscribers = 3, 8
-	store := &countingEvents{EventService: neo4jtest.DB(t)}
+	store := &countingEvents{EventStore: neo4jtest.DB(t)}
 	scope := neo4jtest.Scope(t)
 	hub := feed.NewHub(store, feed.Config{Interval: time.Hour, Holder: t.Name()}, nil)
 	runHub(t, hub)

@@ -53,7 +53,7 @@ var DefaultConfig = Config{Interval: 100 * time.Millisecond, Batch: 1000, Gather
 
 // Hub numbers the feed and wakes subscribers. Safe for concurrent use.
 type Hub struct {
-	store membrane.EventService
+	store membrane.EventStore
 	cfg   Config
 	log   *slog.Logger
 
@@ -81,7 +81,7 @@ type Hub struct {
 }
 
 // NewHub returns a hub over store; call Run to start it.
-func NewHub(store membrane.EventService, cfg Config, log *slog.Logger) *Hub {
+func NewHub(store membrane.EventStore, cfg Config, log *slog.Logger) *Hub {
 	if cfg.Interval <= 0 {
 		cfg.Interval = DefaultConfig.Interval
 	}

@@ -15,7 +15,7 @@ import (
 // with RATE_LIMITED before the store is asked anything; a subscription
 // that ends frees its place.
 func TestSubscriptionLimits(t *testing.T) {
-	store := &countingEvents{EventService: neo4jtest.DB(t)}
+	store := &countingEvents{EventStore: neo4jtest.DB(t)}
 	hub := feed.NewHub(store, feed.Config{Interval: time.Hour, Holder: t.Name(), MaxSubscriptions: 4,
 		PerPrincipal: func(p membrane.Principal) int {
 			return map[membrane.Role]int{membrane.RoleWriter: 2, membrane.RoleAdmin: 3}[p.Role]

@@ -433,7 +433,7 @@ func TestWebSocketUpgradeFailure(t *testing.T) {
 // when one is held. Its reads then reach Neo4j with a canceled context, as
 // a subscription's do when its client hangs up mid-read.
 type heldHead struct {
-	membrane.EventService
+	membrane.EventStore
 	entered chan struct{}
 }
 
@@ -442,7 +442,7 @@ func (h heldHead) FeedHead(ctx context.Context) (membrane.FeedHead, error) {
 		h.entered <- struct{}{}
 		<-ctx.Done()
 	}
-	return h.EventService.FeedHead(ctx)
+	return h.EventStore.FeedHead(ctx)
 }
 
 // TestClientHangsUpMidSubscription: a client that hangs up while its

@@ -117,7 +117,7 @@ func DefaultHolder() string {
 
 // Store is what the jobs need from the database.
 type Store interface {
-	membrane.LeaseService
+	membrane.LeaseStore
 	DecaySweep(ctx context.Context, o membrane.SweepOptions) (membrane.SweepResult, error)
 	Prune(ctx context.Context, o membrane.PruneOptions) (membrane.SweepResult, error)
 	ConsolidationStore

@@ -204,9 +204,9 @@ type FeedStore interface {
 // updates.
 var ErrNoFeed = Errorf(ENOTIMPLEMENTED, "live updates are not enabled on this server")
 
-// EventService reads and numbers the change feed (the feed's hub,
+// EventStore reads and numbers the change feed (the feed's hub,
 // internal/feed).
-type EventService interface {
+type EventStore interface {
 	FeedStore
 	// SequenceEvents numbers up to batch committed entries that have no
 	// number yet, and returns how many it numbered and the new head.

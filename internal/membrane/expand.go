@@ -1,10 +1,8 @@
 package membrane
 
 import (
-	"math"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 )
 
@@ -16,8 +14,8 @@ import (
 // "postgresql" then lifts, among the records matching the query, the
 // PostgreSQL entity ("relational database") and the billing outage that
 // names it. The expanded query is the query's own terms, one of which a
-// record must match, plus the feedback words at a lower weight
-// (ExpandedLuceneQuery).
+// record must match, plus the feedback words at a lower weight (the
+// store writes it in its own query syntax).
 //
 // The constants were chosen on the conversation eval (eval/README.md):
 // one feedback document gave the best recall with
@@ -79,7 +77,7 @@ type WeightedTerm struct {
 // FeedbackWeight times its feedback weight over the heaviest's. Of terms
 // equally heavy (most often each once in the match), those that more of
 // the matches read hold go first, then by term: the query's own terms are
-// required (ExpandedLuceneQuery), so a lent term re-ranks only the matches
+// required (the store's expanded query), so a lent term re-ranks only the matches
 // that hold it, and one that none of them holds changes nothing.
 // Only single words are eligible: not whole identifiers (their words are),
 // not a full-text entry's scope token. Nothing without feedback. Of each
@@ -186,51 +184,3 @@ var feedbackWord = regexp.MustCompile(`^(?:` + FeedbackWordPattern + `)$`)
 // isScopeToken reports whether an index term is a full-text entry's scope
 // token (ScopeToken), which is no word of the record.
 func isScopeToken(t string) bool { return strings.HasPrefix(t, "#") }
-
-// RequiredLucene is LuceneQuery(terms) as a required clause, "+(<terms>)",
-// or "" without terms. Alone it matches and scores as LuceneQuery(terms)
-// (Lucene rewrites a lone required clause to the clause); optional clauses
-// beside it (ExpandedLuceneQuery) only re-rank its matches.
-func RequiredLucene(terms []string) string {
-	q := LuceneQuery(terms)
-	if q == "" {
-		return ""
-	}
-	return "+(" + q + ")"
-}
-
-// ExpandedLuceneQuery is the full-text query of terms expanded with exp:
-// the query's own terms required (RequiredLucene) and each expansion term
-// beside them as an optional clause boosted by its weight (FormatBoost),
-// "+(<terms>) <exp>^<weight>…". A record must match one of the query's own
-// terms; the expansion only re-ranks those records, so it never brings in
-// a record that shares no word with the query (topic drift). Without
-// terms it is "". The retrieval statement builds the same string
-// (retrieve_expansion.cypher), inside ScopedLucene when the request is
-// scoped (the scope clause outside: flattened beside the lent words, it
-// cost the full-text query 0.5 ms more at 100k records); it escapes
-// nothing, since a word that may expand a query is letters only.
-func ExpandedLuceneQuery(terms []string, exp []WeightedTerm) string {
-	q := RequiredLucene(terms)
-	if q == "" {
-		return ""
-	}
-	var b strings.Builder
-	b.WriteString(q)
-	for _, e := range exp {
-		t := luceneEscaper.Replace(e.Term)
-		if t == "" || !(e.Weight > 0) {
-			continue
-		}
-		b.WriteString(" " + t + "^" + FormatBoost(e.Weight))
-	}
-	return b.String()
-}
-
-// FormatBoost writes a boost in Lucene's query syntax: four decimals,
-// rounded half up (as Cypher's round, which the retrieval statement
-// formats its boosts with), never an exponent, which the query parser
-// would read as a term.
-func FormatBoost(w float64) string {
-	return strconv.FormatFloat(math.Round(w*1e4)/1e4, 'f', 4, 64)
-}

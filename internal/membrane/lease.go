@@ -106,8 +106,8 @@ func (l Lease) Release(holder string) Lease {
 	return n
 }
 
-// LeaseService keeps leases and job runs. Implemented by the neo4j package.
-type LeaseService interface {
+// LeaseStore keeps leases and job runs. Implemented by the neo4j package.
+type LeaseStore interface {
 	// UpdateLease reads lease key under a write lock (a free lease when it
 	// does not exist yet), applies fn and writes the result, in one
 	// transaction; fn's error aborts without writing.

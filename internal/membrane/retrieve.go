@@ -315,44 +315,6 @@ func (q RetrieveQuery) Unmatchable() bool {
 	return q.Text != "" && len(q.Terms) == 0 && len(q.Vector) == 0
 }
 
-// LuceneQuery is the full-text query for terms: any of them (OR; BM25
-// rewards records matching more of them). Terms come from AnalyzeQuery
-// (lower-case letters, digits and '_'), so none carries Lucene syntax;
-// escaping anyway keeps a query's shape fixed whatever a caller passes.
-// A whole identifier (a term with '_', which AnalyzeQuery emits beside the
-// identifier's words) weighs WholeIdentifierBoost: it is a rare term, and
-// at full weight an identifier counted its words once more at a high IDF
-// (docs/retrieval.md, "Text analysis and the search index"). The boost does not change
-// which records match.
-func LuceneQuery(terms []string) string {
-	out := make([]string, 0, len(terms))
-	for _, t := range terms {
-		whole := strings.Contains(t, "_")
-		if t = luceneEscaper.Replace(t); t == "" {
-			continue
-		}
-		if whole {
-			t += "^" + WholeIdentifierBoost
-		}
-		out = append(out, t)
-	}
-	return strings.Join(out, " ")
-}
-
-// WholeIdentifierBoost is the weight of a whole identifier's term in
-// LuceneQuery, as Lucene query syntax.
-const WholeIdentifierBoost = "0.3"
-
-// luceneEscaper escapes Lucene's query syntax (classic query parser) and
-// turns whitespace, which would split a term, into nothing.
-var luceneEscaper = func() *strings.Replacer {
-	var pairs []string
-	for _, c := range `\+-!():^[]"{}~*?|&/` {
-		pairs = append(pairs, string(c), `\`+string(c))
-	}
-	return strings.NewReplacer(append(pairs, " ", "", "\t", "", "\n", "", "\r", "")...)
-}()
-
 // Candidate is a record matched for a retrieval, with what ranking needs.
 type Candidate struct {
 	ID   string

@@ -13,26 +13,6 @@ import (
 
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
 
-func TestLuceneQuery(t *testing.T) {
-	tests := []struct {
-		terms []string
-		want  string
-	}{
-		{nil, ""},
-		{[]string{"postgres"}, "postgres"},
-		{[]string{"auth", "database"}, "auth database"},
-		// A whole identifier weighs less than its words.
-		{[]string{"uses_database", "use", "databas"}, "uses_database^0.3 use databas"},
-		// Never from AnalyzeQuery, but escaped all the same.
-		{[]string{`title:x`, "(y*", `"z"~2`, "a b", "&&", "", "x_y:z"}, `title\:x \(y\* \"z\"\~2 ab \&\& x_y\:z^0.3`},
-	}
-	for _, tt := range tests {
-		if got := membrane.LuceneQuery(tt.terms); got != tt.want {
-			t.Errorf("LuceneQuery(%q) = %q, want %q", tt.terms, got, tt.want)
-		}
-	}
-}
-
 func TestNewRetrieveQuery(t *testing.T) {
 	s := func(v string) *string { return &v }
 	f := func(v float64) *float64 { return &v }

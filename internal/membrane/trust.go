@@ -219,14 +219,3 @@ func (t Trust) CanRevise(r *Record) error {
 	}
 	return t.CanWrite()
 }
-
-// CypherParams are the parameters every gated Cypher statement takes:
-// $ceiling (full view up to it, redacted one above), $allScopes and
-// $trustScopes.
-func (t Trust) CypherParams() map[string]any {
-	scopes := t.Scopes
-	if scopes == nil {
-		scopes = []string{}
-	}
-	return map[string]any{"ceiling": int64(t.Ceiling), "allScopes": t.All, "trustScopes": scopes}
-}

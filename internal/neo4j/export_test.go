@@ -9,6 +9,19 @@ import (
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 )
 
+// The full-text query builders (lucene.go), for their table tests.
+var (
+	LuceneQuery         = luceneQuery
+	RequiredLucene      = requiredLucene
+	ExpandedLuceneQuery = expandedLuceneQuery
+	FormatBoost         = formatBoost
+	ScopedLucene        = scopedLucene
+	SearchScopes        = searchScopes
+)
+
+// TrustParams exposes trustParams: the gate's parameters of a trust.
+var TrustParams = trustParams
+
 // CommitUncertain exposes commitUncertain to the external tests, which
 // classify real driver errors with it.
 var CommitUncertain = commitUncertain
@@ -108,7 +121,7 @@ func (db *DB) ObjectTypesIn(ctx context.Context, scopes []string) error {
 // returns the feedback documents it read (best first) and the full-text
 // query it built.
 func (db *DB) ExpansionOf(ctx context.Context, q membrane.RetrieveQuery) ([]membrane.FeedbackDoc, string, error) {
-	scopes, scoped := membrane.SearchScopes(membrane.TrustFromContext(ctx), q.Scopes)
+	scopes, scoped := searchScopes(ctx, q.Scopes)
 	params := gated(ctx, expansionParams(q, scopes, scoped))
 	type out struct {
 		docs   []membrane.FeedbackDoc

@@ -11,7 +11,7 @@ import (
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 )
 
-var _ membrane.LeaseService = (*DB)(nil)
+var _ membrane.LeaseStore = (*DB)(nil)
 
 // UpdateLease reads lease key under a write lock, lets fn decide its next
 // state and writes it, in one write transaction: of two processes racing

@@ -17,7 +17,7 @@ var _ membrane.MetricsStore = (*DB)(nil)
 // scopes, when given), in one read query (cypher/metrics.cypher); the trust's ceiling and scopes are
 // parameters of the match, so nothing outside them is counted.
 func (db *DB) Metrics(ctx context.Context, t membrane.Trust, scopes []string, now time.Time) (*membrane.Metrics, error) {
-	params := t.CypherParams()
+	params := trustParams(t)
 	params["only"], params["since"] = nil, now.Add(-24*time.Hour).UTC()
 	if scopes != nil {
 		params["only"] = scopes

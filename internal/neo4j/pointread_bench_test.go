@@ -14,6 +14,7 @@ import (
 
 	"github.com/membrane/membrane/cypher"
 	"github.com/membrane/membrane/internal/membrane"
+	"github.com/membrane/membrane/internal/neo4j"
 	"github.com/membrane/membrane/internal/neo4jtest"
 	driver "github.com/neo4j/neo4j-go-driver/v5/neo4j"
 )
@@ -65,7 +66,7 @@ func BenchmarkPointReadFloor(b *testing.B) {
 			return err
 		}
 	}
-	gated := membrane.TrustFromContext(ctx).CypherParams()
+	gated := neo4j.TrustParams(membrane.TrustFromContext(ctx))
 	gated["id"] = rec
 	bare := `MATCH (m:Memory {id: $id}) RETURN properties(m) AS m`
 	// The least HTTP in front of the store: a handler that reads the record

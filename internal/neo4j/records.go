@@ -230,7 +230,7 @@ func (db *DB) filterParams(ctx context.Context, f membrane.RecordFilter) map[str
 		// records by their blind terms, for requests cleared for them,
 		// and only in the scopes the request searches, so that another
 		// scope's matches never count towards the bound.
-		scopes, scoped := membrane.SearchScopes(membrane.TrustFromContext(ctx), nilIfEmpty(f.Scopes))
+		scopes, scoped := searchScopes(ctx, nilIfEmpty(f.Scopes))
 		q := membrane.RetrieveQuery{Terms: f.TextTerms}
 		p["lucene"] = textLucene(q.Terms, scopes, scoped)
 		p["blindLucene"] = db.blindLucene(ctx, q, scopes, scoped)
@@ -295,7 +295,7 @@ func textUnmatchable(ctx context.Context, f membrane.RecordFilter) bool {
 	if len(f.TextTerms) == 0 {
 		return false
 	}
-	scopes, scoped := membrane.SearchScopes(membrane.TrustFromContext(ctx), nilIfEmpty(f.Scopes))
+	scopes, scoped := searchScopes(ctx, nilIfEmpty(f.Scopes))
 	return scoped && len(scopes) == 0
 }
 

@@ -133,7 +133,7 @@ func (db *DB) candidates(ctx context.Context, tx runner, q membrane.RetrieveQuer
 		// Only stop words: nothing to search for, and no browsing either.
 		return nil, 0, 0, true, nil
 	}
-	scopes, scoped := membrane.SearchScopes(membrane.TrustFromContext(ctx), q.Scopes)
+	scopes, scoped := searchScopes(ctx, q.Scopes)
 	if scoped && len(scopes) == 0 {
 		// The scopes filter names none the caller may see: no record
 		// passes the gate, so there is nothing to read.
@@ -424,7 +424,7 @@ func (db *DB) blindLucene(ctx context.Context, q membrane.RetrieveQuery, scopes 
 	if toks == nil || !scoped {
 		return toks
 	}
-	return membrane.ScopedLucene(toks.(string), scopes)
+	return scopedLucene(toks.(string), scopes)
 }
 
 // blindQuery is the memory_blind query for analysed search terms (of
@@ -444,18 +444,6 @@ func (db *DB) blindQuery(ctx context.Context, terms []string) any {
 	return strings.Join(toks, " ")
 }
 
-// textLucene is the query of memory_terms for terms
-// (membrane.LuceneQuery), restricted to the scopes the request searches
-// (membrane.SearchScopes) when scoped, so that the index's best $scan
-// matches are the caller's own. It is unused (and empty) without terms.
-func textLucene(terms []string, scopes []string, scoped bool) string {
-	q := membrane.LuceneQuery(terms)
-	if q == "" || !scoped {
-		return q
-	}
-	return membrane.ScopedLucene(q, scopes)
-}
-
 // expansionParams are the parameters of retrieve_expansion.cypher, which
 // expands q's full-text query with the words of its best match in the
 // candidates statement itself (membrane.Expansion): the request's filters
@@ -463,7 +451,7 @@ func textLucene(terms []string, scopes []string, scoped bool) string {
 // gate is theirs, with gated's trust parameters), $lucene, the
 // query's own terms (textLucene), which the feedback reads, and the
 // expanded query's text before and after the lent words,
-// membrane.ExpandedLuceneQuery (inside ScopedLucene when scoped). Without
+// expandedLuceneQuery (inside scopedLucene when scoped). Without
 // terms $lucene is empty: nothing is read or expanded. The query vector is
 // not expanded (tried with the match's embedding and not kept:
 // docs/retrieval.md, "Query expansion").
@@ -476,9 +464,9 @@ func expansionParams(q membrane.RetrieveQuery, scopes []string, scoped bool) map
 	if q.Scopes != nil {
 		filter = q.Scopes
 	}
-	head, tail := membrane.RequiredLucene(q.Terms), ""
+	head, tail := requiredLucene(q.Terms), ""
 	if scoped && head != "" {
-		before, after := membrane.ScopedLuceneAround(scopes)
+		before, after := scopedLuceneAround(scopes)
 		head, tail = before+head, after
 	}
 	return map[string]any{

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/membrane/membrane/internal/membrane"
+	"github.com/membrane/membrane/internal/neo4j"
 	"github.com/membrane/membrane/internal/neo4jtest"
 )
 
@@ -93,7 +94,7 @@ func TestRetrieveQueryExpansion(t *testing.T) {
 }
 
 // The retrieval statement expands a query as membrane.Expansion and
-// membrane.ExpandedLuceneQuery define it: for every query over a scope of
+// expandedLuceneQuery (lucene.go) define it: for every query over a scope of
 // records written from a small vocabulary (so that words repeat within
 // and across the best matches: weights, ties and the common-word rule all
 // decide), the full-text query the statement builds is the one Go builds
@@ -157,14 +158,14 @@ func TestExpansionStatement(t *testing.T) {
 			}
 		}
 		exp := membrane.Expansion(q.Terms, docs)
-		if want := membrane.ScopedLucene(membrane.ExpandedLuceneQuery(q.Terms, exp), []string{scope}); got != want {
+		if want := neo4j.ScopedLucene(neo4j.ExpandedLuceneQuery(q.Terms, exp), []string{scope}); got != want {
 			t.Errorf("%q: the statement built\n  %s\nGo builds\n  %s\nfrom %v", text, got, want, docs)
 		}
 		if len(exp) > 0 {
 			expanded++
 		}
 		for _, e := range exp {
-			boosts[membrane.FormatBoost(e.Weight)] = true
+			boosts[neo4j.FormatBoost(e.Weight)] = true
 		}
 		for i := 1; i < len(exp); i++ {
 			if exp[i].Weight == exp[i-1].Weight {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/membrane/membrane/cypher"
 	"github.com/membrane/membrane/internal/membrane"
+	"github.com/membrane/membrane/internal/neo4j"
 	"github.com/membrane/membrane/internal/neo4jtest"
 	driver "github.com/neo4j/neo4j-go-driver/v5/neo4j"
 )
@@ -97,7 +98,7 @@ func BenchmarkRevisionFloor(b *testing.B) {
 			return err
 		}},
 		{"contest-two-trips", func(b *testing.B, ids []string, i int) error {
-			read := membrane.TrustFromContext(ctx).CypherParams()
+			read := neo4j.TrustParams(membrane.TrustFromContext(ctx))
 			read["id"] = ids[i]
 			res, err := sess.Run(ctx, cypher.Must("record_by_id"), read)
 			if err != nil {
