@@ -134,21 +134,26 @@ func (db *DB) applySchema(ctx context.Context) error {
 	return nil
 }
 
-// schemaVersion returns the schema version the database records (0: none)
-// and whether it holds data (schema_version).
+// schemaVersion returns the schema version the database records (0: none,
+// schema_version) and whether it holds data (schema_data).
 func (db *DB) schemaVersion(ctx context.Context) (version int, used bool, err error) {
 	type out struct {
 		version int
 		used    bool
 	}
 	o, err := read(ctx, db, func(tx neo4j.ManagedTransaction) (out, error) {
-		row, err := single(ctx, tx, cypher.Must("schema_version"), map[string]any{"node": db.schemaNode, "scopes": scopesOrNil(db.dataScopes)})
-		if err != nil || row == nil {
-			return out{}, err
+		var o out
+		row, err := single(ctx, tx, cypher.Must("schema_version"), map[string]any{"node": db.schemaNode})
+		if err != nil {
+			return o, err
 		}
-		v, _ := row.Values[0].(int64)
-		used, _ := row.Values[1].(bool)
-		return out{int(v), used}, nil
+		if row != nil {
+			v, _ := row.Values[0].(int64)
+			o.version = int(v)
+		}
+		row, err = single(ctx, tx, cypher.Must("schema_data"), map[string]any{"scopes": scopesOrNil(db.dataScopes)})
+		o.used = row != nil
+		return o, err
 	})
 	return o.version, o.used, err
 }
