@@ -69,7 +69,7 @@ func runCLI(t *testing.T, stdin string, env []string, args ...string) (code int,
 func TestCLI(t *testing.T) {
 	closed := fmt.Sprintf("NEO4J_URI=bolt://127.0.0.1:%d", apptest.FreePort(t))
 	t.Setenv("NEO4J_URI", strings.TrimPrefix(closed, "NEO4J_URI="))
-	subcommands := []string{"hash-key", "reseal", "healthcheck", "mcp", "version", "help"}
+	subcommands := []string{"hash-key", "migrate", "reseal", "healthcheck", "mcp", "version", "help"}
 	tests := []struct {
 		name       string
 		args       []string
@@ -90,6 +90,7 @@ func TestCLI(t *testing.T) {
 		{name: "hash-key with blank input", args: []string{"hash-key"}, stdin: " \n", code: 2, stderr: []string{"no key on stdin"}, noStdout: true},
 		{name: "hash-key with an argument", args: []string{"hash-key", "a-long-random-key"}, code: 2, stderr: []string{"not from an argument"}, noStdout: true},
 		{name: "hash-key -h", args: []string{"hash-key", "-h"}, stdout: []string{"Usage: membrane hash-key"}},
+		{name: "migrate -h", args: []string{"migrate", "-h"}, stdout: []string{"Usage: membrane migrate"}},
 		{name: "reseal without -key", args: []string{"reseal"}, code: 2, stderr: []string{"-key is required"}},
 		{name: "mcp -h", args: []string{"mcp", "-h"}, stdout: []string{"Usage: membrane mcp", "MEMBRANE_URL", "MEMBRANE_API_KEY"}},
 		{name: "mcp with an argument", args: []string{"mcp", "http://127.0.0.1:8080"}, code: 2, stderr: []string{"unexpected argument", "MEMBRANE_URL"}, noStdout: true},

@@ -4,7 +4,7 @@
 // (membrane.Sealer.BlindTerms) and writes them with blind_set. Records it
 // cannot open are passed over by the keyset. $scopes narrows it to the
 // records of those scopes (null: all), so that a test runs it over its own
-// records without touching the shared Migration node.
+// records.
 MATCH (m:Memory)
 WHERE m.encrypted = true AND coalesce(m.blindTermsVersion, 0) < $version AND m.id > $after
   AND ($scopes IS NULL OR m.scope IN $scopes)

@@ -1,4 +1,5 @@
-// Graph schema, applied idempotently at every start.
+// Graph schema, applied idempotently at every start (and by membrane
+// migrate). A change here raises SchemaVersion (internal/neo4j/schema.go).
 // Records: one node per record, labelled Memory plus its type label.
 CREATE CONSTRAINT memory_id IF NOT EXISTS FOR (m:Memory) REQUIRE m.id IS UNIQUE;
 CREATE CONSTRAINT audit_entry_id IF NOT EXISTS FOR (a:AuditEntry) REQUIRE a.id IS UNIQUE;
@@ -6,8 +7,8 @@ CREATE CONSTRAINT audit_entry_id IF NOT EXISTS FOR (a:AuditEntry) REQUIRE a.id I
 // id is never used again, so a record's audit trail, found by recordId, is
 // only ever its own. Creates check it by this index.
 CREATE CONSTRAINT deleted_record_id IF NOT EXISTS FOR (t:DeletedRecordId) REQUIRE t.id IS UNIQUE;
-// Data migrations that run once record their name here (deleted_ids_backfill).
-CREATE CONSTRAINT migration_name IF NOT EXISTS FOR (m:Migration) REQUIRE m.name IS UNIQUE;
+// The schema version the database holds (schema_version_set).
+CREATE CONSTRAINT membrane_schema_id IF NOT EXISTS FOR (s:MembraneSchema) REQUIRE s.id IS UNIQUE;
 // The check value of each encryption key id (seal_key_checks), and the last
 // count of sealed records by key id (sealed_count_set): bookkeeping.
 CREATE CONSTRAINT seal_key_id IF NOT EXISTS FOR (k:SealKey) REQUIRE k.id IS UNIQUE;

@@ -1,4 +1,4 @@
-// The last count of sealed records by key id (sealed_key_ids), with the
-// check values of the keys of the server that counted.
+// The last count of sealed records by key id (sealed_key_ids), as Migrate
+// or Reseal stored it.
 OPTIONAL MATCH (c:SealedCount {name: 'sealed_records'})
-RETURN c.keyIds AS keyIds, c.counts AS counts, c.checks AS checks
+RETURN c.keyIds AS keyIds, c.counts AS counts

@@ -425,7 +425,7 @@ func openScanStore(t *testing.T, keys ...membrane.SealKey) (*neo4j.DB, error) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = db.Close(context.Background()) })
-	return db, db.Migrate(ctx)
+	return db, db.Start(ctx, true)
 }
 
 // startScanServer serves db with the keyring ring and no query limits (the

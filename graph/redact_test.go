@@ -439,11 +439,11 @@ func TestRedactedRecordsEveryField(t *testing.T) {
 // download GETs path with the client's key and returns the body of a 200.
 func (c *client) download(t *testing.T, path string) []byte {
 	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, c.url+path, nil)
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, c.URL+path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Authorization", "Bearer "+c.key)
+	req.Header.Set("Authorization", "Bearer "+c.Key)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -459,9 +459,9 @@ func (c *client) download(t *testing.T, path string) []byte {
 // mcpSession opens an MCP session at /mcp with the client's key.
 func (c *client) mcpSession(t *testing.T) *sdk.ClientSession {
 	t.Helper()
-	hc := &http.Client{Transport: bearer{key: c.key}}
+	hc := &http.Client{Transport: bearer{key: c.Key}}
 	sess, err := sdk.NewClient(&sdk.Implementation{Name: "redact-test", Version: "1"}, nil).Connect(t.Context(),
-		&sdk.StreamableClientTransport{Endpoint: c.url + mcp.Path, HTTPClient: hc, DisableStandaloneSSE: true, MaxRetries: -1}, nil)
+		&sdk.StreamableClientTransport{Endpoint: c.URL + mcp.Path, HTTPClient: hc, DisableStandaloneSSE: true, MaxRetries: -1}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,6 +30,8 @@ const (
 const usage = `Usage:
   membrane [flags]                  serve the GraphQL API (flags below; environment and file: README)
   membrane hash-key < key           print the SHA-256 to configure for an API key read from stdin
+  membrane migrate [flags]          bring the database to this version's schema (a server refuses an older one
+                                    unless migrate_at_start is on; README, docs/operations.md "Upgrades")
   membrane reseal -key ID [flags]   re-encrypt values sealed with key ID under the active key
   membrane healthcheck [-url URL]   exit 0 when the server at URL answers 200 (default %s)
   membrane mcp                      MCP over stdin/stdout for MCP clients: forwards every call to the running
@@ -37,7 +39,7 @@ const usage = `Usage:
   membrane version                  print the module version and VCS revision
   membrane help                     print this help
 
-Flags of the server (and of reseal):
+Flags of the server (and of migrate and reseal):
 `
 
 // defaultHealthURL is what healthcheck asks when no -url is given: the
@@ -65,6 +67,8 @@ func CLI(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exitOK
 	case "hash-key":
 		err = hashKey(args[1:], stdin, stdout)
+	case "migrate":
+		err = migrate(args[1:], stdout)
 	case "reseal":
 		err = reseal(args[1:], stdout)
 	case "healthcheck":
@@ -145,6 +149,40 @@ func hashKey(args []string, stdin io.Reader, stdout io.Writer) error {
 		return usageError{errors.New("hash-key: no key on stdin: echo -n KEY | membrane hash-key")}
 	}
 	fmt.Fprintln(stdout, membrane.HashKey(k))
+	return nil
+}
+
+// migrate brings the database of the configuration (the server's flags,
+// environment and file) to this binary's schema version
+// (neo4j.DB.Migrate), and prints what it did. It reads every record, so it
+// is bounded by no timeout; SIGINT or SIGTERM stops it, and running it
+// again picks up where it stopped (a record already current is left alone).
+func migrate(args []string, stdout io.Writer) error {
+	cfg, err := config.Load(args, os.Getenv)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(stdout, "Usage: membrane migrate [server flags]   (bring the database to this version's schema)")
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	connect, cancel := context.WithTimeout(ctx, cfg.StartupTimeout)
+	defer cancel()
+	db, err := connectStore(connect, cfg, nil)
+	if err != nil {
+		return err
+	}
+	defer db.Close(context.Background())
+	res, err := db.Migrate(membrane.NewContextWithTrust(ctx, membrane.SystemTrust("migrate")))
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	fmt.Fprintf(stdout, "schema version %d (was %d): re-indexed %d records and %d sealed records\n", res.To, res.From, res.Terms, res.Blind)
+	if res.BlindSkipped > 0 {
+		fmt.Fprintf(stdout, "skipped %d sealed records that do not open with the configured keys: run migrate again with their key to index them\n", res.BlindSkipped)
+	}
 	return nil
 }
 

@@ -214,7 +214,8 @@ func redactedEndpoint(endpoint string) string {
 	return "from OTEL_EXPORTER_OTLP_* variables"
 }
 
-// openStore connects to Neo4j, migrates, and reports the start-up passes.
+// openStore connects to Neo4j, checks the schema version (migrating when
+// configured to), and reports what it found of the encryption keys.
 func (m *Main) openStore(ctx context.Context) error {
 	uri := neo4j.RedactedURI(m.cfg.Neo4j.URI)
 	m.log.Info("connecting to neo4j", "uri", uri, "database", m.cfg.Neo4j.Database, "startup_timeout", m.cfg.StartupTimeout.String())
@@ -230,17 +231,10 @@ func (m *Main) openStore(ctx context.Context) error {
 	return nil
 }
 
-// reportStartupPasses logs what the store's start-up passes did and could
-// not do.
+// reportStartupPasses logs what the store found at start about the
+// encryption keys and the records they sealed.
 func (m *Main) reportStartupPasses() {
 	db, log := m.db, m.log
-	if migrated, skipped := db.BlindBackfill(); skipped > 0 {
-		// Sealed under a key this server lacks: not searchable until a
-		// server holding the key starts (docs/security.md).
-		log.Warn("blind index: records skipped", "skipped", skipped, "migrated", migrated)
-	} else if migrated > 0 {
-		log.Info("blind index: records migrated", "migrated", migrated)
-	}
 	for _, id := range db.ChangedKeys() {
 		// The key configured under this id is not the one that sealed the
 		// records under it (the id is named, never the key).
@@ -252,14 +246,6 @@ func (m *Main) reportStartupPasses() {
 		log.Warn("sealed records this server cannot open", "unreadable", n, "by_key_id", db.UnreadableByKey())
 	}
 	m.metrics.RecordsUnreadable(db.Unreadable())
-	if migrated, skipped := db.AuditRefsBackfill(); skipped > 0 {
-		// Sealed under a key this server lacks: their old text (which may
-		// name other records) stays sealed until a server holding the key
-		// starts and migrates them (docs/data-model.md).
-		log.Warn("audit references: entries skipped", "skipped", skipped, "migrated", migrated)
-	} else if migrated > 0 {
-		log.Info("audit references: entries migrated", "migrated", migrated)
-	}
 }
 
 // openJobs builds the jobs runner and the change feed, under one name for
@@ -359,21 +345,36 @@ func (m *Main) closeStore() {
 }
 
 // OpenStore connects to Neo4j as configured, reporting its transactions
-// to observers, and applies the schema, within cfg.StartupTimeout.
+// to observers, and prepares the database (neo4j.DB.Start: the schema and
+// its version, migrating an older database when cfg says so), within
+// cfg.StartupTimeout.
 func OpenStore(ctx context.Context, cfg config.Config, observers ...neo4j.Observer) (*neo4j.DB, error) {
 	return openStore(ctx, cfg, nil, observers...)
 }
 
 // openStore is OpenStore, telling waiting while Neo4j does not answer.
-// Failing to connect within the start-up timeout names the setting that
-// bounds the wait.
 func openStore(ctx context.Context, cfg config.Config, waiting func(time.Duration, error), observers ...neo4j.Observer) (*neo4j.DB, error) {
+	ctx, cancel := context.WithTimeout(ctx, cfg.StartupTimeout)
+	defer cancel()
+	db, err := connectStore(ctx, cfg, waiting, observers...)
+	if err != nil {
+		return nil, err
+	}
+	if err := db.Start(ctx, cfg.MigrateAtStartOn()); err != nil {
+		db.Close(context.Background())
+		return nil, err
+	}
+	return db, nil
+}
+
+// connectStore creates the driver and waits for Neo4j to answer, until
+// ctx ends, without touching the database. Failing to connect within the
+// start-up timeout names the setting that bounds the wait.
+func connectStore(ctx context.Context, cfg config.Config, waiting func(time.Duration, error), observers ...neo4j.Observer) (*neo4j.DB, error) {
 	sealer, err := cfg.Sealer()
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, cfg.StartupTimeout)
-	defer cancel()
 	db, err := neo4j.Open(ctx, neo4j.Config{
 		URI: cfg.Neo4j.URI, User: cfg.Neo4j.User, Password: cfg.Neo4j.Password, Database: cfg.Neo4j.Database,
 		MaxPoolSize: cfg.Neo4j.MaxPoolSize, TxTimeout: cfg.Neo4j.TxTimeout, Sealer: sealer, Observers: observers,
@@ -383,10 +384,6 @@ func openStore(ctx context.Context, cfg config.Config, waiting func(time.Duratio
 		if ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			return nil, fmt.Errorf("%w (startup_timeout %s, MEMBRANE_STARTUP_TIMEOUT, bounds the wait; is Neo4j running there and is NEO4J_URI right?)", err, cfg.StartupTimeout)
 		}
-		return nil, err
-	}
-	if err := db.Migrate(ctx); err != nil {
-		db.Close(context.Background())
 		return nil, err
 	}
 	return db, nil

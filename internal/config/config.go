@@ -75,6 +75,11 @@ type Config struct {
 	// Explorer, when set, overrides the mode's default for the lineage
 	// explorer at /explorer/ (on in dev, off in production, as GraphiQL).
 	Explorer *bool `yaml:"explorer" env:"MEMBRANE_EXPLORER"`
+	// MigrateAtStart, when set, overrides the mode's default for migrating
+	// a database of an older schema version at start (on in dev, so that
+	// a development database follows the code; off in production, where
+	// an upgrade is `membrane migrate`, run on purpose).
+	MigrateAtStart *bool `yaml:"migrate_at_start" env:"MEMBRANE_MIGRATE_AT_START"`
 	// RequestTimeout is the deadline of a GraphQL request; it also bounds
 	// the Neo4j transactions the request runs (0: none).
 	RequestTimeout time.Duration `yaml:"request_timeout" env:"MEMBRANE_REQUEST_TIMEOUT"`
@@ -384,6 +389,10 @@ func (c Config) GraphiQLOn() bool { return orMode(c.GraphiQL, c.Mode) }
 // ExplorerOn reports whether the lineage explorer is served: as set, or in
 // dev mode.
 func (c Config) ExplorerOn() bool { return orMode(c.Explorer, c.Mode) }
+
+// MigrateAtStartOn reports whether a start migrates a database of an
+// older schema version: as set, or in dev mode.
+func (c Config) MigrateAtStartOn() bool { return orMode(c.MigrateAtStart, c.Mode) }
 
 // IntrospectionOn reports whether introspection is answered: as set, or in
 // dev mode.

@@ -46,7 +46,7 @@ persisted_queries:
 		want func(t *testing.T, c config.Config)
 	}{
 		{"dev defaults", nil, nil, func(t *testing.T, c config.Config) {
-			if c.Mode != "dev" || !c.GraphiQLOn() || !c.ExplorerOn() || !c.IntrospectionOn() || c.RequestTimeout != 30*time.Second ||
+			if c.Mode != "dev" || !c.GraphiQLOn() || !c.ExplorerOn() || !c.IntrospectionOn() || !c.MigrateAtStartOn() || c.RequestTimeout != 30*time.Second ||
 				c.ReadTimeout != 30*time.Second || c.IdleTimeout != 2*time.Minute ||
 				c.MaxBodyBytes != membrane.MaxPayloadBytes+1<<20 || c.PersistedQueries.CacheSize != 1000 || c.Limits.Tokens != 20000 {
 				t.Fatalf("%+v", c)
@@ -59,7 +59,7 @@ persisted_queries:
 			}
 		}},
 		{"production turns GraphiQL, the explorer and introspection off", nil, map[string]string{"MEMBRANE_MODE": "production"}, func(t *testing.T, c config.Config) {
-			if c.GraphiQLOn() || c.ExplorerOn() || c.IntrospectionOn() {
+			if c.GraphiQLOn() || c.ExplorerOn() || c.IntrospectionOn() || c.MigrateAtStartOn() {
 				t.Fatalf("%+v", c)
 			}
 		}},
@@ -75,6 +75,16 @@ persisted_queries:
 		}},
 		{"dev with the explorer off", nil, map[string]string{"MEMBRANE_EXPLORER": "false"}, func(t *testing.T, c config.Config) {
 			if c.ExplorerOn() || !c.GraphiQLOn() {
+				t.Fatalf("%+v", c)
+			}
+		}},
+		{"production migrating at start", []string{"-mode", "production"}, map[string]string{"MEMBRANE_MIGRATE_AT_START": "true"}, func(t *testing.T, c config.Config) {
+			if !c.MigrateAtStartOn() || c.GraphiQLOn() {
+				t.Fatalf("%+v", c)
+			}
+		}},
+		{"dev not migrating at start", nil, map[string]string{"MEMBRANE_MIGRATE_AT_START": "false"}, func(t *testing.T, c config.Config) {
+			if c.MigrateAtStartOn() || !c.GraphiQLOn() {
 				t.Fatalf("%+v", c)
 			}
 		}},

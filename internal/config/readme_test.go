@@ -213,6 +213,7 @@ func TestSettings(t *testing.T) {
 		{"limits.roles.<role>.subscriptions_per_principal", "MEMBRANE_ADMIN_MAX_SUBSCRIPTIONS_PER_PRINCIPAL", "", nil},
 		{"graphiql", "MEMBRANE_GRAPHIQL", "", d.GraphiQL},
 		{"explorer", "MEMBRANE_EXPLORER", "", d.Explorer},
+		{"migrate_at_start", "MEMBRANE_MIGRATE_AT_START", "", d.MigrateAtStart},
 		{"encryption.keys", "MEMBRANE_ENCRYPTION_KEY", "", d.Encryption.Keys},
 		{"jobs.idempotency_retention", "MEMBRANE_JOBS_IDEMPOTENCY_RETENTION", "", 7 * 24 * time.Hour},
 	}

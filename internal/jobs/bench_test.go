@@ -41,7 +41,7 @@ func benchStore(b *testing.B) *neo4j.DB {
 		defer cancel()
 		benchDB, benchErr = neo4j.Open(ctx, neo4j.Config{URI: uri, Database: "neo4j", MaxPoolSize: 20, TxTimeout: 10 * time.Minute})
 		if benchErr == nil {
-			benchErr = benchDB.Migrate(ctx)
+			benchErr = benchDB.Start(ctx, true)
 		}
 	})
 	if benchErr != nil {

@@ -2,16 +2,11 @@ package neo4j
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/membrane/membrane/cypher"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 )
-
-// AuditStampMigration names the one-time migration that re-stamps audit
-// entries with their record's level and scope (see restampAudits).
-const AuditStampMigration = "audit_restamp_v1"
 
 // restampAudits gives the audit entries of the records ids their record's
 // current level and scope, in tx. Entries are gated on that copy, so a
@@ -68,39 +63,4 @@ func (db *DB) sealRestamped(ctx context.Context, tx neo4j.ManagedTransaction, ro
 	}
 	_, err := single(ctx, tx, cypher.Must("reseal_audits"), map[string]any{"rows": out})
 	return err
-}
-
-// restampAllAudits runs AuditStampMigration: in batches of one transaction
-// each, it re-stamps the entries written before revisions re-stamped them,
-// unless a previous start finished it.
-func (db *DB) restampAllAudits(ctx context.Context) error {
-	due, err := db.migrationDue(ctx, AuditStampMigration)
-	if err != nil || !due {
-		return err
-	}
-	if err := db.restampAuditsIn(ctx, nil); err != nil {
-		return err
-	}
-	return db.recordMigration(ctx, AuditStampMigration)
-}
-
-// restampAuditsIn is the pass of AuditStampMigration over the entries of
-// the records of scopes (nil: all), without its bookkeeping.
-func (db *DB) restampAuditsIn(ctx context.Context, scopes []string) error {
-	const batch = 500
-	for {
-		n, err := write(ctx, db, func(tx neo4j.ManagedTransaction) (int, error) {
-			rows, err := collect(ctx, tx, cypher.Must("audit_restamp_batch"), map[string]any{"limit": int64(batch), "scopes": scopesOrNil(scopes)})
-			if err != nil {
-				return 0, err
-			}
-			return len(rows), db.sealRestamped(ctx, tx, rows)
-		})
-		if err != nil {
-			return fmt.Errorf("re-stamp audit entries: %w", err)
-		}
-		if n < batch {
-			return nil
-		}
-	}
 }

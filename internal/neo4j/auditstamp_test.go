@@ -89,21 +89,18 @@ func entryProps(t *testing.T, id string) []map[string]any {
 // moved out of its scopes, in place (consolidation raising a competence)
 // takes its earlier audit entries with it: the reader no longer gets them
 // from auditLog (by record or by actor), Record.auditLog or the metrics'
-// count; entries now at a sealed level have their free text sealed. The
-// start-up migration does the same for entries an earlier server left.
+// count; entries now at a sealed level have their free text sealed.
 func TestAuditFollowsRecordMove(t *testing.T) {
 	db := neo4jtest.DB(t)
 	tests := []struct {
-		name    string
-		to      membrane.Sensitivity
-		moved   bool // to another scope
-		sealed  bool
-		migrate bool // the entries' stamps left stale, then Migrate
+		name   string
+		to     membrane.Sensitivity
+		moved  bool // to another scope
+		sealed bool
 	}{
 		{name: "raised above the ceiling", to: membrane.SensitivityHigh, sealed: true},
 		{name: "raised to redacted", to: membrane.SensitivityMedium},
 		{name: "moved to another scope", to: membrane.SensitivityLow, moved: true},
-		{name: "raised by an earlier server", to: membrane.SensitivityHyper, sealed: true, migrate: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -130,29 +127,6 @@ func TestAuditFollowsRecordMove(t *testing.T) {
 				dest = other
 			}
 			moveRecord(t, db, r.ID, tt.to, dest)
-			if tt.migrate {
-				// What an earlier server left: the entry stamped as
-				// written, its text in clear.
-				drv, err := driver.NewDriverWithContext(os.Getenv("NEO4J_URI"), driver.NoAuth())
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer drv.Close(context.Background())
-				if _, err := driver.ExecuteQuery(t.Context(), drv, `MATCH (:Memory {id: $id})-[:HAS_AUDIT]->(a:AuditEntry)
-					SET a.sensitivityLevel = 1, a.scope = $scope, a.rationale = 'kept the lighthouse log'`,
-					map[string]any{"id": r.ID, "scope": scope}, driver.EagerResultTransformer); err != nil {
-					t.Fatal(err)
-				}
-				// The migration's pass over this test's scopes alone:
-				// deleting the shared Migration node to run it again
-				// would let another process starting meanwhile find it
-				// due.
-				ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-				defer cancel()
-				if err := db.RestampAuditsIn(ctx, []string{scope, other}); err != nil {
-					t.Fatal(err)
-				}
-			}
 			if a, b, c, n := auditSeen(t, db, low, r.ID, scopes); a+b+c != 0 || n != 0 {
 				t.Errorf("after: the reader sees %d, %d, %d entries and counts %d, want none", a, b, c, n)
 			}

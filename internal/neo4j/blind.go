@@ -3,50 +3,23 @@ package neo4j
 import (
 	"context"
 	"fmt"
-	"strconv"
 
 	"github.com/membrane/membrane/cypher"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 )
 
-// BlindTermsMigration names the one-time migration that gives sealed
-// records written before the blind index (or the current analysis) their
-// blind terms: a Migration node per membrane.AnalysisVersion, so that a
-// change of the analysis recomputes them once, as it does the plaintext
-// terms.
-func BlindTermsMigration() string {
-	return "blind_terms_v" + strconv.Itoa(membrane.AnalysisVersion)
-}
-
-// BlindBackfill reports what the last Migrate did for the blind index:
-// how many sealed records it gave blind terms, and how many it skipped
-// because they are sealed under a key this server lacks (or do not open).
-// Skipped records cannot be found by text until a server holding their key
-// starts (the migration runs again at a start with a key it has not run
-// with, until none is skipped).
-func (db *DB) BlindBackfill() (migrated, skipped int) {
-	return db.blindMigrated, db.blindSkipped
-}
-
-// backfillBlindTerms computes the blind terms of sealed records that have
-// none, decrypting them in Go, in batches of one transaction each, unless
-// a previous start finished it. A record that does not open is skipped and
-// counted, not an error: the rest of the database stays searchable.
-func (db *DB) backfillBlindTerms(ctx context.Context) error {
-	return db.blindBackfill(ctx, BlindTermsMigration(), nil)
-}
-
-// blindBackfill runs the blind terms migration over the sealed records of
-// scopes (nil: all), recorded as the migration name.
-func (db *DB) blindBackfill(ctx context.Context, name string, scopes []string) error {
-	db.blindMigrated, db.blindSkipped = 0, 0
+// reindexBlind gives the sealed records of scopes (nil: all) whose blind
+// terms an earlier membrane.AnalysisVersion computed (or that have none)
+// the current ones, decrypting them in Go, in batches of one transaction
+// each, and returns how many it rewrote and how many it skipped: those
+// sealed under a key this server lacks (or that do not open), which cannot
+// be found by text until Migrate runs with their key. A skipped record is
+// not an error: the rest of the database stays searchable. Migrate runs
+// it, beside reindexTerms.
+func (db *DB) reindexBlind(ctx context.Context, scopes []string) (migrated, skipped int, err error) {
 	if !db.sealer.Searchable(membrane.SensitivityHyper.Level()) {
-		return nil // no key: nothing sealed can be opened
-	}
-	due, err := db.migrationDue(ctx, name)
-	if err != nil || !due {
-		return err
+		return 0, 0, nil // no key: nothing sealed can be opened
 	}
 	const batch = 500
 	type result struct {
@@ -90,13 +63,12 @@ func (db *DB) blindBackfill(ctx context.Context, name string, scopes []string) e
 			}
 			return res, nil
 		})
-		db.blindMigrated += res.migrated
-		db.blindSkipped += res.skipped
+		migrated += res.migrated
+		skipped += res.skipped
 		return res.n, res.last, err
 	})
 	if err != nil {
-		return fmt.Errorf("blind terms: %w", err)
+		return migrated, skipped, fmt.Errorf("blind terms: %w", err)
 	}
-	// With records skipped, it runs again at a start with another key.
-	return db.finishMigration(ctx, name, db.blindSkipped)
+	return migrated, skipped, nil
 }

@@ -239,11 +239,12 @@ func TestBlindUnknownKey(t *testing.T) {
 	}
 }
 
-// TestBlindMigration: sealed records written before the blind index (no
-// blind terms) get them when the server starts; a record sealed under a
-// key the server lacks is skipped and counted, and the migration is then
-// not marked done, so that a server holding the key completes it.
-func TestBlindMigration(t *testing.T) {
+// TestBlindReindex: sealed records whose blind terms are missing or an
+// earlier analysis computed get the current ones from Migrate's re-index;
+// a record sealed under a key the server lacks is skipped and counted. A
+// start leaves them as they are: it scans no data.
+func TestBlindReindex(t *testing.T) {
+	neo4jtest.DB(t)
 	suffix := membrane.NewID()
 	key := neo4jtest.SealKey("mig-"+suffix, 15)
 	lost := neo4jtest.SealKey("miglost-"+suffix, 16)
@@ -252,22 +253,12 @@ func TestBlindMigration(t *testing.T) {
 	id := sealedFact(t, server, scope, membrane.SensitivityHigh, "orchard", "grows", "heritage apples")
 	lostID := sealedFact(t, withLost, scope, membrane.SensitivityHigh, "orchard", "sells", "cider")
 	want := nodeProps(t, id)["blindTerms"]
-	// An old database: no blind terms, and no record of the migration.
-	// The migration runs over this test's scope under a name of its own:
-	// deleting the shared Migration node instead would let another
-	// process starting meanwhile find it due.
-	migration := "test_blind_terms_" + suffix
 	drv, err := driver.NewDriverWithContext(os.Getenv("NEO4J_URI"), driver.NoAuth())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = drv.Close(context.Background()) })
-	t.Cleanup(func() {
-		if _, err := driver.ExecuteQuery(context.Background(), drv, `MATCH (g:Migration {name: $name}) DETACH DELETE g`,
-			map[string]any{"name": migration}, driver.EagerResultTransformer); err != nil {
-			t.Error(err)
-		}
-	})
+	// Terms of no analysis, and of an earlier one.
 	if _, err := driver.ExecuteQuery(t.Context(), drv, `MATCH (m:Memory) WHERE m.id IN $ids REMOVE m.blindTerms, m.blindKeyId, m.blindTermsVersion`,
 		map[string]any{"ids": []string{id, lostID}}, driver.EagerResultTransformer); err != nil {
 		t.Fatal(err)
@@ -275,32 +266,39 @@ func TestBlindMigration(t *testing.T) {
 	now := time.Now().Add(time.Minute).UTC()
 	hi := trustAt(membrane.SensitivityHigh, scope)
 	if got, _ := retrieveAs(t, server, hi, "apple", now); len(got) != 0 {
-		t.Fatalf("found before the migration: %v", got)
+		t.Fatalf("found before the re-index: %v", got)
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	if err := server.BlindBackfillAs(ctx, migration, []string{scope}); err != nil {
+	// A start (of a database at the current version: a marker of this
+	// test's own) does not look at them.
+	neo4j.SetSchemaNode(server, schemaAt(t, neo4j.SchemaVersion), []string{scope})
+	for range 2 {
+		if err := server.Start(ctx, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if p := nodeProps(t, id); p["blindTerms"] != nil {
+		t.Fatalf("a start gave a record blind terms: %v", p["blindTerms"])
+	}
+	migrated, skipped, err := server.BlindTermsIn(ctx, []string{scope})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if migrated, skipped := server.BlindBackfill(); migrated != 1 || skipped != 1 {
-		t.Fatalf("backfill: %d migrated, %d skipped; want 1 and 1", migrated, skipped)
+	if migrated != 1 || skipped != 1 {
+		t.Fatalf("re-index: %d migrated, %d skipped; want 1 and 1", migrated, skipped)
 	}
 	if got := nodeProps(t, id)["blindTerms"]; got != want {
-		t.Fatalf("blind terms after migration %v, want %v", got, want)
+		t.Fatalf("blind terms after the re-index %v, want %v", got, want)
 	}
 	if p := nodeProps(t, lostID); p["blindTerms"] != nil {
 		t.Fatalf("a record sealed under an unknown key got blind terms: %v", p["blindTerms"])
 	}
 	if got, _ := retrieveAs(t, server, hi, "apple", now); !slices.Equal(got, []string{id}) {
-		t.Fatalf("after the migration: %v", got)
+		t.Fatalf("after the re-index: %v", got)
 	}
-	// Recorded as skipping (with the keys it ran with), not done.
-	res, err := driver.ExecuteQuery(t.Context(), drv, `OPTIONAL MATCH (g:Migration {name: $name}) RETURN g IS NOT NULL AND g.skipped IS NULL, g.skipped`,
-		map[string]any{"name": migration}, driver.EagerResultTransformer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if done, _ := res.Records[0].Values[0].(bool); done || res.Records[0].Values[1] == nil {
-		t.Fatalf("the migration is recorded done (%v) or not as skipping (%v) while a record was skipped", done, res.Records[0].Values[1])
+	// Run again, it rewrites nothing and skips the same record.
+	if migrated, skipped, err := server.BlindTermsIn(ctx, []string{scope}); err != nil || migrated != 0 || skipped != 1 {
+		t.Fatalf("again: %d migrated, %d skipped, %v; want 0 and 1", migrated, skipped, err)
 	}
 }

@@ -10,7 +10,6 @@ import (
 
 	driver "github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
-	"github.com/membrane/membrane/cypher"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4j"
 	"github.com/membrane/membrane/internal/neo4jtest"
@@ -150,49 +149,9 @@ func TestCaptions(t *testing.T) {
 	}
 }
 
-// TestCaptionBackfill: the start-up migration gives records and entries
-// written before captions the caption they would be written with today,
-// sealed ones included, and leaves existing captions alone.
-func TestCaptionBackfill(t *testing.T) {
-	db := neo4jtest.DB(t)
-	scope := neo4jtest.Scope(t)
-	ids := []string{
-		sealedFact(t, db, scope, membrane.SensitivityLow, "harbour", "hosts", "ferries"),
-		sealedFact(t, db, scope, membrane.SensitivityHyper, "vault", "holds", "gold"),
-		observed(t, db, scope, membrane.SensitivityLow, "tram", "serves", "docks"),
-		observed(t, db, scope, membrane.SensitivityHigh, "bank", "keeps", "ledgers"),
-	}
-	type state struct {
-		caption string
-		entries []map[string]any
-	}
-	before := map[string]state{}
-	for _, id := range ids {
-		c, e := captions(t, id)
-		before[id] = state{c, e}
-	}
-	rows(t, `MATCH (m:Memory) WHERE m.scope = $scope REMOVE m.caption`, map[string]any{"scope": scope})
-	rows(t, `MATCH (a:AuditEntry) WHERE a.scope = $scope REMOVE a.caption`, map[string]any{"scope": scope})
-	for run := range 2 { // the second run finds nothing to do and changes nothing
-		if err := db.CaptionsIn(t.Context(), []string{scope}); err != nil {
-			t.Fatalf("run %d: %v", run, err)
-		}
-		for _, id := range ids {
-			c, e := captions(t, id)
-			if c != before[id].caption || c == "" {
-				t.Errorf("run %d: record %s caption %q, want %q", run, id, c, before[id].caption)
-			}
-			if fmt.Sprint(e) != fmt.Sprint(before[id].entries) {
-				t.Errorf("run %d: entries %v, want %v", run, e, before[id].entries)
-			}
-		}
-	}
-}
-
 // TestBookkeepingLabel: the internal node kinds carry the label
 // Bookkeeping, which analysts filter out: written with the node by every
-// path that creates one here, and given by the start-up migration to nodes
-// written before it.
+// path that creates one here.
 func TestBookkeepingLabel(t *testing.T) {
 	db := neo4jtest.DB(t)
 	ctx := sysCtx()
@@ -226,17 +185,13 @@ func TestBookkeepingLabel(t *testing.T) {
 			}
 			return "MATCH (n:JobLease {key: $key})", map[string]any{"key": scope}
 		}},
-		{"migration", func(t *testing.T, scope string) (string, map[string]any) {
-			if err := db.FinishMigration(ctx, scope, 0); err != nil {
+		{"schema version", func(t *testing.T, scope string) (string, map[string]any) {
+			store, node := neo4jtest.Open(t), schemaAt(t, 0)
+			neo4j.SetSchemaNode(store, node, []string{scope})
+			if err := store.Start(ctx, false); err != nil {
 				t.Fatal(err)
 			}
-			return "MATCH (n:Migration {name: $name})", map[string]any{"name": scope}
-		}},
-		{"migration with skipped records", func(t *testing.T, scope string) (string, map[string]any) {
-			if err := db.FinishMigration(ctx, scope, 1); err != nil {
-				t.Fatal(err)
-			}
-			return "MATCH (n:Migration {name: $name})", map[string]any{"name": scope}
+			return "MATCH (n:MembraneSchema {id: $id})", map[string]any{"id": node}
 		}},
 		{"deleted id", func(t *testing.T, scope string) (string, map[string]any) {
 			r := create(t, db, t0, fact(scope, "gone", 0.5, nil))[0]
@@ -281,23 +236,4 @@ func TestBookkeepingLabel(t *testing.T) {
 			labelled(t, match, params)
 		})
 	}
-	t.Run("migration of older nodes", func(t *testing.T) {
-		key := neo4jtest.Scope(t)
-		// Only kinds no server reads all of: a bare JobRun would be listed
-		// by jobRuns, a SealKey or SealedCount read by a starting server, in
-		// the tests running beside this one.
-		kinds := []string{"EntityLock", "SessionLock", "JobLease", "Migration",
-			"IdempotencyKey", "DeletedRecordId", "MemoryVector"}
-		for _, k := range kinds {
-			// One property under every name the kinds are keyed by, so
-			// each node is unique under its kind's constraint.
-			rows(t, "CREATE (n:$($kind) {id: $key, bucket: $key, key: $key, name: $key, testKey: $key})", map[string]any{"kind": k, "key": key})
-		}
-		t.Cleanup(func() { rows(t, "MATCH (n {testKey: $key}) DELETE n", map[string]any{"key": key}) })
-		rows(t, cypher.Must("bookkeeping_labels"), nil)
-		got := rows(t, "MATCH (n {testKey: $key}) WHERE n:Bookkeeping RETURN count(n) AS n", map[string]any{"key": key})
-		if n, _ := got[0]["n"].(int64); n != int64(len(kinds)) {
-			t.Fatalf("%d of %d older nodes labelled", n, len(kinds))
-		}
-	})
 }

@@ -158,39 +158,3 @@ func lockBuckets(scope string, terms []string) []int64 {
 	slices.Sort(out)
 	return out
 }
-
-// backfillEntityTerms stores the terms of entities in clear written before
-// entity terms existed, in batches, so that captures resolve to them.
-// Sealed entities never get plaintext terms (entity_terms_missing leaves
-// them out): they have keyed blindNames (keySealedDigests).
-func (db *DB) backfillEntityTerms(ctx context.Context) error {
-	for {
-		n, err := write(ctx, db, func(tx neo4j.ManagedTransaction) (int, error) {
-			rows, err := collect(ctx, tx, cypher.Must("entity_terms_missing"), map[string]any{"limit": int64(1000)})
-			if err != nil || len(rows) == 0 {
-				return 0, err
-			}
-			set := make([]map[string]any, 0, len(rows))
-			for _, row := range rows {
-				props, _ := row.Values[0].(map[string]any)
-				r, err := db.recordFromProps(props)
-				if db.unopened(props, err) {
-					// Stored in clear, so it only fails to decode: it gets
-					// no terms, and the loop moves on.
-					set = append(set, map[string]any{"id": str(props["id"]), "terms": []string{}})
-					continue
-				}
-				terms := []string{}
-				if e, ok := r.Payload.(*membrane.EntityPayload); ok {
-					terms = membrane.EntityTerms(e)
-				}
-				set = append(set, map[string]any{"id": r.ID, "terms": terms})
-			}
-			_, err = single(ctx, tx, cypher.Must("entity_terms_set"), map[string]any{"rows": set})
-			return len(rows), err
-		})
-		if err != nil || n == 0 {
-			return err
-		}
-	}
-}

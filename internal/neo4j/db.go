@@ -78,10 +78,6 @@ type DB struct {
 	// costs a constant number of round trips.
 	txCount atomic.Int64
 
-	// blindMigrated and blindSkipped count what Migrate's blind-index
-	// backfill did (BlindBackfill).
-	blindMigrated, blindSkipped int
-
 	// textMatches bounds the full-text matches a records text filter
 	// reads (membrane.MaxTextMatches when 0); tests lower it.
 	textMatches int
@@ -89,22 +85,23 @@ type DB struct {
 	// (membrane.MaxAuditRefs unless a test sets it lower).
 	maxAuditRefs int
 
-	// failed holds the records Migrate's steps could not open (by id, with
-	// the key id that sealed them), and unreadable how many sealed records
-	// this server cannot open (Unreadable).
+	// failed holds the records Migrate's re-index could not open (by id,
+	// with the key id that sealed them), and unreadable how many sealed
+	// records this server cannot open (Unreadable).
 	failed     map[string]string
 	unreadable int
-	// byKey breaks unreadable down by key id (UnreadableByKey), changed
-	// holds the key ids whose stored check value differs from this
-	// server's key (ChangedKeys), and recount is set when a start-up
-	// migration ran, so that the sealed records are counted again.
+	// byKey breaks unreadable down by key id (UnreadableByKey), and
+	// changed holds the key ids whose stored check value differs from
+	// this server's key (ChangedKeys).
 	byKey   map[string]int
 	changed []string
-	recount bool
 
-	// refsMigrated and refsSkipped count what Migrate's audit references
-	// migration did (AuditRefsBackfill).
-	refsMigrated, refsSkipped int
+	// schemaNode names the MembraneSchema node that records the schema
+	// version, and dataScopes narrows the check for data in the database
+	// to the records of those scopes (nil: every record): tests set both
+	// to stand in for a database of their own.
+	schemaNode string
+	dataScopes []string
 }
 
 // Open creates the driver and waits, until ctx ends, for Neo4j to answer.
@@ -132,7 +129,7 @@ func Open(ctx context.Context, c Config) (*DB, error) {
 		// transiently (a deadlock) within 1.5 s is retried once. One
 		// failing later is not retried: the client gets UNAVAILABLE and
 		// retries. A dead pooled connection (Neo4j restarted) is retried at
-		// once, without sleeping. Migrate retries on its own.
+		// once, without sleeping. Schema changes retry on their own (schemaStatement).
 		cfg.MaxTransactionRetryTime = 1500 * time.Millisecond
 	})
 	if err != nil {
@@ -144,7 +141,8 @@ func Open(ctx context.Context, c Config) (*DB, error) {
 			return nil, err
 		}
 	}
-	db := &DB{driver: drv, database: c.Database, Now: time.Now, sealer: sealer, observer: c.Observers, txTimeout: c.TxTimeout}
+	db := &DB{driver: drv, database: c.Database, Now: time.Now, sealer: sealer, observer: c.Observers, txTimeout: c.TxTimeout,
+		schemaNode: schemaNodeID}
 	if c.TxTimeout > 0 {
 		db.txConf = append(db.txConf, neo4j.WithTxTimeout(c.TxTimeout))
 	}
@@ -188,143 +186,7 @@ func (db *DB) Close(ctx context.Context) error { return db.driver.Close(ctx) }
 // TxCount returns how many transactions this DB has begun.
 func (db *DB) TxCount() int64 { return db.txCount.Load() }
 
-// Migrate applies the graph schema (constraints and indexes) idempotently
-// and waits for the indexes to come online.
-func (db *DB) Migrate(ctx context.Context) error {
-	for _, stmt := range cypher.Statements("schema") {
-		if err := db.schemaStatement(ctx, stmt); err != nil {
-			return fmt.Errorf("apply schema: %w", err)
-		}
-	}
-	if err := db.schemaStatement(ctx, cypher.Must("await_indexes")); err != nil {
-		return fmt.Errorf("await indexes: %w", err)
-	}
-	db.failed, db.recount = nil, false
-	if err := db.checkKeys(ctx); err != nil {
-		return fmt.Errorf("check encryption keys: %w", err)
-	}
-	if err := db.backfillEntityTerms(ctx); err != nil {
-		return fmt.Errorf("backfill entity terms: %w", err)
-	}
-	if err := db.backfillEventSequence(ctx); err != nil {
-		return fmt.Errorf("backfill change feed: %w", err)
-	}
-	if err := db.once(ctx, "deleted_ids_backfill"); err != nil {
-		return fmt.Errorf("backfill deleted ids: %w", err)
-	}
-	if err := db.backfillSearchTerms(ctx); err != nil {
-		return fmt.Errorf("backfill search terms: %w", err)
-	}
-	if err := db.repairSealing(ctx); err != nil {
-		return fmt.Errorf("repair sealing: %w", err)
-	}
-	if err := db.once(ctx, "superseded_status"); err != nil {
-		return fmt.Errorf("give superseded records their status: %w", err)
-	}
-	if err := db.once(ctx, "bookkeeping_labels"); err != nil {
-		return fmt.Errorf("label bookkeeping nodes: %w", err)
-	}
-	if err := db.backfillCaptions(ctx); err != nil {
-		return fmt.Errorf("backfill captions: %w", err)
-	}
-	if err := db.backfillObjectTypes(ctx); err != nil {
-		return fmt.Errorf("restore semantic object types: %w", err)
-	}
-	if err := db.once(ctx, "sealed_plan_steps"); err != nil {
-		return fmt.Errorf("drop the plan steps of sealed plans: %w", err)
-	}
-	if err := db.backfillBlindTerms(ctx); err != nil {
-		return fmt.Errorf("backfill blind index: %w", err)
-	}
-	if err := db.keySealedDigests(ctx); err != nil {
-		return err
-	}
-	if err := db.backfillAuditRefs(ctx); err != nil {
-		return fmt.Errorf("migrate audit references: %w", err)
-	}
-	if err := db.restampAllAudits(ctx); err != nil {
-		return err
-	}
-	return db.countUnreadable(ctx)
-}
-
-// once runs the data migration in cypher/<name>.cypher (an idempotent
-// auto-commit statement) unless a Migration node says it ran, and then
-// records it, so that a start does not pay for it again.
-func (db *DB) once(ctx context.Context, name string) error {
-	done, err := db.migrationDone(ctx, name)
-	if err != nil || done {
-		return err
-	}
-	if err := db.onceIn(ctx, name, nil); err != nil {
-		return err
-	}
-	return db.recordMigration(ctx, name)
-}
-
-// onceIn runs the statement of the data migration name over the nodes of
-// scopes (nil: all; a statement that cannot be narrowed ignores them),
-// without its bookkeeping.
-func (db *DB) onceIn(ctx context.Context, name string, scopes []string) error {
-	_, err := autocommit(ctx, db, cypher.Must(name), map[string]any{"scopes": scopesOrNil(scopes)})
-	return err
-}
-
-// backfillCaptions gives the records and audit entries written before
-// captions existed theirs, once (caption_records, caption_audits;
-// recorded as caption_records_v2 and caption_audits_v2: the runs recorded
-// under the bare names sent their "every scope" as an empty list and
-// captioned nothing).
-func (db *DB) backfillCaptions(ctx context.Context) error {
-	for _, name := range []string{"caption_records", "caption_audits"} {
-		migration := name + "_v2"
-		done, err := db.migrationDone(ctx, migration)
-		if err != nil {
-			return err
-		}
-		if done {
-			continue
-		}
-		if err := db.captionsIn(ctx, name, nil); err != nil {
-			return err
-		}
-		if err := db.recordMigration(ctx, migration); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// captionsIn runs the caption backfill name over the nodes of scopes (nil:
-// all).
-func (db *DB) captionsIn(ctx context.Context, name string, scopes []string) error {
-	_, err := autocommit(ctx, db, cypher.Must(name), map[string]any{"scopes": scopesOrNil(scopes)})
-	return err
-}
-
-// migrationDone reports whether a Migration node says the one-time data
-// migration name has run.
-func (db *DB) migrationDone(ctx context.Context, name string) (bool, error) {
-	return read(ctx, db, func(tx neo4j.ManagedTransaction) (bool, error) {
-		row, err := single(ctx, tx, cypher.Must("migration_done"), map[string]any{"name": name})
-		if err != nil || row == nil {
-			return false, err
-		}
-		done, _ := row.Values[0].(bool)
-		return done, nil // tried but skipped records: not done
-	})
-}
-
-// recordMigration records that the one-time data migration name has run.
-func (db *DB) recordMigration(ctx context.Context, name string) error {
-	_, err := write(ctx, db, func(tx neo4j.ManagedTransaction) (struct{}, error) {
-		_, err := single(ctx, tx, cypher.Must("migration_record"), map[string]any{"name": name, "now": db.Now().UTC()})
-		return struct{}{}, err
-	})
-	return err
-}
-
-// schemaStatement runs one statement of Migrate, retrying transient
+// schemaStatement runs one statement of the schema, retrying transient
 // failures and lost races until ctx ends. Processes that start together on
 // a fresh database (replicas, the test packages) create the same indexes at
 // once: they deadlock, or both pass IF NOT EXISTS and one commit fails

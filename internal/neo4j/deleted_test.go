@@ -124,39 +124,6 @@ func TestDeletedIDsAreNeverReused(t *testing.T) {
 	}
 }
 
-// TestDeletedIDsBackfill: records deleted before deleted ids were kept
-// (their delete audit entry without a tombstone) get their tombstone when
-// the schema is migrated.
-func TestDeletedIDsBackfill(t *testing.T) {
-	db := neo4jtest.DB(t)
-	ctx := sysCtx()
-	scope := neo4jtest.Scope(t)
-	gone := create(t, db, t0, fact(scope, "deleted before", 0.5, nil))[0]
-	if _, err := db.DeleteRecord(ctx, gone.ID, func(r *membrane.Record, edges []membrane.AuditRef) (*membrane.AuditEntry, error) {
-		return membrane.PlanDelete(r, edges, membrane.RevisionMeta{Actor: "test"}, t0)
-	}); err != nil {
-		t.Fatal(err)
-	}
-	// The database as an earlier version left it: no tombstone. Only this
-	// test's id loses its tombstone, and the migration runs again over
-	// this test's scope alone: deleting the shared Migration node instead
-	// would let another process starting meanwhile find the migration due.
-	raw(t, `MATCH (d:DeletedRecordId {id: $id}) DELETE d`, map[string]any{"id": gone.ID})
-	if err := db.OnceIn(context.Background(), "deleted_ids_backfill", []string{scope}); err != nil {
-		t.Fatal(err)
-	}
-	r, err := membrane.DefaultPolicy().BuildRecord(membrane.RecordInput{ID: ptr(gone.ID), Type: membrane.TypeSemantic, Scope: ptr(scope),
-		Payload: membrane.PayloadInput{Semantic: &membrane.SemanticPayload{Subject: "s", Predicate: "p", Object: "o",
-			Evidence: []membrane.EvidenceRef{{SourceType: "test", SourceID: "t"}}}}}, t0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = db.CreateRecords(ctx, nil, []*membrane.Ingested{{Record: r, Audit: membrane.NewAuditEntry(r.ID, membrane.AuditCreate, "test", "", t0)}})
-	if membrane.ErrorCode(err) != membrane.ECONFLICT {
-		t.Fatalf("creating an id deleted before the migration: %v, want CONFLICT", err)
-	}
-}
-
 // raw runs a statement on the test database directly, for tests that set
 // up states no store method writes or read what is stored, and returns its
 // records.

@@ -1,11 +1,9 @@
 package neo4j_test
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -14,7 +12,6 @@ import (
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4j"
 	"github.com/membrane/membrane/internal/neo4jtest"
-	driver "github.com/neo4j/neo4j-go-driver/v5/neo4j"
 )
 
 // TestSealedDigestsKeyed: a sealed fact's stored factKey is keyed: neither
@@ -145,28 +142,4 @@ func TestSealedDigestsKeyed(t *testing.T) {
 	newOnly := neo4jtest.OpenSealing(t, []membrane.SealKey{newKey}, newKey.ID)
 	t.Run("after reseal, new key only", func(t *testing.T) { consolidation(t, newOnly) })
 
-	t.Run("migration of an unkeyed digest", func(t *testing.T) {
-		drv, err := driver.NewDriverWithContext(os.Getenv("NEO4J_URI"), driver.NoAuth())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer drv.Close(context.Background())
-		if _, err := driver.ExecuteQuery(t.Context(), drv, `MATCH (m:Memory {id: $id}) SET m.factKey = $unkeyed REMOVE m.digestKeyId`,
-			map[string]any{"id": other, "unkeyed": membrane.FactKey{Scope: scope, Subject: "payroll", Predicate: "runs_on", Object: "the 1st"}.Hash()},
-			driver.EagerResultTransformer); err != nil {
-			t.Fatal(err)
-		}
-		// The migration's pass over this test's scope alone: deleting the
-		// shared Migration node to run it again would let another process
-		// starting meanwhile run it too, or find it due half-way.
-		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-		defer cancel()
-		if skipped, err := newOnly.KeySealedDigestsIn(ctx, []string{scope}); err != nil || skipped != 0 {
-			t.Fatalf("the migration: %d skipped, %v", skipped, err)
-		}
-		want := membrane.Digest(membrane.DigestKey(newKey.Key), membrane.DigestFact, scope, "payroll", "runs_on", "the 1st")
-		if p := nodeProps(t, other); p["factKey"] != want || p["digestKeyId"] != newKey.ID {
-			t.Fatalf("after the migration: factKey %v under %v, want the keyed digest", p["factKey"], p["digestKeyId"])
-		}
-	})
 }

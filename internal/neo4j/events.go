@@ -137,28 +137,3 @@ func listOrNil[S ~string](vs []S) any {
 	}
 	return stringsOf(vs)
 }
-
-// backfillEventSequence marks the audit entries written before the change
-// feed existed for numbering, once: the AuditSequence node's existence
-// says it was done.
-func (db *DB) backfillEventSequence(ctx context.Context) error {
-	h, err := read(ctx, db, func(tx neo4j.ManagedTransaction) (bool, error) {
-		row, err := single(ctx, tx, cypher.Must("event_head"), nil)
-		if err != nil || row == nil {
-			return false, err
-		}
-		started, _ := row.Values[2].(bool)
-		return started, nil
-	})
-	if err != nil || h {
-		return err
-	}
-	if _, err := autocommit(ctx, db, cypher.Must("event_backfill"), nil); err != nil {
-		return err
-	}
-	_, err = write(ctx, db, func(tx neo4j.ManagedTransaction) (struct{}, error) {
-		_, err := single(ctx, tx, cypher.Must("event_lock"), map[string]any{"holder": "migrate", "now": db.Now().UTC()})
-		return struct{}{}, err
-	})
-	return err
-}

@@ -36,84 +36,23 @@ func SetTextMatches(db *DB, n int) { db.textMatches = n }
 // with a few edges.
 func SetMaxAuditRefs(db *DB, n int) { db.maxAuditRefs = n }
 
-// MigrationDue exposes migrationDue: whether a start of db would run the
-// data migration name (the tests assert that a server missing a key does
-// not rescan at every start).
-func (db *DB) MigrationDue(ctx context.Context, name string) (bool, error) {
-	return db.migrationDue(ctx, name)
-}
-
-// FinishMigration exposes finishMigration, so that a test can record a
-// migration of its own name instead of racing other tests' starts over
-// the real ones.
-func (db *DB) FinishMigration(ctx context.Context, name string, skipped int) error {
-	return db.finishMigration(ctx, name, skipped)
-}
-
-// MigrateAuditRefsIn runs the audit references migration's pass over the
-// entries and records of scopes only (the test database is shared), and
-// returns what it migrated and skipped.
-func (db *DB) MigrateAuditRefsIn(ctx context.Context, scopes []string) (int, int, error) {
-	db.refsMigrated, db.refsSkipped = 0, 0
-	err := db.migrateAuditRefs(ctx, scopes)
-	return db.refsMigrated, db.refsSkipped, err
-}
-
-// RepairSealingIn runs the seal repair migration's pass over the records of
-// scopes at level and above, without its bookkeeping: a test that deleted
-// the shared Migration node instead would let any process starting
-// meanwhile seal its fixture under that process's key.
-func (db *DB) RepairSealingIn(ctx context.Context, level int, scopes []string) (int, error) {
-	return db.repairSealingIn(ctx, level, scopes)
-}
-
 // MapError exposes mapError, so that a table test classifies real server
 // errors with it.
 var MapError = mapError
 
-// CaptionsIn runs the caption backfills (records, then audit entries) over
-// the nodes of scopes only (the test database is shared).
-func (db *DB) CaptionsIn(ctx context.Context, scopes []string) error {
-	for _, name := range []string{"caption_records", "caption_audits"} {
-		if err := db.captionsIn(ctx, name, scopes); err != nil {
-			return err
-		}
-	}
-	return nil
+// BlindTermsIn runs Migrate's blind terms re-index over the sealed records
+// of scopes only (the test database is shared), and returns what it
+// rewrote and skipped.
+func (db *DB) BlindTermsIn(ctx context.Context, scopes []string) (int, int, error) {
+	return db.reindexBlind(ctx, scopes)
 }
 
-// KeySealedDigestsIn runs SealedDigestsMigration's pass over the sealed
-// records of scopes only, without its bookkeeping: a test that deleted the
-// shared Migration node instead would race every other process starting
-// meanwhile (it would see the migration due, or run it half-way).
-func (db *DB) KeySealedDigestsIn(ctx context.Context, scopes []string) (int, error) {
-	return db.keySealedDigestsIn(ctx, scopes)
-}
-
-// OnceIn runs the statement of the one-time data migration name over the
-// nodes of scopes only, without its bookkeeping (see KeySealedDigestsIn).
-func (db *DB) OnceIn(ctx context.Context, name string, scopes []string) error {
-	return db.onceIn(ctx, name, scopes)
-}
-
-// RestampAuditsIn runs AuditStampMigration's pass over the entries of the
-// records of scopes only, without its bookkeeping (see KeySealedDigestsIn).
-func (db *DB) RestampAuditsIn(ctx context.Context, scopes []string) error {
-	return db.restampAuditsIn(ctx, scopes)
-}
-
-// BlindBackfillAs runs the blind terms migration, bookkeeping included,
-// over the sealed records of scopes only and recorded as the migration
-// name: a test of its own name, so that it never deletes the shared
-// Migration node that other processes' starts read.
-func (db *DB) BlindBackfillAs(ctx context.Context, name string, scopes []string) error {
-	return db.blindBackfill(ctx, name, scopes)
-}
-
-// ObjectTypesIn runs ObjectTypesMigration's pass over the semantic records
-// of scopes only, without its bookkeeping (see KeySealedDigestsIn).
-func (db *DB) ObjectTypesIn(ctx context.Context, scopes []string) error {
-	return db.objectTypesIn(ctx, scopes)
+// SetSchemaNode makes db keep its schema version on the MembraneSchema
+// node id and look for data in the records of scopes only, so that a test
+// stands in for a database of its own: the shared database has one user
+// database, whose real node other packages' starts read.
+func SetSchemaNode(db *DB, id string, scopes []string) {
+	db.schemaNode, db.dataScopes = id, scopes
 }
 
 // ExpansionOf runs the query expansion of q (retrieve_expansion.cypher)

@@ -182,9 +182,7 @@ func plainAuditProps(a *membrane.AuditEntry) (map[string]any, error) {
 	// Parallel lists, in clear: ids, roles and predicates are no more than
 	// the graph's edges show; the level and scope copies let gating hide
 	// the reference even after its record is deleted. Written on every
-	// entry, empty ones included: refIds IS NULL marks an entry written
-	// before audit references, the only ones the audit_refs migration
-	// (which runs again at a start with a new key) may read as legacy text.
+	// entry, empty ones included.
 	roles, ids, preds, scopes := make([]string, len(a.Related)), make([]string, len(a.Related)), make([]string, len(a.Related)), make([]string, len(a.Related))
 	levels := make([]int64, len(a.Related))
 	for i, r := range a.Related {
@@ -224,7 +222,7 @@ func plainAuditProps(a *membrane.AuditEntry) (map[string]any, error) {
 }
 
 // sealedCaption is the caption of a sealed record's node: its type and id
-// only (caption_records writes the same for records stored before captions).
+// only.
 func sealedCaption(r *membrane.Record) string { return string(r.Type) + " " + r.ID }
 
 // auditCaption is the caption of an audit entry's node in Neo4j Browser:
@@ -232,8 +230,7 @@ func sealedCaption(r *membrane.Record) string { return string(r.Type) + " " + r.
 // the agent's name, when that is stored in clear) and when, to the second:
 // "supersede by dev (agent-1) at 2026-05-01T10:00:00Z". Never the
 // rationale nor a referenced record's id, which may name a record a Browser
-// user should not learn of (caption_audits writes the same for entries
-// stored before captions).
+// user should not learn of.
 func auditCaption(a *membrane.AuditEntry, detail string) string {
 	by := a.Actor
 	if detail != "" {
@@ -562,7 +559,7 @@ var errUnopened = membrane.ErrUnopened
 
 // unopenedError is the error of record id whose sealed value did not open
 // (err): FAILED_PRECONDITION for a caller (a revision of it), with
-// errUnopened for the read paths and start-up steps that pass over it.
+// errUnopened for the read paths and the re-index that pass over it.
 func unopenedError(id string, err error) error {
 	return fmt.Errorf("%w: %w: %w", membrane.Errorf(membrane.EPRECONDITION,
 		"record %q is sealed under an encryption key this server does not hold", id), errUnopened, err)

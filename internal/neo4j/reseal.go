@@ -136,5 +136,8 @@ func (db *DB) Reseal(ctx context.Context, keyID string) (ResealResult, error) {
 			return res, err
 		}
 	}
-	return res, nil
+	// The records moved to the active key's id: the stored count a start
+	// reads (countUnreadable) must say so, or a server without the
+	// retired key would report them unreadable.
+	return res, db.countUnreadable(ctx, true)
 }

@@ -3,59 +3,43 @@ package neo4j
 import (
 	"context"
 	"fmt"
-	"strconv"
 
 	"github.com/membrane/membrane/cypher"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 )
 
-// searchTermsBatch is how many records one transaction of the search terms
-// migration reads (and at most rewrites).
+// searchTermsBatch is how many records one transaction of reindexTerms
+// reads (and at most rewrites).
 const searchTermsBatch = 1000
 
-// SearchTermsMigration names the Migration node recorded once every record
-// has the search terms of membrane.AnalysisVersion: a new version is a new
-// name, so the pass runs again once after an analysis change.
-func SearchTermsMigration() string {
-	return "search_terms_v" + strconv.Itoa(membrane.AnalysisVersion)
-}
-
-// backfillSearchTerms gives every record written before the current
-// analysis (no searchTermsVersion, or an older one) its search terms,
-// computed in Go from its payload, in id-ordered batches; then drops the
-// earlier full-text index memory_text and records the migration, so that a
-// later start only reads the Migration node. It does not wait for the
-// eventually consistent index to apply the new terms (seconds per 10k
-// records on a loaded machine): like any write, they become searchable
-// just after their commit. Sealed records get no
-// plaintext terms (nothing is decrypted). It is idempotent, and replicas
-// starting together may both run it: they write the same terms, batches
-// lock records in the same (id) order, and a record already current is
+// reindexTerms gives every record whose search terms an earlier
+// membrane.AnalysisVersion computed (no searchTermsVersion, or an older
+// one) the current ones, computed in Go from its payload, in id-ordered
+// batches of one transaction each, and returns how many it rewrote.
+// Migrate runs it: a change of the analysis raises SchemaVersion. It does
+// not wait for the eventually consistent index to apply the new terms:
+// like any write, they become searchable just after their commit. Sealed
+// records get no plaintext terms (nothing is decrypted; reindexBlind
+// gives them blind terms). It is idempotent: a record already current is
 // left alone.
-func (db *DB) backfillSearchTerms(ctx context.Context) error {
-	name := SearchTermsMigration()
-	done, err := db.migrationDone(ctx, name)
-	if err != nil || done {
-		return err
-	}
-	if err := inBatches(searchTermsBatch, func(after string) (int, string, error) {
-		return db.searchTermsBatch(ctx, after)
-	}); err != nil {
-		return err
-	}
-	if err := db.schemaStatement(ctx, "DROP INDEX memory_text IF EXISTS"); err != nil {
-		return fmt.Errorf("drop memory_text: %w", err)
-	}
-	return db.recordMigration(ctx, name)
+func (db *DB) reindexTerms(ctx context.Context) (int, error) {
+	total := 0
+	err := inBatches(searchTermsBatch, func(after string) (int, string, error) {
+		n, set, last, err := db.searchTermsBatch(ctx, after)
+		total += set
+		return n, last, err
+	})
+	return total, err
 }
 
-// searchTermsBatch migrates the records after id after, in one write
-// transaction: it returns how many records it read and the last id.
-func (db *DB) searchTermsBatch(ctx context.Context, after string) (int, string, error) {
+// searchTermsBatch re-indexes the records after id after, in one write
+// transaction: it returns how many records it read, how many it rewrote
+// and the last id.
+func (db *DB) searchTermsBatch(ctx context.Context, after string) (int, int, string, error) {
 	type result struct {
-		n    int
-		last string
+		n, set int
+		last   string
 	}
 	r, err := write(ctx, db, func(tx neo4j.ManagedTransaction) (result, error) {
 		rows, err := collect(ctx, tx, cypher.Must("search_terms_batch"), map[string]any{
@@ -88,10 +72,10 @@ func (db *DB) searchTermsBatch(ctx context.Context, after string) (int, string, 
 				return result{}, err
 			}
 		}
-		return result{n: len(rows), last: str(rows[len(rows)-1].Values[0])}, nil
+		return result{n: len(rows), set: len(set), last: str(rows[len(rows)-1].Values[0])}, nil
 	})
 	if err != nil {
-		return 0, "", fmt.Errorf("search terms after %q: %w", after, err)
+		return 0, 0, "", fmt.Errorf("search terms after %q: %w", after, err)
 	}
-	return r.n, r.last, nil
+	return r.n, r.set, r.last, nil
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -62,12 +63,14 @@ func retrieveIDs(t *testing.T, db *neo4j.DB, scope, query string) []string {
 	return out
 }
 
-// TestSearchTermsMigration: records an earlier version wrote (a searchText,
-// no search terms) get their terms when two replicas start together, and
-// are found by stemmed and identifier queries; a sealed record gets no
-// plaintext terms; the migration is recorded, and running it again changes
-// nothing.
-func TestSearchTermsMigration(t *testing.T) {
+// TestMigrateReindex: records whose search terms (and blind terms) are
+// missing or an earlier analysis computed, in a database of an older
+// schema version: a start refuses it, naming membrane migrate, and leaves
+// the records alone; two replicas running Migrate together give them their
+// terms, found by stemmed and identifier queries (a sealed record by its
+// blind terms, with no plaintext terms) and record the current version;
+// running it again changes nothing.
+func TestMigrateReindex(t *testing.T) {
 	db := neo4jtest.DB(t)
 	scope := neo4jtest.Scope(t)
 	plain := create(t, db, t0, membrane.RecordInput{Type: membrane.TypeSemantic, Scope: ptr(scope),
@@ -76,33 +79,48 @@ func TestSearchTermsMigration(t *testing.T) {
 	sealedIn := fact(scope, "vault databases", 0.5, nil)
 	sealedIn.Sensitivity = ptr(membrane.SensitivityHigh)
 	sealed := create(t, db, t0, sealedIn)[0]
-
-	// The database as the previous version left it: the text copy, no
-	// terms (nor blind terms), and the migrations not run.
+	// A database of this test's own (its records, its schema node) that an
+	// older version left: no version recorded, no terms of this analysis.
+	node := schemaAt(t, 0)
+	store := func() *neo4j.DB {
+		s := neo4jtest.Open(t)
+		neo4j.SetSchemaNode(s, node, []string{scope})
+		return s
+	}
 	raw(t, `MATCH (m:Memory {scope: $scope})
-		SET m.searchText = CASE WHEN m.encrypted THEN '' ELSE 'auth-service uses_database PostgreSQL' END
-		REMOVE m.searchTerms, m.searchTermsVersion, m.blindTerms, m.blindKeyId, m.blindTermsVersion
-		WITH count(*) AS _ OPTIONAL MATCH (g:Migration) WHERE g.name IN [$name, $blind] DELETE g`,
-		map[string]any{"scope": scope, "name": neo4j.SearchTermsMigration(), "blind": neo4j.BlindTermsMigration()})
+		REMOVE m.searchTerms, m.searchTermsVersion, m.blindTerms, m.blindKeyId, m.blindTermsVersion`,
+		map[string]any{"scope": scope})
 	if got := retrieveIDs(t, db, scope, "databases"); len(got) != 0 {
 		t.Fatalf("before the migration: %v, want nothing found", got)
 	}
 
-	// Two replicas start together.
+	err := store().Start(t.Context(), false)
+	if membrane.ErrorCode(err) != membrane.EPRECONDITION || !strings.Contains(err.Error(), "membrane migrate") {
+		t.Fatalf("a start over an older database: %v, want a refusal naming membrane migrate", err)
+	}
+	if got := retrieveIDs(t, db, scope, "databases"); len(got) != 0 {
+		t.Fatalf("after a refused start: %v, want nothing found", got)
+	}
+
+	// Two replicas migrate together.
 	var wg sync.WaitGroup
+	results := make([]neo4j.MigrateResult, 2)
 	errs := make([]error, 2)
 	for i := range errs {
-		replica := neo4jtest.Open(t)
+		replica := store()
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = replica.Migrate(context.Background())
+			results[i], errs[i] = replica.Migrate(context.Background())
 		}()
 	}
 	wg.Wait()
-	for _, err := range errs {
+	for i, err := range errs {
 		if err != nil {
 			t.Fatal(err)
+		}
+		if results[i].From != 0 || results[i].To != neo4j.SchemaVersion {
+			t.Errorf("replica %d migrated from %d to %d, want 0 to %d", i, results[i].From, results[i].To, neo4j.SchemaVersion)
 		}
 	}
 
@@ -123,8 +141,8 @@ func TestSearchTermsMigration(t *testing.T) {
 		props[row["id"].(string)] = row["p"].(map[string]any)
 	}
 	for id, p := range props {
-		if p["searchTermsVersion"] != int64(membrane.AnalysisVersion) || p["searchText"] != nil {
-			t.Errorf("%s: searchTermsVersion %v, searchText %v; want %d and none", id, p["searchTermsVersion"], p["searchText"], membrane.AnalysisVersion)
+		if p["searchTermsVersion"] != int64(membrane.AnalysisVersion) {
+			t.Errorf("%s: searchTermsVersion %v, want %d", id, p["searchTermsVersion"], membrane.AnalysisVersion)
 		}
 	}
 	// The terms after the scope token retrieval restricts its query to.
@@ -134,19 +152,32 @@ func TestSearchTermsMigration(t *testing.T) {
 	if got := props[sealed.ID]["searchTerms"]; got != "" {
 		t.Errorf("sealed record's terms = %q, want none in clear", got)
 	}
-	if rows := rawRows(t, `MATCH (g:Migration {name: $name}) RETURN count(g) AS n`, map[string]any{"name": neo4j.SearchTermsMigration()}); rows[0]["n"] != int64(1) {
-		t.Errorf("migration nodes = %v, want 1", rows[0]["n"])
-	}
-	if rows := rawRows(t, `SHOW FULLTEXT INDEXES YIELD name WHERE name = 'memory_text' RETURN count(*) AS n`, nil); rows[0]["n"] != int64(0) {
-		t.Errorf("memory_text is still there")
+	if v := schemaVersionOf(t, node); v != int64(neo4j.SchemaVersion) {
+		t.Errorf("schema version %v recorded, want %d", v, neo4j.SchemaVersion)
 	}
 
-	// Again: nothing to do, nothing changed.
-	if err := db.Migrate(context.Background()); err != nil {
+	// Again: nothing to do, nothing changed; and a start now serves.
+	res, err := store().Migrate(context.Background())
+	if err != nil {
 		t.Fatal(err)
 	}
+	if res.From != neo4j.SchemaVersion || res.To != neo4j.SchemaVersion {
+		t.Errorf("again: from %d to %d, want %d to %d", res.From, res.To, neo4j.SchemaVersion, neo4j.SchemaVersion)
+	}
+	if after := rawRows(t, `MATCH (m:Memory {scope: $scope}) RETURN m.id AS id, properties(m) AS p`, map[string]any{"scope": scope}); len(after) != len(props) {
+		t.Errorf("%d records after a second run, want %d", len(after), len(props))
+	} else {
+		for _, row := range after {
+			if p := row["p"].(map[string]any); p["searchTerms"] != props[row["id"].(string)]["searchTerms"] || p["blindTerms"] != props[row["id"].(string)]["blindTerms"] {
+				t.Errorf("%s changed by a second run", row["id"])
+			}
+		}
+	}
 	if got := retrieveIDs(t, db, scope, "databases"); !sameIDs(got, plain.ID, sealed.ID) {
-		t.Errorf("after a second start: %v", got)
+		t.Errorf("after a second run: %v", got)
+	}
+	if err := store().Start(t.Context(), false); err != nil {
+		t.Fatalf("a start after the migration: %v", err)
 	}
 }
 

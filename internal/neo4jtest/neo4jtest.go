@@ -48,7 +48,7 @@ func DB(tb testing.TB) *neo4j.DB {
 			Database: envOr("NEO4J_DATABASE", "neo4j"), MaxPoolSize: 50, TxTimeout: time.Minute, Sealer: sealer,
 		})
 		if openErr == nil {
-			openErr = shared.Migrate(ctx)
+			openErr = shared.Start(ctx, true)
 		}
 	})
 	if openErr != nil {
