@@ -14,21 +14,8 @@ CREATE CONSTRAINT membrane_schema_id IF NOT EXISTS FOR (s:MembraneSchema) REQUIR
 CREATE CONSTRAINT seal_key_id IF NOT EXISTS FOR (k:SealKey) REQUIRE k.id IS UNIQUE;
 CREATE CONSTRAINT sealed_count_name IF NOT EXISTS FOR (c:SealedCount) REQUIRE c.name IS UNIQUE;
 // Every index below is read by a statement (TestIndexUse lists them with
-// their plans); every write that sets an indexed property pays for it (a
-// supersede updated 23 index entries and the full-text index, issue 13;
-// docs/BENCHMARKS.md, "Where the time goes: one point read and one
-// revision"). Indexes
-// that no statement can read are dropped here, on existing databases too:
-// memory_type, audit_actor and audit_action (their properties are only
-// filtered as `$x IS NULL OR a.x = $x`, which no plan seeks; the type is
-// also the record's label), and job_run_started and job_run_job_started
-// (the job runs page filters the same way and has no predicate that lets
-// the planner walk startedAt in order).
-DROP INDEX memory_type IF EXISTS;
-DROP INDEX audit_actor IF EXISTS;
-DROP INDEX audit_action IF EXISTS;
-DROP INDEX job_run_started IF EXISTS;
-DROP INDEX job_run_job_started IF EXISTS;
+// their plans): every write that sets an indexed property pays for it, so
+// an index no statement reads is not created.
 // Range indexes for keyset ordering (records pages walk createdAt,
 // updatedAt, salience or confidence in order), the trust gate's level and
 // scope, and status (duplicate facts).
@@ -64,10 +51,7 @@ CREATE CONSTRAINT session_lock_bucket IF NOT EXISTS FOR (l:SessionLock) REQUIRE 
 // Lucene is updated just after commit instead of inside it, which keeps
 // concurrent writes from queueing on the index (it raised supersede
 // throughput with 8 clients by half; docs/BENCHMARKS.md). A search may miss
-// a record for the moment after its write. memory_search and memory_text
-// (Memory.searchText, standard analyzer) were earlier versions; memory_text
-// is dropped once the records have their terms (search_terms migration).
-DROP INDEX memory_search IF EXISTS;
+// a record for the moment after its write.
 CREATE FULLTEXT INDEX memory_terms IF NOT EXISTS FOR (m:Memory) ON EACH [m.searchTerms]
   OPTIONS {indexConfig: {`fulltext.analyzer`: 'whitespace', `fulltext.eventually_consistent`: true}};
 // Blind index of sealed records (docs/security.md): blindTerms holds the
@@ -81,10 +65,8 @@ CREATE FULLTEXT INDEX memory_blind IF NOT EXISTS FOR (m:Memory) ON EACH [m.blind
 // name and the scope whole, so a query matches them exactly. Only Entity
 // nodes are indexed. It is eventually consistent: a synchronous index made
 // every capture that creates an entity commit a Lucene update (8 ms instead
-// of 2, docs/BENCHMARKS-retrieval.md); the entities a capture created
+// of 2, docs/BENCHMARKS.md); the entities a capture created
 // recently are found through its lock buckets instead (entity_lock).
-// entity_terms was the earlier, synchronous version of this index.
-DROP INDEX entity_terms IF EXISTS;
 CREATE FULLTEXT INDEX entity_name_terms IF NOT EXISTS FOR (e:Entity) ON EACH [e.terms, e.scope]
   OPTIONS {indexConfig: {`fulltext.analyzer`: 'keyword', `fulltext.eventually_consistent`: true}};
 // Sealed entities have no plaintext terms: they are resolved by blindNames,
@@ -106,8 +88,6 @@ CREATE CONSTRAINT job_run_id IF NOT EXISTS FOR (r:JobRun) REQUIRE r.id IS UNIQUE
 CREATE CONSTRAINT plan_step_id IF NOT EXISTS FOR (s:PlanStep) REQUIRE s.id IS UNIQUE;
 // Consolidation finds facts by their key digest (scope, subject, predicate,
 // object: internal/membrane.FactKey) and competences by skill name.
-// semantic_subject_predicate was an earlier, unselective version.
-DROP INDEX semantic_subject_predicate IF EXISTS;
 CREATE INDEX semantic_fact_key IF NOT EXISTS FOR (m:Semantic) ON (m.factKey);
 CREATE INDEX competence_skill_key IF NOT EXISTS FOR (m:Competence) ON (m.skillKey);
 // Change feed (subscriptions): every audit entry is created with the label
