@@ -483,6 +483,14 @@ func (b *Browser) capture(name string) (string, error) {
 	ctx, cancel := context.WithTimeout(b.ctx, Timeout)
 	defer cancel()
 	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	// On a busy machine the capture can land while the tab swaps its
+	// document (a page stopped for going wrong): Chrome answers "Not
+	// attached to an active page". Capture again once the new document
+	// is attached (as run evaluates again in a new context), within the
+	// capture's deadline.
+	for err != nil && strings.Contains(err.Error(), "Not attached to an active page") && ctx.Err() == nil {
+		png, err = chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	}
 	if err != nil {
 		return "", err
 	}
