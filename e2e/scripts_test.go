@@ -75,3 +75,38 @@ func TestRunScriptHelp(t *testing.T) {
 		})
 	}
 }
+
+// TestBenchScript runs scripts/bench.sh briefly, as docs/BENCHMARKS.md
+// runs it: it starts a fresh Neo4j and the server the README's way, runs
+// the cold and warm point reads from the bench process, prints their rows
+// and the load averages, and leaves nothing behind (the data dir is gone
+// and its Neo4j stopped). It measures nothing.
+func TestBenchScript(t *testing.T) {
+	if _, err := exec.LookPath("java"); err != nil && os.Getenv("JAVA_HOME") == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("java not found: scripts/bench.sh needs Java 17+ to start its Neo4j")
+		}
+		t.Skip("skipping: java not found, so scripts/bench.sh cannot start its Neo4j")
+	}
+	tmp := t.TempDir()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
+	defer cancel()
+	c := exec.CommandContext(ctx, filepath.Join(repoRoot, "scripts", "bench.sh"), "-cold", "5", "-ops", "3", "-only", "^point read")
+	c.Dir = repoRoot
+	c.Env = append(os.Environ(), "TMPDIR="+tmp, "NEO4J_URI=bolt://127.0.0.1:1", "NEO4J_HEAP=512m", "NEO4J_PAGECACHE=128m",
+		fmt.Sprintf("BENCH_BOLT_PORT=%d", apptest.FreePort(t)), fmt.Sprintf("BENCH_LISTEN=127.0.0.1:%d", apptest.FreePort(t)))
+	var stdout, stderr bytes.Buffer
+	c.Stdout, c.Stderr = &stdout, &stderr
+	if err := c.Run(); err != nil {
+		t.Fatalf("scripts/bench.sh: %v\nstdout:\n%s\nstderr:\n%s", err, &stdout, &stderr)
+	}
+	out := stdout.String()
+	for _, want := range []string{"load average at start", "point read, cold", "point read", "load average at end", "server", "neo4j"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("scripts/bench.sh printed no %q:\n%s\nstderr:\n%s", want, out, &stderr)
+		}
+	}
+	if left, err := os.ReadDir(tmp); err != nil || len(left) != 0 {
+		t.Errorf("scripts/bench.sh left %v behind (%v)", left, err)
+	}
+}

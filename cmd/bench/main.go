@@ -38,6 +38,7 @@ func main() {
 	key := flag.String("key", os.Getenv("MEMBRANE_BENCH_KEY"), "an admin or writer API key (default $MEMBRANE_BENCH_KEY; none in dev mode)")
 	ops := flag.Int("ops", 500, "timed operations per workload")
 	records := flag.Int("records", 10000, "records the bulk ingest writes (in batches of 1,000) and retrieval searches")
+	cold := flag.Int("cold", 1000, "point reads of the cold workload, run first without a warm-up (0: none)")
 	only := flag.String("only", "", "run only the workloads whose names match this regular expression")
 	rss := flag.String("rss", "", "NAME=PID,… of processes whose resident memory (with their children's) to report")
 	fairness := flag.Bool("fairness", false, "measure a polite client beside hostile ones instead of the workloads")
@@ -49,7 +50,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bench: -rss:", err)
 		os.Exit(2)
 	}
-	cfg := bench.Config{Ops: *ops, Records: *records, Scope: fmt.Sprintf("bench-%d", time.Now().UnixNano())}
+	cfg := bench.Config{Ops: *ops, Records: *records, ColdOps: *cold, Scope: fmt.Sprintf("bench-%d", time.Now().UnixNano())}
 	if *only != "" {
 		re, err := regexp.Compile(*only)
 		if err != nil {

@@ -96,7 +96,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 			m.closeOpened()
 		}
 	}()
-	steps := []func(context.Context) error{m.openConfig, m.openObservers, m.openStore, m.openEmbedder, m.openJobs, m.openHTTP, m.listen}
+	steps := []func(context.Context) error{m.openConfig, m.openObservers, m.openStore, m.openEmbedder, m.warmStore, m.openJobs, m.openHTTP, m.listen}
 	for _, step := range steps {
 		if err := step(ctx); err != nil {
 			return err
@@ -228,6 +228,24 @@ func (m *Main) openStore(ctx context.Context) error {
 	}
 	m.db = db
 	m.reportStartupPasses()
+	return nil
+}
+
+// warmStore runs the store's warm-up (neo4j.warm_up_reads point reads)
+// before the server listens. A failed warm-up is logged, not fatal: it only
+// makes the first requests faster.
+func (m *Main) warmStore(ctx context.Context) error {
+	n := m.cfg.Neo4j.WarmUpReads
+	if n == 0 {
+		return nil
+	}
+	start := time.Now()
+	done, err := m.db.Warm(ctx, n)
+	if err != nil {
+		m.log.Warn("neo4j warm-up cut short", "reads", done, "err", err)
+		return nil
+	}
+	m.log.Info("neo4j warmed", "reads", done, "took", time.Since(start).Round(time.Millisecond).String())
 	return nil
 }
 

@@ -3,10 +3,12 @@ package app_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -31,7 +33,8 @@ func messages(t *testing.T, log *apptest.Log) []string {
 }
 
 // newMain returns a Main for the test Neo4j with the test suite's
-// encryption key, JSON logs, the jobs off and settings added.
+// encryption key, JSON logs, the jobs and the warm-up off and settings
+// added.
 func newMain(t *testing.T, settings map[string]string) (*app.Main, *apptest.Log) {
 	t.Helper()
 	uri := os.Getenv("NEO4J_URI")
@@ -39,7 +42,8 @@ func newMain(t *testing.T, settings map[string]string) (*app.Main, *apptest.Log)
 		t.Fatal("NEO4J_URI is not set: run the suite with scripts/test.sh")
 	}
 	env := map[string]string{"NEO4J_URI": uri, "MEMBRANE_ENCRYPTION_KEY": apptest.SealKey(), "MEMBRANE_LISTEN": "127.0.0.1:0",
-		"MEMBRANE_LOG_FORMAT": "json", "MEMBRANE_JOBS_DECAY": "off", "MEMBRANE_JOBS_PRUNE": "off", "MEMBRANE_JOBS_CONSOLIDATE": "off", "MEMBRANE_JOBS_EMBED": "off"}
+		"MEMBRANE_LOG_FORMAT": "json", "MEMBRANE_JOBS_DECAY": "off", "MEMBRANE_JOBS_PRUNE": "off", "MEMBRANE_JOBS_CONSOLIDATE": "off", "MEMBRANE_JOBS_EMBED": "off",
+		"MEMBRANE_NEO4J_WARM_UP_READS": "0"}
 	for k, v := range settings {
 		env[k] = v
 	}
@@ -170,4 +174,31 @@ func containsPrefix(msgs []string, prefix string) bool {
 		}
 	}
 	return false
+}
+
+// TestMainWarmsTheStore: Open runs neo4j.warm_up_reads point reads before
+// the server listens and says so; none of them fails (each finds no
+// record), and the server then answers as usual.
+func TestMainWarmsTheStore(t *testing.T) {
+	m, log := newMain(t, map[string]string{"MEMBRANE_NEO4J_WARM_UP_READS": "40"})
+	if err := m.Open(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Close() })
+	var warmed []string
+	for _, line := range log.Lines() {
+		var entry struct {
+			Msg   string
+			Reads int
+		}
+		if err := json.Unmarshal([]byte(line), &entry); err != nil {
+			t.Fatalf("log line %q: %v", line, err)
+		}
+		if strings.HasPrefix(entry.Msg, "neo4j warm") {
+			warmed = append(warmed, fmt.Sprintf("%s reads=%d", entry.Msg, entry.Reads))
+		}
+	}
+	if want := []string{"neo4j warmed reads=40"}; !slices.Equal(warmed, want) {
+		t.Fatalf("warm-up logged %q, want %q", warmed, want)
+	}
 }

@@ -224,7 +224,7 @@ func (s *Server) tls() bool {
 // developer's settings that would change the server under test cleared,
 // the maintenance jobs off (they would sweep every scope of the shared
 // database while other tests run; a test turns them on restricted to its
-// scope), vector search off (the model inside Neo4j would embed every
+// scope), the warm-up off (seconds at each of hundreds of starts), vector search off (the model inside Neo4j would embed every
 // record the load and soak tests write, minutes of CPU; a test of it sets
 // MEMBRANE_EMBEDDING_PROVIDER in Env), then the options.
 func (s *Server) environment() []string {
@@ -238,7 +238,7 @@ func (s *Server) environment() []string {
 	}
 	env := append(os.Environ(),
 		"MEMBRANE_API_KEYS=", "MEMBRANE_API_KEYS_FILE=", "MEMBRANE_CONFIG=", "MEMBRANE_EMBEDDING_ENDPOINT=", "MEMBRANE_EMBEDDING_PROVIDER=off",
-		"MEMBRANE_JOBS_DECAY=off", "MEMBRANE_JOBS_PRUNE=off", "MEMBRANE_JOBS_CONSOLIDATE=off", "MEMBRANE_JOBS_EMBED=off",
+		"MEMBRANE_NEO4J_WARM_UP_READS=0", "MEMBRANE_JOBS_DECAY=off", "MEMBRANE_JOBS_PRUNE=off", "MEMBRANE_JOBS_CONSOLIDATE=off", "MEMBRANE_JOBS_EMBED=off",
 		fmt.Sprintf("MEMBRANE_LISTEN=127.0.0.1:%d", o.Port), "NEO4J_URI="+uri, "MEMBRANE_ENCRYPTION_KEY="+o.EncryptionKey)
 	if o.APIKey != "" {
 		env = append(env, "MEMBRANE_API_KEYS="+apiKeys(t, o))

@@ -19,7 +19,7 @@ import (
 func TestRunEveryWorkload(t *testing.T) {
 	srv := apptest.Start(t, apptest.Options{EncryptionKey: apptest.SealKey()})
 	c := bench.NewClient(srv.URL+"/graphql", "", 8)
-	cfg := bench.Config{Ops: 16, Records: 2000, Scope: neo4jtest.Scope(t)}
+	cfg := bench.Config{Ops: 16, Records: 2000, ColdOps: 5, Scope: neo4jtest.Scope(t)}
 	sums, err := bench.Run(t.Context(), c, cfg, func(s bench.Summary) {
 		t.Logf("%s (c=%d): %d ok, %d errors, p50 %v", s.Name, s.Clients, s.Ops, s.Errors, s.P50)
 	})
@@ -31,8 +31,11 @@ func TestRunEveryWorkload(t *testing.T) {
 	}
 	for _, s := range sums {
 		want := cfg.Ops
-		if s.Items > 1 {
+		switch {
+		case s.Items > 1:
 			want = cfg.Records / s.Items
+		case s.Name == "point read, cold":
+			want = cfg.ColdOps
 		}
 		name := fmt.Sprintf("%s (c=%d)", s.Name, s.Clients)
 		if s.Errors != 0 || s.Ops != want {

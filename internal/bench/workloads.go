@@ -24,6 +24,11 @@ type Config struct {
 	// Scope is the scope every record is written to (a fresh one per run,
 	// so that captures create their entities, as on a fresh store).
 	Scope string
+	// ColdOps is the number of point reads of the cold workload, which runs
+	// first and without a warm-up: against a server just started on a
+	// fresh Neo4j they are its first requests (plans not cached, the JIT
+	// cold), which is what a user's first minute sees. 0 leaves it out.
+	ColdOps int
 }
 
 // Workload is one measured operation, run by Clients clients at once.
@@ -37,6 +42,8 @@ type Workload struct {
 	// Searches is true for the workloads that search the corpus the bulk
 	// ingest writes.
 	Searches bool
+	// Cold workloads run Config.ColdOps operations with no warm-up.
+	Cold bool
 	// Prepare runs untimed before the workload and returns its operation
 	// for the i-th of n operations (i counts across clients; the first
 	// ones are Run's untimed warm-up).
@@ -56,15 +63,18 @@ func Run(ctx context.Context, c *Client, cfg Config, progress func(Summary)) ([]
 		corpus = corpus || (w.Searches && cfg.Only.MatchString(w.Name))
 	}
 	for _, w := range ws {
-		if cfg.Only != nil && !cfg.Only.MatchString(w.Name) && !(w.Items > 0 && corpus) {
+		if cfg.Only != nil && !cfg.Only.MatchString(w.Name) && !(w.Items > 0 && corpus) || w.Cold && cfg.ColdOps < 1 {
 			continue
 		}
 		// A warm-up of untimed operations first (plans cached,
 		// connections open, the JIT warm), except for the bulk ingest,
 		// whose every operation writes part of the corpus.
 		n, warm := cfg.Ops, min(max(cfg.Ops/10, 1), 20)
-		if w.Items > 0 {
+		switch {
+		case w.Items > 0:
 			n, warm = max(cfg.Records/w.Items, 1), 0
+		case w.Cold:
+			n, warm = cfg.ColdOps, 0
 		}
 		op, err := w.Prepare(ctx, c, cfg, warm+n)
 		if err != nil {
@@ -338,6 +348,7 @@ func Workloads() []Workload {
 		}, nil
 	}
 	return []Workload{
+		{Name: "point read, cold", Clients: 1, Cold: true, Prepare: pointRead},
 		{Name: "point read", Clients: 1, Prepare: pointRead},
 		{Name: "point read", Clients: 8, Prepare: pointRead},
 		{Name: "contest", Clients: 1, Prepare: contest},

@@ -117,6 +117,10 @@ type Neo4j struct {
 	Database    string        `yaml:"database" env:"NEO4J_DATABASE" flag:"neo4j-database" usage:"Neo4j database"`
 	MaxPoolSize int           `yaml:"max_pool_size"`
 	TxTimeout   time.Duration `yaml:"tx_timeout"`
+	// WarmUpReads is how many point reads (of ids that cannot exist) the
+	// server runs before it listens, so that its first requests do not pay
+	// for a cold Neo4j (neo4j.DB.Warm); 0 turns the warm-up off.
+	WarmUpReads int `yaml:"warm_up_reads" env:"MEMBRANE_NEO4J_WARM_UP_READS"`
 }
 
 // CORS lists who may call the API from a browser on another origin.
@@ -292,6 +296,7 @@ func Default() Config {
 			Database:    "neo4j",
 			MaxPoolSize: 100,
 			TxTimeout:   30 * time.Second,
+			WarmUpReads: 3000,
 		},
 		DefaultSensitivity: string(membrane.SensitivityLow),
 		Encryption:         Encryption{From: string(membrane.SensitivityHigh)},

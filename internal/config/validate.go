@@ -51,6 +51,9 @@ func (c Config) Validate() error {
 	if f := c.Feed; f.PollInterval < time.Millisecond || f.PollInterval > time.Minute {
 		add(fieldErr("feed.poll_interval", "must be 1ms to 1m, got %v", f.PollInterval))
 	}
+	if n := c.Neo4j.WarmUpReads; n < 0 || n > 100000 {
+		add(fieldErr("neo4j.warm_up_reads", "must be 0 to 100000, got %d", n))
+	}
 	if b := c.Feed.Batch; b < 1 || b > 10000 {
 		add(fieldErr("feed.batch", "must be 1 to 10000, got %d", b))
 	}
