@@ -24,8 +24,8 @@ func (c Config) jobsConfig() jobs.Config {
 		},
 		AtStart: []membrane.JobName{membrane.JobEmbed},
 		Timeout: j.Timeout, LeaseTTL: j.LeaseTTL, HistoryRetention: j.HistoryRetention,
-		IdempotencyRetention: j.IdempotencyRetention,
-		Consolidation:        membrane.DefaultConsolidationOptions(),
+		IdempotencyRetention: j.IdempotencyRetention, RunRetention: j.RunRetention,
+		Consolidation: membrane.DefaultConsolidationOptions(),
 	}
 	cfg.Consolidation.EpisodeWindow = j.EpisodeWindow
 	if len(j.Scopes) > 0 {
@@ -54,6 +54,9 @@ func (c Config) jobsErrors() []error {
 	}
 	if j.IdempotencyRetention < 0 {
 		errs = append(errs, fieldErr("jobs.idempotency_retention", "must be >= 0"))
+	}
+	if j.RunRetention < 0 {
+		errs = append(errs, fieldErr("jobs.run_retention", "must be >= 0"))
 	}
 	if err := cfg.Consolidation.Validate(); err != nil {
 		errs = append(errs, &FieldError{Field: "jobs.episode_window", Err: err})

@@ -281,6 +281,9 @@ type Jobs struct {
 	// IdempotencyRetention is how long prune keeps idempotency keys, and so
 	// how long a retried request replays its first answer; 0 keeps them.
 	IdempotencyRetention time.Duration `yaml:"idempotency_retention" env:"MEMBRANE_JOBS_IDEMPOTENCY_RETENTION"`
+	// RunRetention is how long prune keeps the record of a finished job
+	// run (jobRuns); 0 keeps them.
+	RunRetention time.Duration `yaml:"run_retention" env:"MEMBRANE_JOBS_RUN_RETENTION"`
 	// EpisodeWindow is the age window of episodic compression.
 	EpisodeWindow time.Duration `yaml:"episode_window"`
 }
@@ -316,6 +319,7 @@ func Default() Config {
 			// A week: far longer than any client retries, short enough
 			// that the keys of busy writers do not pile up.
 			IdempotencyRetention: 7 * 24 * time.Hour,
+			RunRetention:         30 * 24 * time.Hour,
 		},
 
 		SelectionConfidenceThreshold: membrane.DefaultSelectionThreshold,

@@ -69,8 +69,8 @@ type Config struct {
 	Scopes []string
 	// HistoryRetention: see membrane.PruneOptions.
 	HistoryRetention time.Duration
-	// IdempotencyRetention: see membrane.PruneOptions.
-	IdempotencyRetention time.Duration
+	// IdempotencyRetention and RunRetention: see membrane.PruneOptions.
+	IdempotencyRetention, RunRetention time.Duration
 	// Consolidation tunes the consolidation job.
 	Consolidation membrane.ConsolidationOptions
 	// AtStart lists scheduled jobs that also run once when the runner
@@ -552,7 +552,7 @@ func (r *Runner) execute(ctx context.Context, job membrane.JobName, o membrane.S
 		res, err = r.store.DecaySweep(ctx, o)
 	case membrane.JobPrune:
 		res, err = r.store.Prune(ctx, membrane.PruneOptions{SweepOptions: o, HistoryRetention: r.cfg.HistoryRetention,
-			IdempotencyRetention: r.cfg.IdempotencyRetention})
+			IdempotencyRetention: r.cfg.IdempotencyRetention, RunRetention: r.cfg.RunRetention})
 	case membrane.JobConsolidate:
 		var c *membrane.ConsolidationResult
 		c, err = r.consolidate(ctx, o)

@@ -24,6 +24,10 @@ type PruneOptions struct {
 	// the same request replays its first answer; 0 keeps them forever.
 	// Keys have no scope: a pass restricted to scopes leaves them alone.
 	IdempotencyRetention time.Duration
+	// RunRetention is how long the records of finished job runs are kept;
+	// 0 keeps them forever. Like keys, runs are left alone by a pass
+	// restricted to scopes.
+	RunRetention time.Duration
 }
 
 // InHistory reports whether a record is part of revision history: it is

@@ -84,7 +84,27 @@ func (db *DB) Prune(ctx context.Context, o membrane.PruneOptions) (membrane.Swee
 			return membrane.SweepResult{}, fmt.Errorf("prune: %w", err)
 		}
 	}
+	if o.RunRetention > 0 && o.Scopes == nil {
+		if _, err := db.ExpireJobRuns(ctx, o.Now.Add(-o.RunRetention)); err != nil {
+			return membrane.SweepResult{}, fmt.Errorf("prune: %w", err)
+		}
+	}
 	return sweepResult(rows), nil
+}
+
+// ExpireJobRuns deletes the records of the job runs that finished before
+// cutoff, in batches, and returns how many.
+func (db *DB) ExpireJobRuns(ctx context.Context, cutoff time.Time) (int64, error) {
+	rows, err := autocommit(ctx, db, cypher.Must("job_runs_expire"),
+		map[string]any{"cutoff": cutoff.UTC(), "batch": int64(PruneBatch)})
+	if err != nil {
+		return 0, fmt.Errorf("expire job runs: %w", err)
+	}
+	var n int64
+	if len(rows) > 0 {
+		n, _ = rows[0].Values[0].(int64)
+	}
+	return n, nil
 }
 
 // ExpireIdempotencyKeys deletes the idempotency keys stored before cutoff,

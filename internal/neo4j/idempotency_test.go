@@ -1,6 +1,8 @@
 package neo4j_test
 
 import (
+	"maps"
+	"slices"
 	"testing"
 	"time"
 
@@ -63,5 +65,43 @@ func TestIdempotencyKeysExpire(t *testing.T) {
 	// The old key is gone: the same key now writes anew.
 	if id := create(base.Add(3*time.Hour), oldIdem, "old"); id == oldID {
 		t.Fatalf("the expired key replayed %s, want a new record", id)
+	}
+}
+
+// TestExpireJobRuns: prune's expiry forgets the runs that finished before
+// the cutoff and keeps those that finished after it and those still under
+// way, whenever they started.
+func TestExpireJobRuns(t *testing.T) {
+	db := neo4jtest.DB(t)
+	ctx := t.Context()
+	base := time.Date(2001, 2, 3, 4, 5, 6, 0, time.UTC) // before any run another test records
+	at := func(d time.Duration) *time.Time { x := base.Add(d); return &x }
+	runs := map[string]*membrane.JobRun{
+		"finished before": {FinishedAt: at(-time.Minute), Outcome: "succeeded"},
+		"finished after":  {FinishedAt: at(time.Minute), Outcome: "failed"},
+		"under way":       {},
+	}
+	ids := map[string]string{}
+	for name, r := range runs {
+		r.ID, r.Job, r.Trigger, r.Holder, r.StartedAt = membrane.NewID(), "decay", "manual", "test", base.Add(-time.Hour)
+		ids[r.ID] = name
+		if err := db.CreateJobRun(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		raw(t, `MATCH (r:JobRun) WHERE r.id IN $ids DETACH DELETE r`, map[string]any{"ids": slices.Collect(maps.Keys(ids))})
+	})
+	n, err := db.ExpireJobRuns(ctx, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	for _, r := range raw(t, `MATCH (r:JobRun) WHERE r.id IN $ids RETURN r.id`, map[string]any{"ids": slices.Collect(maps.Keys(ids))}) {
+		left = append(left, ids[r.Values[0].(string)])
+	}
+	slices.Sort(left)
+	if want := []string{"finished after", "under way"}; n != 1 || !slices.Equal(left, want) {
+		t.Fatalf("expired %d, kept %q; want 1 expired and %q kept", n, left, want)
 	}
 }
