@@ -15,7 +15,9 @@ import (
 // TestHybridByDefault: the binary with no embedding settings, as the
 // README runs it, searches by vectors with the model inside Neo4j: a
 // question that shares no word with the record it asks about finds it, and
-// the result says the vector took part. Outside CI it is skipped when the
+// the result says the vector took part. New records are embedded in the
+// background: a graceful stop writes the vectors still queued, so after a
+// restart the records have them. Outside CI it is skipped when the
 // test Neo4j has no model (one started before scripts/neo4j.sh installed
 // it); in CI the test Neo4j always has it.
 func TestHybridByDefault(t *testing.T) {
@@ -42,6 +44,11 @@ func TestHybridByDefault(t *testing.T) {
 		srv.do(t, `mutation($s: String, $c: JSON!) { captureMemory(input: {source: "e2e", content: $c, scope: $s}) { primary { id } } }`,
 			map[string]any{"s": sc, "c": in}, nil)
 	}
+	srv.Stop(t)
+	if log := srv.Log.String(); !strings.Contains(log, "shutdown: services stopped") {
+		t.Fatalf("the server did not say its services stopped:\n%s", tail(log, 20))
+	}
+	srv.Restart()
 	var r struct {
 		Retrieve struct {
 			VectorUsed bool

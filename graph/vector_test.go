@@ -167,3 +167,58 @@ func TestVectorSearch(t *testing.T) {
 	// Captures still work, without vectors.
 	c.capture(map[string]any{"source": "s", "scope": scope, "summary": "while the model is down"})
 }
+
+// TestVectorsInBackground: with embedding in the background, a capture and
+// an ingested event are written without waiting for the model; once the
+// services close (the queue drained) both have their vectors, and the
+// capture is found by its vector alone; a record above the embedding
+// ceiling still has none, and a write after the close is written, with
+// no vector.
+func TestVectorsInBackground(t *testing.T) {
+	scope := neo4jtest.Scope(t)
+	emb, err := embedding.New(embedding.Config{Endpoint: fakeEmbeddingServer(t, new(atomic.Bool)), Model: "fake-1", Dimensions: fakeDims})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wiring *gqltest.Wiring
+	c := newClientWith(t, func(w *gqltest.Wiring) {
+		w.Options.Embedder, w.Options.EmbedInBackground = emb, true
+		wiring = w
+	})
+	if err := c.DB.EnsureVectorIndex(t.Context(), fakeDims); err != nil {
+		t.Fatal(err)
+	}
+	w := word()
+	broke := c.capture(map[string]any{"source": "s", "scope": scope, "summary": "the automobile broke down " + w})
+	var ev struct{ IngestEvent struct{ ID string } }
+	c.Do(`mutation($s: String!, $sum: String!) { ingestEvent(input: {source: "s", eventKind: "note", ref: "r", summary: $sum, scope: $s}) { id } }`,
+		map[string]any{"s": scope, "sum": "we ship on friday " + w}, &ev)
+	secret := c.capture(map[string]any{"source": "s", "scope": scope, "sensitivity": "HIGH", "summary": "automobile secret " + w})
+	if err := wiring.Services.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	late := c.capture(map[string]any{"source": "s", "scope": scope, "summary": "written after the close " + w})
+	awaitSearch(t, c)
+	got := c.retrieve(map[string]any{"query": "vehicle", "scopes": []any{scope}})
+	if !got.Retrieve.VectorUsed || len(got.Retrieve.Hits) == 0 || got.Retrieve.Hits[0].Record.ID != broke.CaptureMemory.Primary.ID {
+		t.Fatalf("vehicle: %+v, want the automobile found by its vector", got.Retrieve)
+	}
+	found := map[string]hitOut{}
+	for _, x := range c.retrieve(map[string]any{"query": "automobile friday written " + w, "scopes": []any{scope}}).Retrieve.Hits {
+		found[x.Record.ID] = x
+	}
+	for _, tc := range []struct {
+		name   string
+		id     string
+		vector bool
+	}{
+		{"capture", broke.CaptureMemory.Primary.ID, true},
+		{"ingested event", ev.IngestEvent.ID, true},
+		{"above the embedding ceiling", secret.CaptureMemory.Primary.ID, false},
+		{"written after the close", late.CaptureMemory.Primary.ID, false},
+	} {
+		if x, ok := found[tc.id]; !ok || (x.Parts.Vector != nil) != tc.vector {
+			t.Errorf("%s: found %v, parts %+v; want a vector: %v", tc.name, ok, x.Parts, tc.vector)
+		}
+	}
+}

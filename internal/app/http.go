@@ -54,12 +54,15 @@ func (m *Main) listeningAttrs() []any {
 // the feed, with vector search when an embedding endpoint is configured.
 func (m *Main) newResolver(ctx context.Context) (*graph.Resolver, error) {
 	db := m.db
-	stores := membrane.Stores{Records: db, Revisions: db, Lineages: db, Deletes: db, Metrics: db, Jobs: m.runner, Retrieval: db, Captures: db, Feed: db}
+	stores := membrane.Stores{Records: db, Revisions: db, Lineages: db, Deletes: db, Metrics: db, Jobs: m.runner, Retrieval: db, Captures: db, Feed: db,
+		Embeds: db}
 	opts := membrane.ServiceOptions{Policy: m.policy, SelectionThreshold: m.cfg.SelectionConfidenceThreshold, Log: m.log, Now: time.Now}
 	if m.emb != nil {
 		opts.Embedder, opts.EmbedMaxSensitivity = m.emb, membrane.Sensitivity(m.cfg.Embedding.MaxSensitivity)
+		opts.EmbedInBackground = m.cfg.Embedding.Background
 	}
-	return &graph.Resolver{Services: membrane.NewServices(stores, opts), Feed: m.hub}, nil
+	m.services = membrane.NewServices(stores, opts)
+	return &graph.Resolver{Services: m.services, Feed: m.hub}, nil
 }
 
 // openEmbedder finds the embedding model (embedding.provider) and makes

@@ -51,9 +51,12 @@ type Main struct {
 	db *neo4j.DB
 	// emb is the embedding model (nil: full text only), for the services
 	// and the embed job.
-	emb    membrane.Embedder
-	runner *jobs.Runner
-	hub    *feed.Hub
+	emb membrane.Embedder
+	// services are the application services the transports call; their
+	// background vector writer stops before the driver closes.
+	services *membrane.Services
+	runner   *jobs.Runner
+	hub      *feed.Hub
 
 	srv        *http.Server
 	ln         net.Listener
@@ -339,12 +342,28 @@ func (m *Main) closeOpened() {
 			_ = ln.Close()
 		}
 	}
+	m.closeServices(context.Background())
 	m.closeStore()
 	if m.tp != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = m.tp.Shutdown(ctx)
 	}
+}
+
+// closeServices stops the services' background work (the vectors of new
+// records still queued are written first), within shutdown_timeout.
+func (m *Main) closeServices(ctx context.Context) {
+	if m.services == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, m.cfg.ShutdownTimeout)
+	defer cancel()
+	if err := m.services.Close(ctx); err != nil {
+		m.log.Error("shutdown: new records' vectors not all written (the embed job will)", "err", err)
+		return
+	}
+	m.log.Info("shutdown: services stopped")
 }
 
 // closeStore closes the Neo4j driver, once: at the end of shutdown, or on

@@ -35,6 +35,7 @@ func (m *Main) shutdown() error {
 	if m.endFeed != nil {
 		m.endFeed()
 	}
+	m.closeServices(context.Background())
 	m.closeStore()
 	m.closeTracing(flushCtx)
 	if failed != nil {

@@ -241,6 +241,11 @@ type Embedding struct {
 	// MaxSensitivity is the most sensitive level whose records are sent to
 	// the embedding service and stored with a vector.
 	MaxSensitivity string `yaml:"max_sensitivity" env:"MEMBRANE_EMBEDDING_MAX_SENSITIVITY"`
+	// Background embeds new records after their writes, in batches, so
+	// that writes wait neither for the model nor for the vector index;
+	// false embeds them before each write and stores the vectors in its
+	// transaction.
+	Background bool `yaml:"background" env:"MEMBRANE_EMBEDDING_BACKGROUND"`
 }
 
 // APIKey is one configured key: the SHA-256 of the secret (hex), never the
@@ -325,7 +330,7 @@ func Default() Config {
 		SelectionConfidenceThreshold: membrane.DefaultSelectionThreshold,
 		Feed:                         Feed{PollInterval: feed.DefaultConfig.Interval, Batch: feed.DefaultConfig.Batch},
 		Embedding: Embedding{Provider: EmbedAuto, Dimensions: 1536, Timeout: embedding.DefaultTimeout,
-			MaxSensitivity: string(membrane.SensitivityMedium)},
+			MaxSensitivity: string(membrane.SensitivityMedium), Background: true},
 
 		Mode:             ModeDev,
 		RequestTimeout:   membranehttp.DefaultRequestTimeout,

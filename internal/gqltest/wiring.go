@@ -26,6 +26,9 @@ type Wiring struct {
 	Stores  membrane.Stores
 	Options membrane.ServiceOptions
 	Feed    *feed.Hub
+	// Services are the services Resolver built last (a test that embeds in
+	// the background closes them to have the vectors written).
+	Services *membrane.Services
 }
 
 // NewWiring wires the services every test server has over db: records,
@@ -33,11 +36,12 @@ type Wiring struct {
 // optional).
 func NewWiring(db *neo4j.DB, log *slog.Logger) *Wiring {
 	return &Wiring{DB: db,
-		Stores:  membrane.Stores{Records: db, Revisions: db, Lineages: db, Retrieval: db, Captures: db},
+		Stores:  membrane.Stores{Records: db, Revisions: db, Lineages: db, Retrieval: db, Captures: db, Embeds: db},
 		Options: membrane.ServiceOptions{Policy: membrane.DefaultPolicy(), Now: time.Now, Log: log}}
 }
 
 // Resolver builds the resolver.
 func (w *Wiring) Resolver() *graph.Resolver {
-	return &graph.Resolver{Services: membrane.NewServices(w.Stores, w.Options), Feed: w.Feed}
+	w.Services = membrane.NewServices(w.Stores, w.Options)
+	return &graph.Resolver{Services: w.Services, Feed: w.Feed}
 }

@@ -85,35 +85,42 @@ func EmbedMissing(ctx context.Context, store EmbedStore, e Embedder, max Sensiti
 		}
 		res.Scanned += int64(len(page))
 		q.After = page[len(page)-1].ID
-		var todo []*Record
-		var texts []string
-		for _, r := range page {
-			if Embeddable(r, max) {
-				todo = append(todo, r)
-				texts = append(texts, EmbedText(r))
-			}
-		}
-		if len(todo) == 0 {
-			continue
-		}
-		vecs, err := e.Embed(ctx, texts)
-		if err != nil {
-			return res, fmt.Errorf("embedding %d records: %w", len(texts), err)
-		}
-		if len(vecs) != len(texts) {
-			return res, fmt.Errorf("the embedding model returned %d vectors for %d texts", len(vecs), len(texts))
-		}
-		out := make([]RecordVector, 0, len(todo))
-		for i, r := range todo {
-			if len(vecs[i]) != e.Dimensions() {
-				return res, fmt.Errorf("the embedding model returned a vector of %d numbers, not %d", len(vecs[i]), e.Dimensions())
-			}
-			out = append(out, RecordVector{ID: r.ID, Version: r.Version, Vector: vecs[i]})
-		}
-		n, err := store.SetEmbeddings(ctx, e.Model(), max, out)
+		n, err := embedRecords(ctx, store, e, max, page)
 		res.Changed += n
 		if err != nil {
 			return res, err
 		}
 	}
+}
+
+// embedRecords embeds the records of recs that may be embedded, in one
+// call to e, and stores their vectors for the versions they have in recs
+// (a record revised since keeps what it has): how many records got one.
+func embedRecords(ctx context.Context, store EmbedStore, e Embedder, max Sensitivity, recs []*Record) (int64, error) {
+	var todo []*Record
+	var texts []string
+	for _, r := range recs {
+		if Embeddable(r, max) {
+			todo = append(todo, r)
+			texts = append(texts, EmbedText(r))
+		}
+	}
+	if len(todo) == 0 {
+		return 0, nil
+	}
+	vecs, err := e.Embed(ctx, texts)
+	if err != nil {
+		return 0, fmt.Errorf("embedding %d records: %w", len(texts), err)
+	}
+	if len(vecs) != len(texts) {
+		return 0, fmt.Errorf("the embedding model returned %d vectors for %d texts", len(vecs), len(texts))
+	}
+	out := make([]RecordVector, 0, len(todo))
+	for i, r := range todo {
+		if len(vecs[i]) != e.Dimensions() {
+			return 0, fmt.Errorf("the embedding model returned a vector of %d numbers, not %d", len(vecs[i]), e.Dimensions())
+		}
+		out = append(out, RecordVector{ID: r.ID, Version: r.Version, Vector: vecs[i]})
+	}
+	return store.SetEmbeddings(ctx, e.Model(), max, out)
 }

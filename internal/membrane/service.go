@@ -1,6 +1,7 @@
 package membrane
 
 import (
+	"context"
 	"log/slog"
 	"time"
 )
@@ -29,6 +30,9 @@ type Stores struct {
 	Jobs JobRunner
 	// Feed reads the change feed's head; nil when live updates are off.
 	Feed FeedStore
+	// Embeds stores the vectors of new records embedded in the
+	// background (ServiceOptions.EmbedInBackground).
+	Embeds EmbedStore
 }
 
 // ServiceOptions configure the services.
@@ -39,6 +43,11 @@ type ServiceOptions struct {
 	// EmbedMaxSensitivity is the most sensitive level whose records are
 	// embedded ("": medium).
 	EmbedMaxSensitivity Sensitivity
+	// EmbedInBackground embeds new records after their writes commit, in
+	// batches, on a goroutine of the services' own (Stores.Embeds stores
+	// the vectors; Services.Close stops it); false embeds them before the
+	// write and stores each vector in its record's transaction.
+	EmbedInBackground bool
 	// SelectionThreshold is the selection confidence below which a
 	// selection needs more (0: DefaultSelectionThreshold).
 	SelectionThreshold float64
@@ -58,6 +67,8 @@ type Services struct {
 	Delete   *DeleteService
 	Jobs     *JobService
 	Read     *ReadService
+	// vectors embeds new records in the background; nil when it does not.
+	vectors *vectorWriter
 }
 
 // NewServices returns the services over stores.
@@ -75,8 +86,12 @@ func NewServices(s Stores, o ServiceOptions) *Services {
 		o.SelectionThreshold = DefaultSelectionThreshold
 	}
 	e := embedding{embedder: o.Embedder, max: o.EmbedMaxSensitivity, log: o.Log}
+	if o.EmbedInBackground && o.Embedder != nil && s.Embeds != nil {
+		e.background = newVectorWriter(s.Embeds, o.Embedder, o.EmbedMaxSensitivity, o.Log)
+	}
 	rev := &RevisionService{store: s.Revisions, policy: o.Policy, now: o.Now}
 	return &Services{
+		vectors:  e.background,
 		Ingest:   &IngestService{store: s.Records, policy: o.Policy, embed: e, now: o.Now},
 		Capture:  &CaptureService{store: s.Captures, policy: o.Policy, embed: e, now: o.Now},
 		Revise:   rev,
@@ -87,6 +102,16 @@ func NewServices(s Stores, o ServiceOptions) *Services {
 		Read: &ReadService{records: s.Records, lineages: s.Lineages, retrieval: s.Retrieval, metrics: s.Metrics, feed: s.Feed,
 			embed: e, threshold: o.SelectionThreshold, now: o.Now},
 	}
+}
+
+// Close stops the services' background work: the records queued for
+// their vectors are embedded and stored first, until ctx ends. Call it
+// once no request is in flight, before the stores close.
+func (s *Services) Close(ctx context.Context) error {
+	if s.vectors == nil {
+		return nil
+	}
+	return s.vectors.Close(ctx)
 }
 
 // RequestIdempotency returns the idempotency of a write by t's principal:

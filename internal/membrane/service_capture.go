@@ -36,5 +36,10 @@ func (s *CaptureService) Capture(ctx context.Context, in CaptureInput, key *stri
 		return nil, err
 	}
 	s.embed.capture(ctx, c)
-	return s.store.Capture(ctx, idem, c, t.Principal.Actor)
+	res, err := s.store.Capture(ctx, idem, c, t.Principal.Actor)
+	if err == nil && !res.Replayed {
+		s.embed.written(res.Primary)
+		s.embed.written(res.Created...)
+	}
+	return res, err
 }

@@ -21,6 +21,16 @@ type embedding struct {
 	// max is the most sensitive level whose records are embedded.
 	max Sensitivity
 	log *slog.Logger
+	// background, when set, embeds new records after their write instead
+	// (written); capture and ingested then do nothing.
+	background *vectorWriter
+}
+
+// written hands the records a write created to the background writer.
+func (e embedding) written(recs ...*Record) {
+	if e.background != nil {
+		e.background.add(recs...)
+	}
 }
 
 // texts embeds texts in batches; nil when embedding failed.
@@ -39,7 +49,7 @@ func (e embedding) texts(ctx context.Context, texts []string) [][]float64 {
 
 // capture gives a capture the vectors of its records.
 func (e embedding) capture(ctx context.Context, c *Capture) {
-	if e.embedder == nil || !Embeddable(c.Primary, e.max) {
+	if e.embedder == nil || e.background != nil || !Embeddable(c.Primary, e.max) {
 		return
 	}
 	texts := c.EmbedTexts()
@@ -65,7 +75,7 @@ func (e embedding) capture(ctx context.Context, c *Capture) {
 
 // ingested gives new records their vectors before they are written.
 func (e embedding) ingested(ctx context.Context, batch []*Ingested) {
-	if e.embedder == nil {
+	if e.embedder == nil || e.background != nil {
 		return
 	}
 	var todo []*Ingested

@@ -61,6 +61,7 @@ func (s *IngestService) ingest(ctx context.Context, op string, input any, key *s
 	if err != nil {
 		return nil, err
 	}
+	s.embed.written(recs...)
 	return recs[0], nil
 }
 
@@ -139,5 +140,9 @@ func (s *IngestService) createRecords(ctx context.Context, inputs []*RecordInput
 		batch[i] = &Ingested{Record: rec, Audit: audit}
 	}
 	s.embed.ingested(ctx, batch)
-	return s.store.CreateRecords(ctx, idem, batch)
+	recs, err := s.store.CreateRecords(ctx, idem, batch)
+	if err == nil {
+		s.embed.written(recs...)
+	}
+	return recs, err
 }
