@@ -21,10 +21,11 @@
 //     $contextAfter for a record after the seed and $contextBefore for one
 //     before it; summed over the seeds and divided by $contextNorm:
 //     internal/membrane.ContextScore),
-//   - entity: the records that MENTION or are ABOUT them (when the seed is
-//     an entity; at most $fanout records per entity), and the entities
-//     they MENTION or are ABOUT (the person a matching fact is about; at
-//     most $fanout per seed),
+//   - entity: $entityFanIn·t to the records that MENTION or are ABOUT them
+//     (when the seed is an entity, often a hub of its topic; at most
+//     $fanout records per entity), and t to the entities they MENTION or
+//     are ABOUT (the person a matching fact is about; at most $fanout per
+//     seed),
 //   - derived: the records DERIVED_FROM them and those they derive from
 //     (at most $fanout per seed).
 // Each record keeps the best of each signal. The records reached join the
@@ -96,7 +97,7 @@ CALL (seeds, seedBest) {
     WITH n, t
     ORDER BY n.createdAt DESC, n.id
     LIMIT $fanout
-    RETURN n, 0.0 AS ctx, t AS ent, 0.0 AS der
+    RETURN n, 0.0 AS ctx, $entityFanIn * t AS ent, 0.0 AS der
     UNION ALL
     MATCH (x)-[:MENTIONS|ABOUT]->(n:Entity)
     WHERE n.sensitivityLevel <= $ceiling AND ($allScopes OR n.scope = '' OR n.scope IN $trustScopes)

@@ -2,7 +2,9 @@ package eval_test
 
 import (
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -82,7 +84,7 @@ func TestRetrievalQuality(t *testing.T) {
 			}
 			var sumR1, sumR5, sumR10, sumRR, sumNDCG float64
 			var report strings.Builder
-			fmt.Fprintf(&report, "\n%s\n%-48s %6s %6s %6s %6s %7s  top 3\n", cfg.name, "query", "R@1", "R@5", "R@10", "RR", "nDCG10")
+			fmt.Fprintf(&report, "\n%s\n%-48s %6s %6s %6s %6s %7s  top 3; relevant records below 5 (their rank)\n", cfg.name, "query", "R@1", "R@5", "R@10", "RR", "nDCG10")
 			limit := int64(10)
 			for _, q := range f.Queries {
 				rq, err := membrane.NewRetrieveQuery(&q.Q, nil, []string{scope}, nil, &limit, nil, nil)
@@ -106,7 +108,7 @@ func TestRetrievalQuality(t *testing.T) {
 				r1, r5, r10 := eval.RecallAt(ranked, q.Relevant, 1), eval.RecallAt(ranked, q.Relevant, 5), eval.RecallAt(ranked, q.Relevant, 10)
 				rr, nd := eval.ReciprocalRank(ranked, q.Relevant), eval.NDCGAt(ranked, q.Relevant, 10)
 				sumR1, sumR5, sumR10, sumRR, sumNDCG = sumR1+r1, sumR5+r5, sumR10+r10, sumRR+rr, sumNDCG+nd
-				fmt.Fprintf(&report, "%-48s %6.2f %6.2f %6.2f %6.2f %7.3f  %s\n", q.Q, r1, r5, r10, rr, nd, strings.Join(ranked[:min(3, len(ranked))], ", "))
+				fmt.Fprintf(&report, "%-48s %6.2f %6.2f %6.2f %6.2f %7.3f  %s%s\n", q.Q, r1, r5, r10, rr, nd, strings.Join(ranked[:min(3, len(ranked))], ", "), missedAt5(ranked, q.Relevant))
 			}
 			n := float64(len(f.Queries))
 			r1, r5, r10, mrr, ndcg := sumR1/n, sumR5/n, sumR10/n, sumRR/n, sumNDCG/n
@@ -121,4 +123,23 @@ func TestRetrievalQuality(t *testing.T) {
 			}
 		})
 	}
+}
+
+// missedAt5 names the relevant records ranked below 5, each with its rank
+// (or "-" when not returned), so that a report says which records a query
+// misses, not only by how much.
+func missedAt5(ranked []string, rel eval.Relevance) string {
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(rel)) {
+		switch i := slices.Index(ranked, k); {
+		case i < 0:
+			out = append(out, k+" -")
+		case i >= 5:
+			out = append(out, fmt.Sprintf("%s %d", k, i+1))
+		}
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return "; below 5: " + strings.Join(out, ", ")
 }

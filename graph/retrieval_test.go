@@ -144,12 +144,14 @@ func TestRetrieveRanking(t *testing.T) {
 	rc := c.as(rd.Actor)
 
 	got := rc.retrieve(map[string]any{"query": both})
-	want := []string{top.ID, lowConf.ID, old.ID, lowSal.ID, decayed.ID, oneWord.ID}
+	// Recency takes part only in a query asking for the latest: old ties
+	// with top and follows it as the older.
+	want := []string{top.ID, old.ID, lowConf.ID, lowSal.ID, decayed.ID, oneWord.ID}
 	if ids := hitIDs(got.Retrieve.Hits); !slices.Equal(ids, want) {
 		t.Fatalf("order\n got %v\nwant %v", ids, want)
 	}
 	w := got.Retrieve.Weights
-	if w.Relevance != 0.6 || w.Salience != 0.2 || w.Recency != 0.1 || w.Confidence != 0.1 || got.Retrieve.VectorUsed {
+	if w.Relevance != 0.7 || w.Salience != 0.2 || w.Recency != 0 || w.Confidence != 0.1 || got.Retrieve.VectorUsed {
 		t.Errorf("weights %+v vector %v", w, got.Retrieve.VectorUsed)
 	}
 	near := func(x, y, tol float64) bool { return math.Abs(x-y) <= tol }
@@ -159,15 +161,15 @@ func TestRetrieveRanking(t *testing.T) {
 		text, sal, rec_, conf_ float64
 	}{
 		{"top", top, 1, 1, 1, 1},
-		{"low confidence", lowConf, 1, 1, 1, 0.5},
 		{"old", old, 1, 1, math.Exp2(-30.0 / 7), 1},
+		{"low confidence", lowConf, 1, 1, 1, 0.5},
 		{"low salience", lowSal, 1, 0.2, 1, 1},
 		{"decayed", decayed, 1, math.Exp2(-10), 1, 1},
 	}
 	for i, ck := range checks {
 		h := got.Retrieve.Hits[i]
 		p := h.Parts
-		score := 0.6*p.Relevance + 0.2*p.Salience + 0.1*p.Recency + 0.1*p.Confidence
+		score := 0.7*p.Relevance + 0.2*p.Salience + 0.1*p.Confidence
 		if !near(p.Text, ck.text, 1e-9) || !near(p.Relevance, p.Text, 1e-9) || !near(p.Salience, ck.sal, 1e-4) ||
 			!near(p.Recency, ck.rec_, 1e-4) || !near(p.Confidence, ck.conf_, 1e-9) || !near(h.Score, score, 1e-9) || p.Vector != nil {
 			t.Errorf("%s: score %v parts %+v", ck.name, h.Score, p)
@@ -176,6 +178,18 @@ func TestRetrieveRanking(t *testing.T) {
 	if p := got.Retrieve.Hits[5].Parts; !(p.Text > 0 && p.Text < 1) {
 		t.Errorf("one-word match: text %v, want in (0,1)", p.Text)
 	}
+
+	t.Run("recency when the query asks for the latest", func(t *testing.T) {
+		got := rc.retrieve(map[string]any{"query": "the latest " + both})
+		w := got.Retrieve.Weights
+		if w.Relevance != 0.6 || w.Salience != 0.2 || w.Recency != 0.1 || w.Confidence != 0.1 {
+			t.Errorf("weights %+v", w)
+		}
+		ids := hitIDs(got.Retrieve.Hits)
+		if i, j := slices.Index(ids, old.ID), slices.Index(ids, lowSal.ID); i < 0 || j < 0 || i < j {
+			t.Errorf("the 30-day-old match at %d, above the newer low-salience one at %d: %v", i, j, ids)
+		}
+	})
 
 	t.Run("retracted only when asked for", func(t *testing.T) {
 		got := rc.retrieve(map[string]any{"query": both, "includeRetracted": true, "limit": 20})

@@ -117,6 +117,9 @@ func TestRetrieveTimeOrder(t *testing.T) {
 	}{
 		{"what is the latest chapter three deadline", second, true},
 		{"what was the chapter three deadline originally", first, true},
+		// Ordinals: "first" and "last" after a determiner or a subject.
+		{"what was the very first chapter three deadline", first, true},
+		{"when we last set the chapter three deadline", second, true},
 	}
 	for _, tt := range tests {
 		hits := ask(tt.query)

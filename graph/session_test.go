@@ -294,6 +294,15 @@ func TestRetrieveGraphSignals(t *testing.T) {
 			}
 		})
 	}
+	// An entity that matches passes EntityFanIn of its text score to the
+	// records that mention it; a match passes all of its score to the
+	// entity it mentions (each is the best and only seed here, t = 1).
+	if got, _ := retrieveParts(t, c, map[string]any{"query": ent, "scopes": []string{scope}, "limit": 20}); got[ids["mentions"]].Parts.Entity != membrane.EntityFanIn {
+		t.Errorf("a record mentioning the matching entity: entity %v, want %v", got[ids["mentions"]].Parts.Entity, membrane.EntityFanIn)
+	}
+	if got, _ := retrieveParts(t, c, map[string]any{"query": said, "scopes": []string{scope}, "limit": 20}); got[entity.CreateRecord.ID].Parts.Entity != 1 {
+		t.Errorf("the entity a match mentions: entity %v, want 1", got[entity.CreateRecord.ID].Parts.Entity)
+	}
 	// One hop after the match is worth its text score, two hops half of
 	// it, over the most a record can collect (ContextNorm).
 	got, order := retrieveParts(t, c, map[string]any{"query": q, "scopes": []string{scope}, "limit": 20})

@@ -26,10 +26,11 @@
 //     $contextAfter for a record after the seed and $contextBefore for one
 //     before it; summed over the seeds and divided by $contextNorm:
 //     internal/membrane.ContextScore),
-//   - entity: the records that MENTION or are ABOUT them (when the seed is
-//     an entity; at most $fanout records per entity), and the entities
-//     they MENTION or are ABOUT (the person a matching fact is about; at
-//     most $fanout per seed),
+//   - entity: $entityFanIn·t to the records that MENTION or are ABOUT them
+//     (when the seed is an entity, often a hub of its topic; at most
+//     $fanout records per entity), and t to the entities they MENTION or
+//     are ABOUT (the person a matching fact is about; at most $fanout per
+//     seed),
 //   - derived: the records DERIVED_FROM them and those they derive from
 //     (at most $fanout per seed).
 // Each record keeps the best of each signal. The records reached join the
@@ -115,7 +116,7 @@ CALL (seeds, seedBest) {
     WITH n, t
     ORDER BY n.createdAt DESC, n.id
     LIMIT $fanout
-    RETURN n, 0.0 AS ctx, t AS ent, 0.0 AS der
+    RETURN n, 0.0 AS ctx, $entityFanIn * t AS ent, 0.0 AS der
     UNION ALL
     MATCH (x)-[:MENTIONS|ABOUT]->(n:Entity)
     WHERE n.sensitivityLevel <= $ceiling AND ($allScopes OR n.scope = '' OR n.scope IN $trustScopes)
@@ -315,10 +316,11 @@ RETURN raw, best, top, rows;
 //     $contextAfter for a record after the seed and $contextBefore for one
 //     before it; summed over the seeds and divided by $contextNorm:
 //     internal/membrane.ContextScore),
-//   - entity: the records that MENTION or are ABOUT them (when the seed is
-//     an entity; at most $fanout records per entity), and the entities
-//     they MENTION or are ABOUT (the person a matching fact is about; at
-//     most $fanout per seed),
+//   - entity: $entityFanIn·t to the records that MENTION or are ABOUT them
+//     (when the seed is an entity, often a hub of its topic; at most
+//     $fanout records per entity), and t to the entities they MENTION or
+//     are ABOUT (the person a matching fact is about; at most $fanout per
+//     seed),
 //   - derived: the records DERIVED_FROM them and those they derive from
 //     (at most $fanout per seed).
 // Each record keeps the best of each signal. The records reached join the
@@ -404,7 +406,7 @@ CALL (seeds, seedBest) {
     WITH n, t
     ORDER BY n.createdAt DESC, n.id
     LIMIT $fanout
-    RETURN n, 0.0 AS ctx, t AS ent, 0.0 AS der
+    RETURN n, 0.0 AS ctx, $entityFanIn * t AS ent, 0.0 AS der
     UNION ALL
     MATCH (x)-[:MENTIONS|ABOUT]->(n:Entity)
     WHERE n.sensitivityLevel <= $ceiling AND ($allScopes OR n.scope = '' OR n.scope IN $trustScopes)
@@ -545,10 +547,11 @@ RETURN raw, best, top, rows;
 //     $contextAfter for a record after the seed and $contextBefore for one
 //     before it; summed over the seeds and divided by $contextNorm:
 //     internal/membrane.ContextScore),
-//   - entity: the records that MENTION or are ABOUT them (when the seed is
-//     an entity; at most $fanout records per entity), and the entities
-//     they MENTION or are ABOUT (the person a matching fact is about; at
-//     most $fanout per seed),
+//   - entity: $entityFanIn·t to the records that MENTION or are ABOUT them
+//     (when the seed is an entity, often a hub of its topic; at most
+//     $fanout records per entity), and t to the entities they MENTION or
+//     are ABOUT (the person a matching fact is about; at most $fanout per
+//     seed),
 //   - derived: the records DERIVED_FROM them and those they derive from
 //     (at most $fanout per seed).
 // Each record keeps the best of each signal. The records reached join the
@@ -695,7 +698,7 @@ CALL (seeds, seedBest) {
     WITH n, t
     ORDER BY n.createdAt DESC, n.id
     LIMIT $fanout
-    RETURN n, 0.0 AS ctx, t AS ent, 0.0 AS der
+    RETURN n, 0.0 AS ctx, $entityFanIn * t AS ent, 0.0 AS der
     UNION ALL
     MATCH (x)-[:MENTIONS|ABOUT]->(n:Entity)
     WHERE n.sensitivityLevel <= $ceiling AND ($allScopes OR n.scope = '' OR n.scope IN $trustScopes)
@@ -895,10 +898,11 @@ RETURN raw, best, top, rows;
 //     $contextAfter for a record after the seed and $contextBefore for one
 //     before it; summed over the seeds and divided by $contextNorm:
 //     internal/membrane.ContextScore),
-//   - entity: the records that MENTION or are ABOUT them (when the seed is
-//     an entity; at most $fanout records per entity), and the entities
-//     they MENTION or are ABOUT (the person a matching fact is about; at
-//     most $fanout per seed),
+//   - entity: $entityFanIn·t to the records that MENTION or are ABOUT them
+//     (when the seed is an entity, often a hub of its topic; at most
+//     $fanout records per entity), and t to the entities they MENTION or
+//     are ABOUT (the person a matching fact is about; at most $fanout per
+//     seed),
 //   - derived: the records DERIVED_FROM them and those they derive from
 //     (at most $fanout per seed).
 // Each record keeps the best of each signal. The records reached join the
@@ -1045,7 +1049,7 @@ CALL (seeds, seedBest) {
     WITH n, t
     ORDER BY n.createdAt DESC, n.id
     LIMIT $fanout
-    RETURN n, 0.0 AS ctx, t AS ent, 0.0 AS der
+    RETURN n, 0.0 AS ctx, $entityFanIn * t AS ent, 0.0 AS der
     UNION ALL
     MATCH (x)-[:MENTIONS|ABOUT]->(n:Entity)
     WHERE n.sensitivityLevel <= $ceiling AND ($allScopes OR n.scope = '' OR n.scope IN $trustScopes)
@@ -1186,10 +1190,11 @@ RETURN raw, best, top, rows;
 //     $contextAfter for a record after the seed and $contextBefore for one
 //     before it; summed over the seeds and divided by $contextNorm:
 //     internal/membrane.ContextScore),
-//   - entity: the records that MENTION or are ABOUT them (when the seed is
-//     an entity; at most $fanout records per entity), and the entities
-//     they MENTION or are ABOUT (the person a matching fact is about; at
-//     most $fanout per seed),
+//   - entity: $entityFanIn·t to the records that MENTION or are ABOUT them
+//     (when the seed is an entity, often a hub of its topic; at most
+//     $fanout records per entity), and t to the entities they MENTION or
+//     are ABOUT (the person a matching fact is about; at most $fanout per
+//     seed),
 //   - derived: the records DERIVED_FROM them and those they derive from
 //     (at most $fanout per seed).
 // Each record keeps the best of each signal. The records reached join the
@@ -1354,7 +1359,7 @@ CALL (seeds, seedBest) {
     WITH n, t
     ORDER BY n.createdAt DESC, n.id
     LIMIT $fanout
-    RETURN n, 0.0 AS ctx, t AS ent, 0.0 AS der
+    RETURN n, 0.0 AS ctx, $entityFanIn * t AS ent, 0.0 AS der
     UNION ALL
     MATCH (x)-[:MENTIONS|ABOUT]->(n:Entity)
     WHERE n.sensitivityLevel <= $ceiling AND ($allScopes OR n.scope = '' OR n.scope IN $trustScopes)
@@ -1554,10 +1559,11 @@ RETURN raw, best, top, rows;
 //     $contextAfter for a record after the seed and $contextBefore for one
 //     before it; summed over the seeds and divided by $contextNorm:
 //     internal/membrane.ContextScore),
-//   - entity: the records that MENTION or are ABOUT them (when the seed is
-//     an entity; at most $fanout records per entity), and the entities
-//     they MENTION or are ABOUT (the person a matching fact is about; at
-//     most $fanout per seed),
+//   - entity: $entityFanIn·t to the records that MENTION or are ABOUT them
+//     (when the seed is an entity, often a hub of its topic; at most
+//     $fanout records per entity), and t to the entities they MENTION or
+//     are ABOUT (the person a matching fact is about; at most $fanout per
+//     seed),
 //   - derived: the records DERIVED_FROM them and those they derive from
 //     (at most $fanout per seed).
 // Each record keeps the best of each signal. The records reached join the
@@ -1722,7 +1728,7 @@ CALL (seeds, seedBest) {
     WITH n, t
     ORDER BY n.createdAt DESC, n.id
     LIMIT $fanout
-    RETURN n, 0.0 AS ctx, t AS ent, 0.0 AS der
+    RETURN n, 0.0 AS ctx, $entityFanIn * t AS ent, 0.0 AS der
     UNION ALL
     MATCH (x)-[:MENTIONS|ABOUT]->(n:Entity)
     WHERE n.sensitivityLevel <= $ceiling AND ($allScopes OR n.scope = '' OR n.scope IN $trustScopes)

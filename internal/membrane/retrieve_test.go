@@ -135,6 +135,7 @@ func TestRank(t *testing.T) {
 	week := now.Add(-7 * 24 * time.Hour)
 	vec := func(v float64) *float64 { return &v }
 	query := membrane.RetrieveQuery{Terms: []string{"x"}, Limit: 10}
+	latest := membrane.RetrieveQuery{Terms: []string{"x"}, Limit: 10, Order: membrane.OrderLatest}
 	browse := membrane.RetrieveQuery{Limit: 10}
 	type want struct {
 		id                                         string
@@ -148,17 +149,31 @@ func TestRank(t *testing.T) {
 		want  []want
 	}{
 		{
-			name: "text normalised by the best match; query weights",
+			name: "text normalised by the best match; query weights, no recency",
 			q:    query,
 			cands: []membrane.Candidate{
 				{ID: "b", Type: membrane.TypeSemantic, Text: 2, Salience: 1, Confidence: 1, CreatedAt: now},
 				{ID: "a", Type: membrane.TypeSemantic, Text: 4, Salience: 0.5, Confidence: 0.5, CreatedAt: week},
 			},
 			want: []want{
-				// 0.6·1 + 0.2·0.5 + 0.1·0.5 + 0.1·0.5
-				{"a", 0.8, 1, 1, 0.5, 0.5, 0.5, nil},
-				// 0.6·0.5 + 0.2·1 + 0.1·1 + 0.1·1
-				{"b", 0.7, 0.5, 0.5, 1, 1, 1, nil},
+				// 0.7·1 + 0.2·0.5 + 0.1·0.5
+				{"a", 0.85, 1, 1, 0.5, 0.5, 0.5, nil},
+				// 0.7·0.5 + 0.2·1 + 0.1·1
+				{"b", 0.65, 0.5, 0.5, 1, 1, 1, nil},
+			},
+		},
+		{
+			name: "a query asking for the latest: recency counts",
+			q:    latest,
+			cands: []membrane.Candidate{
+				{ID: "b", Type: membrane.TypeSemantic, Text: 3.8, Salience: 1, Confidence: 1, CreatedAt: now},
+				{ID: "a", Type: membrane.TypeSemantic, Text: 4, Salience: 1, Confidence: 1, CreatedAt: week},
+			},
+			want: []want{
+				// 0.6·0.95 + 0.2 + 0.1·1 + 0.1: the newer, a little weaker match first
+				{"b", 0.97, 0.95, 0.95, 1, 1, 1, nil},
+				// 0.6·1 + 0.2 + 0.1·0.5 + 0.1
+				{"a", 0.95, 1, 1, 1, 0.5, 1, nil},
 			},
 		},
 		{
@@ -169,8 +184,8 @@ func TestRank(t *testing.T) {
 				{ID: "lo", Type: membrane.TypeWorking, Text: 1, Salience: -1, Confidence: 0, CreatedAt: week},
 			},
 			want: []want{
-				{"hi", 0.6 + 0.2 + 0.05, 1, 1, 1, 0.5, 0, nil},
-				{"lo", 0.6 + 0.05, 1, 1, 0, 0.5, 0, nil},
+				{"hi", 0.7 + 0.2, 1, 1, 1, 0.5, 0, nil},
+				{"lo", 0.7, 1, 1, 0, 0.5, 0, nil},
 			},
 		},
 		{
@@ -198,10 +213,10 @@ func TestRank(t *testing.T) {
 			want: []want{
 				// The vector weighs 2, the text 1: fused v = 2·0.9/Σw is the
 				// best, so relevance = fused / (1.8/Σw).
-				{"v", 0.6 + 0.4, 1, 0, 1, 1, 1, vec(0.9)},
-				{"t", 0.6*(1/1.8) + 0.4, 1 / 1.8, 1, 1, 1, 1, vec(0)},
+				{"v", 0.7 + 0.3, 1, 0, 1, 1, 1, vec(0.9)},
+				{"t", 0.7*(1/1.8) + 0.3, 1 / 1.8, 1, 1, 1, 1, vec(0)},
 				// no vector: the text part alone
-				{"n", 0.6*(0.5/1.8) + 0.4, 0.5 / 1.8, 0.5, 1, 1, 1, nil},
+				{"n", 0.7*(0.5/1.8) + 0.3, 0.5 / 1.8, 0.5, 1, 1, 1, nil},
 			},
 		},
 		{
@@ -218,14 +233,14 @@ func TestRank(t *testing.T) {
 			want: []want{
 				// Σw = 3.1. over: text 1, context counts 1 (clamped), entity 0:
 				// 1 + 1.5 = 2.5, the best, so relevance = weighted sum / 2.5
-				{"over", 0.6 + 0.05, 1, 1, 0, 0.5, 0, nil},
+				{"over", 0.7, 1, 1, 0, 0.5, 0, nil},
 				// 1.5·0.8 = 1.2: next to the best match, above a text match
 				// as good as it
-				{"next", 0.6*0.48 + 0.05, 0.48, 0, 0, 0.5, 0, nil},
-				{"match", 0.6*0.4 + 0.05, 0.4, 1, 0, 0.5, 0, nil},
+				{"next", 0.7 * 0.48, 0.48, 0, 0, 0.5, 0, nil},
+				{"match", 0.7 * 0.4, 0.4, 1, 0, 0.5, 0, nil},
 				// 0.3·1 + 0.3·0.5
-				{"fact", 0.6*0.18 + 0.05, 0.18, 0, 0, 0.5, 0, nil},
-				{"weak", 0.6*0.1 + 0.05, 0.1, 0.25, 0, 0.5, 0, nil},
+				{"fact", 0.7 * 0.18, 0.18, 0, 0, 0.5, 0, nil},
+				{"weak", 0.7 * 0.1, 0.1, 0.25, 0, 0.5, 0, nil},
 			},
 		},
 		{
@@ -239,12 +254,12 @@ func TestRank(t *testing.T) {
 				{ID: "w0", Type: membrane.TypeWorking, Text: 1, CreatedAt: week.Add(-time.Second)},
 			},
 			want: []want{
-				{"w1", 0.65, 1, 1, 0, 0.5, 0, nil},
-				{"w2", 0.65, 1, 1, 0, 0.5, 0, nil},
-				{"s1", 0.65, 1, 1, 0, 0.5, 0, nil},
-				{"e2", 0.65, 1, 1, 0, 0.5, 0, nil},
-				// a second older: a hair less recent, so a lower score
-				{"w0", 0.6 + 0.1*membrane.Recency(week.Add(-time.Second), now), 1, 1, 0, membrane.Recency(week.Add(-time.Second), now), 0, nil},
+				// equal scores: working first, then the newest, then by id
+				{"w1", 0.7, 1, 1, 0, 0.5, 0, nil},
+				{"w2", 0.7, 1, 1, 0, 0.5, 0, nil},
+				{"w0", 0.7, 1, 1, 0, membrane.Recency(week.Add(-time.Second), now), 0, nil},
+				{"s1", 0.7, 1, 1, 0, 0.5, 0, nil},
+				{"e2", 0.7, 1, 1, 0, 0.5, 0, nil},
 			},
 		},
 	}

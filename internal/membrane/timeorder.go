@@ -31,22 +31,58 @@ func (o TimeOrder) String() string {
 	return ""
 }
 
-// The phrases that ask for an order. "first" and "last" alone are left
-// out: "first" is mostly a count or a name ("the first Kyoto inn" asks for
-// the earliest, but "first class" does not), "last" mostly a named time
-// ("last May", TimeHint); the phrases below were each read in the eval's
-// questions asking for what they say. Bounded, anchored at word
-// boundaries.
+// The phrases that ask for an order, bounded and anchored at word
+// boundaries; each was read in the eval's questions asking for what it
+// says.
 var (
-	reLatest   = regexp.MustCompile(`\b(latest|most recent(?:ly)?|newest|in the end|ended up|finally|eventually|these days|any ?more|currently|at the moment|right now|nowadays|still|last time|at last)\b`)
-	reEarliest = regexp.MustCompile(`\b(originally|initially|at first|at the start|to begin with|in the beginning|very first|first ever|earliest|the first (?:time|one)|first (?:price|offer|quote|plan|idea|choice|ticket|date|version))\b`)
+	reLatest   = regexp.MustCompile(`\b(latest|most recent(?:ly)?|newest|in the end|end(?:ed)? up|finally|eventually|these days|any ?more|currently|at the moment|right now|nowadays|still|last time|at last)\b`)
+	reEarliest = regexp.MustCompile(`\b(originally|initially|at first|at the start|to begin with|in the beginning|first ever|earliest|first (?:price|offer|quote|plan|idea|choice|ticket|date|version))\b`)
+	// reOrdinal reads "first" and "last" as the ordinal of a thing, after
+	// a determiner or a possessive ("the very first deadline", "his first
+	// offer", "Callum's first weekends", "the last quote"), or as an
+	// adverb after its subject ("I first put it up for", "when we last
+	// spoke"). Alone they are mostly a count, a name or a time ("first
+	// class", "last May"): the word after them is checked by ordinalNoun.
+	reOrdinal = regexp.MustCompile(`(?:\b(?:the|my|our|your|his|her|their|its)|['’]s|\b(?:i|we|you|they|he|she|it))\s+(?:very\s+)?(first|last)\b(?:[\s-]+([a-z]+))?`)
 )
+
+// notOrdinal are the words after "first" or "last" that make them a name
+// or a named time rather than the first or last of something: "first
+// class", "the first half", "the last week" (TimeHint reads that one).
+var notOrdinal = map[string]bool{
+	"class": true, "name": true, "names": true, "aid": true, "half": true, "place": true, "person": true,
+	"hand": true, "floor": true, "quarter": true, "round": true, "minute": true, "minutes": true,
+	"hour": true, "hours": true, "night": true, "day": true, "days": true, "week": true, "weeks": true,
+	"weekend": true, "month": true, "months": true, "year": true, "years": true, "few": true,
+	"couple": true, "two": true, "three": true, "four": true, "five": true, "several": true,
+}
+
+// ordinal returns the order the first ordinal "first" or "last" of q (lower
+// case) asks for and the words it was read from.
+func ordinal(q string) (TimeOrder, string) {
+	for _, m := range reOrdinal.FindAllStringSubmatchIndex(q, 8) {
+		if m[4] >= 0 && notOrdinal[q[m[4]:m[5]]] {
+			continue
+		}
+		phrase := q[m[0]:m[3]]
+		if q[m[2]:m[3]] == "first" {
+			return OrderEarliest, phrase
+		}
+		return OrderLatest, phrase
+	}
+	return OrderNone, ""
+}
 
 // ParseTimeOrder reads the order a query asks for and the words it was read
 // from. A query asking for both, or for neither, asks for none.
 func ParseTimeOrder(query string) (TimeOrder, string) {
 	q := strings.ToLower(query)
 	latest, earliest := reLatest.FindString(q), reEarliest.FindString(q)
+	if o, phrase := ordinal(q); o == OrderLatest && latest == "" {
+		latest = phrase
+	} else if o == OrderEarliest && earliest == "" {
+		earliest = phrase
+	}
 	switch {
 	case latest != "" && earliest == "":
 		return OrderLatest, latest

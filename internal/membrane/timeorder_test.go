@@ -2,6 +2,7 @@ package membrane_test
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,16 +21,35 @@ func TestParseTimeOrder(t *testing.T) {
 		{"Why isn't my friend running with me anymore?", membrane.OrderLatest, "anymore"},
 		{"When did the Focus finally sell?", membrane.OrderLatest, "finally"},
 		{"When were we originally going to be off work?", membrane.OrderEarliest, "originally"},
-		{"What was the very first ticket we opened?", membrane.OrderEarliest, "very first"},
+		{"What was the very first ticket we opened?", membrane.OrderEarliest, "first ticket"},
+		{"What was the very first deadline Helen gave me?", membrane.OrderEarliest, "the very first"},
+		{"What was the first problem we had with geo-cache?", membrane.OrderEarliest, "the first"},
+		{"What price did I first put the Focus up for?", membrane.OrderEarliest, "i first"},
+		{"How does Nell's start compare with Callum's first weekends?", membrane.OrderEarliest, "'s first"},
+		{"What was the last quote the plumber sent?", membrane.OrderLatest, "the last"},
+		{"When did we last speak to the dealer?", membrane.OrderLatest, "we last"},
+		{"Which van did we end up hiring?", membrane.OrderLatest, "end up"},
 		{"What was the first price rise Marsh Lane announced?", membrane.OrderEarliest, "first price"},
 		{"What finishing time did I aim for at first?", membrane.OrderEarliest, "at first"},
 		// Neither: no order word, a named time, "first" as a count or a name.
 		{"Which camera am I taking with me?", membrane.OrderNone, ""},
 		{"What did we do last May?", membrane.OrderNone, ""},
 		{"Did we fly first class?", membrane.OrderNone, ""},
+		{"What did we do in the last week?", membrane.OrderNone, ""},
+		{"How did the last two months of training go?", membrane.OrderNone, ""},
+		{"How did I feel in the first half of the race?", membrane.OrderNone, ""},
+		{"What's the first name of the physio?", membrane.OrderNone, ""},
 		{"", membrane.OrderNone, ""},
+		// Bad input reads as no order: NUL, invalid UTF-8 (a lone
+		// surrogate's bytes), Lucene syntax, a made-up date.
+		{"the\x00first", membrane.OrderNone, ""},
+		{"\xed\xa0\x80 first", membrane.OrderNone, ""},
+		{`+first -"last" title:the*`, membrane.OrderNone, ""},
+		{"32nd of Smarch", membrane.OrderNone, ""},
+		{strings.Repeat("the first ", 10000), membrane.OrderEarliest, "the first"},
 		// Both: asks for the change, not one end.
 		{"What did we originally plan and what did we finally do?", membrane.OrderNone, ""},
+		{"Which ryokan did we first book and which one did we end up with?", membrane.OrderNone, ""},
 	}
 	for _, tt := range tests {
 		got, phrase := membrane.ParseTimeOrder(tt.q)

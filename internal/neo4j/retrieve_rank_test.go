@@ -14,9 +14,9 @@ import (
 // TestCandidatesRankAsDomain holds the candidates statement's copy of the
 // score to its definition, membrane.RankRelativeTo: over random episodes
 // (session chains, text from a small vocabulary, salience, confidence and
-// times spread over months) and queries with and without a time, the
-// statement returns its rows in the order Rank gives them, with the same
-// scores. The statement picks which records come back by its copy, so a
+// times spread over months) and queries with and without a time or an
+// order (whose weights differ), the statement returns its rows in the
+// order Rank gives them, with the same scores. The statement picks which records come back by its copy, so a
 // difference would return the wrong records.
 func TestCandidatesRankAsDomain(t *testing.T) {
 	db := neo4jtest.DB(t)
@@ -61,6 +61,9 @@ func TestCandidatesRankAsDomain(t *testing.T) {
 	queries := []string{
 		words[0], words[1] + " " + words[2], words[3] + " last month", words[4] + " " + words[5] + " two weeks ago",
 		words[6] + " in " + now.AddDate(0, -2, 0).Month().String(), words[7] + " " + words[0] + " yesterday",
+		// Asking for the latest weighs recency (membrane.LatestWeights);
+		// asking for the first does not.
+		"the latest " + words[1], words[2] + " " + words[3] + " originally",
 	}
 	for _, text := range queries {
 		for _, limit := range []int64{3, 10} {
