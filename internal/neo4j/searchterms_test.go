@@ -1,42 +1,25 @@
 package neo4j_test
 
 import (
-	"cmp"
 	"context"
-	"os"
 	"reflect"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 
-	driver "github.com/neo4j/neo4j-go-driver/v5/neo4j"
-
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4j"
 	"github.com/membrane/membrane/internal/neo4jtest"
 )
 
-// rawRows runs a statement on the test database directly and returns its
-// rows as maps.
+// rawRows runs a statement on the test database directly (with raw) and
+// returns its rows as maps.
 func rawRows(t *testing.T, stmt string, params map[string]any) []map[string]any {
 	t.Helper()
-	auth := driver.NoAuth()
-	if u := os.Getenv("NEO4J_USER"); u != "" {
-		auth = driver.BasicAuth(u, os.Getenv("NEO4J_PASSWORD"), "")
-	}
-	d, err := driver.NewDriverWithContext(os.Getenv("NEO4J_URI"), auth)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close(context.Background())
-	res, err := driver.ExecuteQuery(context.Background(), d, stmt, params, driver.EagerResultTransformer,
-		driver.ExecuteQueryWithDatabase(cmp.Or(os.Getenv("NEO4J_DATABASE"), "neo4j")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := make([]map[string]any, len(res.Records))
-	for i, r := range res.Records {
+	recs := raw(t, stmt, params)
+	out := make([]map[string]any, len(recs))
+	for i, r := range recs {
 		out[i] = r.AsMap()
 	}
 	return out
