@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/membrane/membrane/internal/gqltest"
 	"github.com/membrane/membrane/internal/jobs"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4j"
@@ -197,7 +198,7 @@ func BenchmarkConsolidate(b *testing.B) {
 		b.StopTimer()
 		scope := fmt.Sprintf("bench:consolidate:%s", membrane.NewID())
 		load(b, db, scope, n, episodeRecord(scope))
-		c := &clock{t: t0.Add(25 * time.Hour)}
+		c := gqltest.NewClock(t0.Add(25 * time.Hour))
 		r, err := jobs.New(db, membrane.DefaultPolicy(), jobs.Config{Timeout: time.Hour, LeaseTTL: time.Minute, Holder: "bench",
 			Scopes: []string{scope}, Consolidation: membrane.DefaultConsolidationOptions()}, quiet, c.Now)
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/membrane/membrane/internal/gqltest"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4jtest"
 )
@@ -21,7 +22,7 @@ func TestCompetenceRaisedHidesItsAudit(t *testing.T) {
 	store(t, db,
 		episodeIn(t, scope, t0, membrane.OutcomeSuccess, membrane.SensitivityLow, nil, tool),
 		episodeIn(t, scope, t0, membrane.OutcomeSuccess, membrane.SensitivityLow, nil, tool))
-	c := &clock{t: t0.Add(time.Hour)}
+	c := gqltest.NewClock(t0.Add(time.Hour))
 	r := runner(t, db, c, "me", []string{scope})
 	if got := consolidate(t, r); got["competencesCreated"] != int64(1) {
 		t.Fatalf("first run: %v", got)

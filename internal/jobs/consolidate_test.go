@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/membrane/membrane/internal/gqltest"
 	"github.com/membrane/membrane/internal/jobs"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4j"
@@ -152,7 +153,7 @@ func TestConsolidation(t *testing.T) {
 	other := factIn(t, scope, "db", "is", "mysql", t0) // same subject and predicate, another object: not a duplicate
 	store(t, db, e1, e2, e3, e4, known, d1, d2, other)
 
-	c := &clock{t: t0.Add(25 * time.Hour)}
+	c := gqltest.NewClock(t0.Add(25 * time.Hour))
 	r := runner(t, db, c, "me", []string{scope})
 	got := consolidate(t, r)
 	want := map[string]any{"episodesCompressed": int64(4), "factsCreated": int64(1), "factsReinforced": int64(1),
@@ -308,7 +309,7 @@ func TestCompetenceAcrossScopes(t *testing.T) {
 	store(t, db,
 		episodeIn(t, a, t0, membrane.OutcomeSuccess, membrane.SensitivityMedium, nil, tool),
 		episodeIn(t, b, t0, membrane.OutcomeSuccess, membrane.SensitivityHigh, nil, tool))
-	c := &clock{t: t0.Add(time.Hour)}
+	c := gqltest.NewClock(t0.Add(time.Hour))
 	r := runner(t, db, c, "me", []string{a, b})
 	if got := consolidate(t, r); got["competencesCreated"] != int64(1) {
 		t.Fatalf("details = %v", got)

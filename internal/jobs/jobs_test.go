@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/membrane/membrane/internal/gqltest"
 	"github.com/membrane/membrane/internal/jobs"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4j"
@@ -19,29 +20,11 @@ var t0 = time.Date(2026, 5, 4, 8, 0, 0, 0, time.UTC)
 
 func ptr[T any](v T) *T { return &v }
 
-// clock is the injected clock: tests move it, nothing waits for time.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Set(t time.Time) {
-	c.mu.Lock()
-	c.t = t
-	c.mu.Unlock()
-}
-
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 // runner returns a runner restricted to scopes (always: the test database
 // is shared), with no schedules and the given holder.
-func runner(t *testing.T, store jobs.Store, c *clock, holder string, scopes []string, edit ...func(*jobs.Config)) *jobs.Runner {
+func runner(t *testing.T, store jobs.Store, c *gqltest.Clock, holder string, scopes []string, edit ...func(*jobs.Config)) *jobs.Runner {
 	t.Helper()
 	cfg := jobs.Config{Timeout: time.Minute, LeaseTTL: 30 * time.Second, Holder: holder, Scopes: scopes,
 		Consolidation: membrane.DefaultConsolidationOptions()}
@@ -58,22 +41,13 @@ func runner(t *testing.T, store jobs.Store, c *clock, holder string, scopes []st
 
 func facts(t *testing.T, db *neo4j.DB, scope string, n int, at time.Time) []*membrane.Record {
 	t.Helper()
-	p := membrane.DefaultPolicy()
-	batch := make([]*membrane.Ingested, n)
-	for i := range batch {
-		r, err := p.BuildRecord(membrane.RecordInput{Type: membrane.TypeSemantic, Scope: &scope,
+	ins := make([]membrane.RecordInput, n)
+	for i := range ins {
+		ins[i] = membrane.RecordInput{Type: membrane.TypeSemantic, Scope: &scope,
 			Lifecycle: &membrane.LifecycleInput{HalfLifeSeconds: ptr(int64(3600))},
-			Payload:   membrane.PayloadInput{Semantic: &membrane.SemanticPayload{Subject: "s", Predicate: "p", Object: i}}}, at)
-		if err != nil {
-			t.Fatal(err)
-		}
-		batch[i] = &membrane.Ingested{Record: r, Audit: membrane.NewAuditEntry(r.ID, membrane.AuditCreate, "test", "", at)}
+			Payload:   membrane.PayloadInput{Semantic: &membrane.SemanticPayload{Subject: "s", Predicate: "p", Object: i}}}
 	}
-	recs, err := db.CreateRecords(sysCtx(), nil, batch)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return recs
+	return neo4jtest.Create(t, db, at, ins...)
 }
 
 func findRun(t *testing.T, r *jobs.Runner, id string) *membrane.JobRun {
@@ -122,7 +96,7 @@ func TestRunJobRecordsTheRun(t *testing.T) {
 	db := neo4jtest.DB(t)
 	scope := neo4jtest.Scope(t)
 	recs := facts(t, db, scope, 3, t0)
-	c := &clock{t: t0.Add(time.Hour)}
+	c := gqltest.NewClock(t0.Add(time.Hour))
 	r := runner(t, db, c, "holder-a", []string{scope})
 	run, err := r.RunJob(sysCtx(), membrane.JobDecay)
 	if err != nil {
@@ -151,7 +125,7 @@ func TestScheduledSlotRunsOnceAcrossRunners(t *testing.T) {
 	db := neo4jtest.DB(t)
 	scope := neo4jtest.Scope(t)
 	facts(t, db, scope, 2, t0)
-	c := &clock{t: t0}
+	c := gqltest.NewClock(t0)
 	// The loser of a slot waits for the winner's run to end, then finds
 	// the slot ran.
 	a := runner(t, db, c, "process-a", []string{scope}, retryFast)
@@ -194,7 +168,7 @@ func TestScheduledSlotRunsOnceAcrossRunners(t *testing.T) {
 func TestLeaseHeldElsewhere(t *testing.T) {
 	db := neo4jtest.DB(t)
 	scope := neo4jtest.Scope(t)
-	c := &clock{t: t0}
+	c := gqltest.NewClock(t0)
 	r := runner(t, db, c, "me", []string{scope})
 	ctx := sysCtx()
 	key := membrane.LeaseKey(membrane.JobPrune, []string{scope})
@@ -238,7 +212,7 @@ func (b *blocking) DecaySweep(ctx context.Context, _ membrane.SweepOptions) (mem
 func TestPanicIsRecordedAndRecovered(t *testing.T) {
 	db := neo4jtest.DB(t)
 	scope := neo4jtest.Scope(t)
-	c := &clock{t: t0}
+	c := gqltest.NewClock(t0)
 	r := runner(t, &blocking{DB: db, panics: true}, c, "me", []string{scope})
 	run, err := r.RunJob(sysCtx(), membrane.JobDecay)
 	if err != nil {
@@ -258,7 +232,7 @@ func TestPanicIsRecordedAndRecovered(t *testing.T) {
 
 func TestRunTimeout(t *testing.T) {
 	db := neo4jtest.DB(t)
-	c := &clock{t: t0}
+	c := gqltest.NewClock(t0)
 	r := runner(t, &blocking{DB: db, started: make(chan struct{})}, c, "me", []string{neo4jtest.Scope(t)},
 		func(cfg *jobs.Config) { cfg.Timeout = 50 * time.Millisecond })
 	run, err := r.RunJob(sysCtx(), membrane.JobDecay)
@@ -273,7 +247,7 @@ func TestRunTimeout(t *testing.T) {
 func TestStopWaitsForTheRunningJob(t *testing.T) {
 	db := neo4jtest.DB(t)
 	scope := neo4jtest.Scope(t)
-	c := &clock{t: t0}
+	c := gqltest.NewClock(t0)
 	store := &blocking{DB: db, started: make(chan struct{})}
 	r := runner(t, store, c, "me", []string{scope})
 	type result struct {
@@ -315,7 +289,7 @@ func TestStopWaitsForTheRunningJob(t *testing.T) {
 func TestLostLeaseStopsTheRun(t *testing.T) {
 	db := neo4jtest.DB(t)
 	scope := neo4jtest.Scope(t)
-	c := &clock{t: t0}
+	c := gqltest.NewClock(t0)
 	store := &blocking{DB: db, started: make(chan struct{})}
 	r := runner(t, store, c, "me", []string{scope}, func(cfg *jobs.Config) { cfg.LeaseTTL = 30 * time.Millisecond })
 	done := make(chan *membrane.JobRun, 1)

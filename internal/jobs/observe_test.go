@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/membrane/membrane/internal/gqltest"
 	"github.com/membrane/membrane/internal/jobs"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/metrics"
@@ -74,7 +75,7 @@ func (p *probe) DecaySweep(ctx context.Context, o membrane.SweepOptions) (membra
 func TestObserversSeeEveryOutcome(t *testing.T) {
 	db := neo4jtest.DB(t)
 	scope := neo4jtest.Scope(t)
-	c := &clock{t: t0}
+	c := gqltest.NewClock(t0)
 	rec := &recorder{}
 	m := metrics.New()
 	store := &probe{DB: db}

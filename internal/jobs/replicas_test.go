@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/membrane/membrane/internal/gqltest"
 	"github.com/membrane/membrane/internal/jobs"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4j"
@@ -141,7 +142,7 @@ func TestManualRunSpanningASlotDoesNotSkipIt(t *testing.T) {
 	scope := neo4jtest.Scope(t)
 	facts(t, db, scope, 2, t0)
 	slot := t0.Add(time.Hour)
-	c := &clock{t: slot.Add(-10 * time.Second)} // within the lease TTL of the slot
+	c := gqltest.NewClock(slot.Add(-10 * time.Second)) // within the lease TTL of the slot
 	store, other := newGated(db), newGated(db)
 	close(other.gate)
 	a := runner(t, store, c, "replica-a", []string{scope}, retryFast)
@@ -211,7 +212,7 @@ func TestAbandonedRunIsMarkedAndItsSlotRunsAgain(t *testing.T) {
 			facts(t, db, scope, 2, t0)
 			slot := t0.Add(time.Hour)
 			ttl := 30 * time.Second
-			c := &clock{t: slot.Add(time.Millisecond)}
+			c := gqltest.NewClock(slot.Add(time.Millisecond))
 			store := &dying{gated: newGated(db)}
 			a := runner(t, store, c, "replica-a", []string{scope}, retryFast)
 			b := runner(t, db, c, "replica-b", []string{scope}, retryFast)
@@ -292,7 +293,7 @@ func slotRuns(t *testing.T, r *jobs.Runner, scope string, slot time.Time) []*mem
 func TestLateEndOfAnAbandonedRunKeepsItAbandoned(t *testing.T) {
 	db := neo4jtest.DB(t)
 	scope := neo4jtest.Scope(t)
-	c := &clock{t: t0}
+	c := gqltest.NewClock(t0)
 	store := &blocking{DB: db, started: make(chan struct{})}
 	a := runner(t, store, c, "slow-replica", []string{scope})
 	b := runner(t, db, c, "replica-b", []string{scope})
@@ -333,7 +334,7 @@ func TestStartingReplicaRerunsAnAbandonedSlot(t *testing.T) {
 	scope := neo4jtest.Scope(t)
 	facts(t, db, scope, 2, t0)
 	slot := t0.Add(time.Hour)
-	c := &clock{t: slot.Add(time.Millisecond)}
+	c := gqltest.NewClock(slot.Add(time.Millisecond))
 	store := &dying{gated: newGated(db)}
 	a := runner(t, store, c, "replica-a", []string{scope}, retryFast)
 	fa := fire(a, slot)
@@ -368,7 +369,7 @@ func TestStartingReplicaRerunsAnAbandonedSlot(t *testing.T) {
 func TestConcurrentRunJobOneRunOneConflict(t *testing.T) {
 	db := neo4jtest.DB(t)
 	scope := neo4jtest.Scope(t)
-	c := &clock{t: t0}
+	c := gqltest.NewClock(t0)
 	gate := make(chan struct{})
 	sa, sb := newGated(db), newGated(db)
 	sa.gate, sb.gate = gate, gate

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/membrane/membrane/internal/gqltest"
 	"github.com/membrane/membrane/internal/jobs"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4jtest"
@@ -40,7 +41,7 @@ func TestConsolidationSkipsUnopened(t *testing.T) {
 	readable := episodeIn(t, scope, t0, membrane.OutcomeSuccess, high, []string{"v9 shipped"})
 	store(t, server, readable)
 
-	c := &clock{t: t0.Add(time.Hour)}
+	c := gqltest.NewClock(t0.Add(time.Hour))
 	r := runner(t, server, c, "me", []string{scope}, func(cfg *jobs.Config) { cfg.Consolidation.Batch = 1 })
 	for run := 1; run <= 2; run++ {
 		got := consolidate(t, r) // fails the test when the run fails
