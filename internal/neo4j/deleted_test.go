@@ -61,21 +61,21 @@ func TestDeletedIDsAreNeverReused(t *testing.T) {
 			return nil, err
 		}},
 		{"supersede", func(t *testing.T, scope, id string) ([]*membrane.Record, error) {
-			old := create(t, db, t0, fact(scope, "old", 0.5, nil))[0]
+			old := neo4jtest.Create(t, db, t0, fact(scope, "old", 0.5, nil))[0]
 			_, err := db.Revise(ctx, nil, []string{old.ID}, nil, func(l, _ map[string]*membrane.Record) (*membrane.Change, error) {
 				return p.Supersede(l[old.ID], withID(fact(scope, "new", 0.5, nil), id), meta, at)
 			})
 			return []*membrane.Record{old}, err
 		}},
 		{"fork", func(t *testing.T, scope, id string) ([]*membrane.Record, error) {
-			src := create(t, db, t0, fact(scope, "source", 0.5, nil))[0]
+			src := neo4jtest.Create(t, db, t0, fact(scope, "source", 0.5, nil))[0]
 			_, err := db.Revise(ctx, nil, []string{src.ID}, nil, func(l, _ map[string]*membrane.Record) (*membrane.Change, error) {
 				return p.Fork(l[src.ID], withID(fact(scope, "fork", 0.5, nil), id), meta, at)
 			})
 			return []*membrane.Record{src}, err
 		}},
 		{"merge", func(t *testing.T, scope, id string) ([]*membrane.Record, error) {
-			rs := create(t, db, t0, fact(scope, "a", 0.5, nil), fact(scope, "b", 0.5, nil))
+			rs := neo4jtest.Create(t, db, t0, fact(scope, "a", 0.5, nil), fact(scope, "b", 0.5, nil))
 			_, err := db.Revise(ctx, nil, []string{rs[0].ID, rs[1].ID}, nil, func(l, _ map[string]*membrane.Record) (*membrane.Change, error) {
 				return p.Merge([]*membrane.Record{l[rs[0].ID], l[rs[1].ID]}, withID(fact(scope, "merged", 0.5, nil), id), meta, at)
 			})
@@ -95,7 +95,7 @@ func TestDeletedIDsAreNeverReused(t *testing.T) {
 		for _, path := range paths {
 			t.Run(d.name+" then "+path.name, func(t *testing.T) {
 				scope := neo4jtest.Scope(t)
-				gone := create(t, db, t0, fact(scope, "deleted", 0.5, d.lc))[0]
+				gone := neo4jtest.Create(t, db, t0, fact(scope, "deleted", 0.5, d.lc))[0]
 				d.delete(t, scope, gone.ID)
 				trail := auditOf(t, db, gone.ID)
 

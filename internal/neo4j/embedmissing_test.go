@@ -58,7 +58,7 @@ func TestEmbedMissing(t *testing.T) {
 	db := neo4jtest.DB(t)
 	ctx := sysCtx()
 	scope := neo4jtest.Scope(t)
-	recs := create(t, db, t0,
+	recs := neo4jtest.Create(t, db, t0,
 		fact(scope, "low fact", 0.5, nil),
 		sensitive(fact(scope, "medium fact", 0.5, nil), membrane.SensitivityMedium),
 		sensitive(fact(scope, "high fact", 0.5, nil), membrane.SensitivityHigh),
@@ -115,7 +115,7 @@ func TestEmbedMissingResumes(t *testing.T) {
 	for i := range ins {
 		ins[i] = fact(scope, fmt.Sprintf("fact %d", i), 0.5, nil)
 	}
-	recs := create(t, db, t0, ins...)
+	recs := neo4jtest.Create(t, db, t0, ins...)
 	o := membrane.SweepOptions{Now: t0, Scopes: []string{scope}}
 
 	down := &countingEmbedder{model: "test-model", failAfter: 1}
@@ -152,7 +152,7 @@ func TestSetEmbeddingsGuards(t *testing.T) {
 	db := neo4jtest.DB(t)
 	ctx := sysCtx()
 	scope := neo4jtest.Scope(t)
-	recs := create(t, db, t0, fact(scope, "a", 0.5, nil), sensitive(fact(scope, "b", 0.5, nil), membrane.SensitivityHigh))
+	recs := neo4jtest.Create(t, db, t0, fact(scope, "a", 0.5, nil), sensitive(fact(scope, "b", 0.5, nil), membrane.SensitivityHigh))
 	vec := make([]float64, testDims)
 	vec[0] = 1
 	n, err := db.SetEmbeddings(ctx, "test-model", membrane.SensitivityMedium, []membrane.RecordVector{

@@ -89,7 +89,7 @@ func TestLostCommitAnswer(t *testing.T) {
 		// A point read is one auto-commit statement (no COMMIT of its
 		// own): when its answer is lost with the connection, the store
 		// reads again on another one and answers.
-		rec := create(t, shared, t0, fact(neo4jtest.Scope(t), "read", 0.5, nil))[0]
+		rec := neo4jtest.Create(t, shared, t0, fact(neo4jtest.Scope(t), "read", 0.5, nil))[0]
 		p.DropAnswerTo(neo4jtest.SigRun)
 		tx := db.TxCount()
 		got, err := db.FindRecordByID(sysCtx(), rec.ID)
@@ -123,7 +123,7 @@ func TestPointReadOneRoundTrip(t *testing.T) {
 	db := p.Open(t)
 	shared := neo4jtest.DB(t)
 	// RUN and PULL go together; no BEGIN, no COMMIT.
-	rec := create(t, shared, t0, fact(neo4jtest.Scope(t), "one trip", 0.5, nil))[0]
+	rec := neo4jtest.Create(t, shared, t0, fact(neo4jtest.Scope(t), "one trip", 0.5, nil))[0]
 	begins, commits, runs := p.Sent(neo4jtest.SigBegin), p.Sent(neo4jtest.SigCommit), p.Sent(neo4jtest.SigRun)
 	if _, err := db.FindRecordByID(sysCtx(), rec.ID); err != nil {
 		t.Fatal(err)

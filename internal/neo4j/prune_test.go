@@ -58,7 +58,7 @@ func TestPruneKeepsHistoryAndPolicies(t *testing.T) {
 		fact(scope, "max age", 1, &membrane.LifecycleInput{MaxAgeSeconds: ptr(int64(60))}),
 		fact(scope, "target", 1, nil),
 	}
-	recs := create(t, db, t0, ins...)
+	recs := neo4jtest.Create(t, db, t0, ins...)
 	id := map[string]string{}
 	for i, n := range names {
 		id[n] = recs[i].ID
@@ -174,7 +174,7 @@ func TestDeleteRecord(t *testing.T) {
 	db := neo4jtest.DB(t)
 	ctx := sysCtx()
 	scope := neo4jtest.Scope(t)
-	recs := create(t, db, t0,
+	recs := neo4jtest.Create(t, db, t0,
 		fact(scope, "manual", 1, &membrane.LifecycleInput{DeletionPolicy: ptr(membrane.DeleteManualOnly)}),
 		fact(scope, "never", 1, &membrane.LifecycleInput{DeletionPolicy: ptr(membrane.DeleteNever)}),
 	)
@@ -218,7 +218,7 @@ func TestPruneCapsReferences(t *testing.T) {
 	db := neo4jtest.DB(t)
 	neo4j.SetMaxAuditRefs(db, 2)
 	scope := neo4jtest.Scope(t)
-	recs := create(t, db, t0, fact(scope, "hub", 1, &membrane.LifecycleInput{HalfLifeSeconds: ptr(int64(1))}),
+	recs := neo4jtest.Create(t, db, t0, fact(scope, "hub", 1, &membrane.LifecycleInput{HalfLifeSeconds: ptr(int64(1))}),
 		fact(scope, "a", 1, nil), fact(scope, "b", 1, nil), fact(scope, "c", 1, nil))
 	hub := recs[0].ID
 	for _, r := range recs[1:] {

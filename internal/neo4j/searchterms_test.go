@@ -56,12 +56,12 @@ func retrieveIDs(t *testing.T, db *neo4j.DB, scope, query string) []string {
 func TestMigrateReindex(t *testing.T) {
 	db := neo4jtest.DB(t)
 	scope := neo4jtest.Scope(t)
-	plain := create(t, db, t0, membrane.RecordInput{Type: membrane.TypeSemantic, Scope: ptr(scope),
+	plain := neo4jtest.Create(t, db, t0, membrane.RecordInput{Type: membrane.TypeSemantic, Scope: ptr(scope),
 		Payload: membrane.PayloadInput{Semantic: &membrane.SemanticPayload{Subject: "auth-service", Predicate: "uses_database", Object: "PostgreSQL",
 			Evidence: []membrane.EvidenceRef{{SourceType: "test", SourceID: "t"}}}}})[0]
 	sealedIn := fact(scope, "vault databases", 0.5, nil)
 	sealedIn.Sensitivity = ptr(membrane.SensitivityHigh)
-	sealed := create(t, db, t0, sealedIn)[0]
+	sealed := neo4jtest.Create(t, db, t0, sealedIn)[0]
 	// A database of this test's own (its records, its schema node) that an
 	// older version left: no version recorded, no terms of this analysis.
 	node := schemaAt(t, 0)
@@ -170,7 +170,7 @@ func TestMigrateReindex(t *testing.T) {
 func TestRetrieveQueryAnalysis(t *testing.T) {
 	db := neo4jtest.DB(t)
 	scope := neo4jtest.Scope(t)
-	recs := create(t, db, t0,
+	recs := neo4jtest.Create(t, db, t0,
 		fact(scope, "the databases of billing", 0.5, nil),
 		fact(scope, "cfg.max_connections raised", 0.5, nil))
 	browse, err := membrane.NewRetrieveQuery(nil, nil, []string{scope}, nil, nil, nil, nil)

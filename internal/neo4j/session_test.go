@@ -71,7 +71,7 @@ func TestSessionChainPruneRelinks(t *testing.T) {
 					ins[i].Lifecycle = &membrane.LifecycleInput{HalfLifeSeconds: ptr(int64(1)), DeletionPolicy: ptr(membrane.DeleteAutoPrune)}
 				}
 			}
-			recs := create(t, db, t0, ins...)
+			recs := neo4jtest.Create(t, db, t0, ins...)
 			if got := chainOrder(t, db, recs, 0); !slices.Equal(got, []int{0, 1, 2, 3, 4}) {
 				t.Fatalf("chain before pruning %v", got)
 			}
