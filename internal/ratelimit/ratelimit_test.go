@@ -8,6 +8,34 @@ import (
 	"github.com/membrane/membrane/internal/ratelimit"
 )
 
+// bucketTake is one take from a bucket, under limit at the time at: of n
+// tokens (TakeN), or of one (Take) when n is 0; and what it must answer.
+type bucketTake struct {
+	limit ratelimit.Limit
+	at    time.Time
+	n     int
+	ok    bool
+	retry time.Duration
+}
+
+// checkTakes makes takes in order from a new bucket.
+func checkTakes(t *testing.T, takes []bucketTake) {
+	t.Helper()
+	var b ratelimit.Bucket
+	for i, tk := range takes {
+		var ok bool
+		var retry time.Duration
+		if tk.n == 0 {
+			ok, retry = b.Take(tk.limit, tk.at)
+		} else {
+			ok, retry = b.TakeN(tk.limit, tk.at, tk.n)
+		}
+		if ok != tk.ok || retry != tk.retry {
+			t.Fatalf("take %d (n %d) = %v, %v; want %v, %v", i, tk.n, ok, retry, tk.ok, tk.retry)
+		}
+	}
+}
+
 func TestBucketTake(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	at := func(d time.Duration) time.Time { return t0.Add(d) }
@@ -41,15 +69,11 @@ func TestBucketTake(t *testing.T) {
 			{at(time.Minute), true, 0}, {t0, true, 0}, {at(time.Minute), false, time.Second}}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var b ratelimit.Bucket
-			for i, tk := range tt.takes {
-				ok, retry := b.Take(tt.limit, tk.at)
-				if ok != tk.ok || retry != tk.retry {
-					t.Fatalf("take %d = %v, %v; want %v, %v", i, ok, retry, tk.ok, tk.retry)
-				}
-			}
-		})
+		takes := make([]bucketTake, len(tt.takes))
+		for i, tk := range tt.takes {
+			takes[i] = bucketTake{tt.limit, tk.at, 0, tk.ok, tk.retry}
+		}
+		t.Run(tt.name, func(t *testing.T) { checkTakes(t, takes) })
 	}
 }
 
@@ -78,15 +102,11 @@ func TestBucketTakeN(t *testing.T) {
 			{t0, 2, true, 0}, {t0, 5, false, 2 * time.Second}, {at(time.Hour), 5, false, 0}, {at(time.Hour), 4, true, 0}}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var b ratelimit.Bucket
-			for i, tk := range tt.takes {
-				ok, retry := b.TakeN(tt.limit, tk.at, tk.n)
-				if ok != tk.ok || retry != tk.retry {
-					t.Fatalf("take %d of %d = %v, %v; want %v, %v", i, tk.n, ok, retry, tk.ok, tk.retry)
-				}
-			}
-		})
+		takes := make([]bucketTake, len(tt.takes))
+		for i, tk := range tt.takes {
+			takes[i] = bucketTake{tt.limit, tk.at, tk.n, tk.ok, tk.retry}
+		}
+		t.Run(tt.name, func(t *testing.T) { checkTakes(t, takes) })
 	}
 }
 
@@ -118,15 +138,11 @@ func TestBucketLimitChanges(t *testing.T) {
 			{ratelimit.Limit{Rate: 1, Burst: 3}, at(time.Hour), false, time.Second}}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var b ratelimit.Bucket
-			for i, tk := range tt.takes {
-				ok, retry := b.Take(tk.limit, tk.at)
-				if ok != tk.ok || retry != tk.retry {
-					t.Fatalf("take %d = %v, %v; want %v, %v", i, ok, retry, tk.ok, tk.retry)
-				}
-			}
-		})
+		takes := make([]bucketTake, len(tt.takes))
+		for i, tk := range tt.takes {
+			takes[i] = bucketTake{tk.limit, tk.at, 0, tk.ok, tk.retry}
+		}
+		t.Run(tt.name, func(t *testing.T) { checkTakes(t, takes) })
 	}
 }
 
