@@ -150,3 +150,26 @@ func TestBlankIDsInListsAreRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestCutBytes: a text cut to a number of bytes ends at a rune boundary,
+// never inside a character of several bytes.
+func TestCutBytes(t *testing.T) {
+	for _, tc := range []struct {
+		s    string
+		n    int
+		want string
+	}{
+		{"short", 10, "short"},
+		{"exact", 5, "exact"},
+		{"longer text", 6, "longer"},
+		{"héllo", 2, "h"}, // é is two bytes: the cut falls inside it
+		{"héllo", 3, "hé"},
+		{"日本", 4, "日"},
+		{"日本", 2, ""},
+		{"", 0, ""},
+	} {
+		if got := membrane.CutBytes(tc.s, tc.n); got != tc.want {
+			t.Errorf("CutBytes(%q, %d) = %q, want %q", tc.s, tc.n, got, tc.want)
+		}
+	}
+}

@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // Capture bounds.
@@ -590,11 +589,7 @@ func contentText(content any) string {
 	}
 	s = strings.TrimSpace(s)
 	if len(s) > maxSummaryBytes {
-		cut := maxSummaryBytes
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "…"
+		s = CutBytes(s, maxSummaryBytes) + "…"
 	}
 	return s
 }
