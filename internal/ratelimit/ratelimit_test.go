@@ -18,22 +18,26 @@ type bucketTake struct {
 	retry time.Duration
 }
 
-// checkTakes makes takes in order from a new bucket.
-func checkTakes(t *testing.T, takes []bucketTake) {
+// checkTakes makes takes in order from a new bucket, in a subtest named
+// name, each given as a bucketTake by conv.
+func checkTakes[T any](t *testing.T, name string, takes []T, conv func(T) bucketTake) {
 	t.Helper()
-	var b ratelimit.Bucket
-	for i, tk := range takes {
-		var ok bool
-		var retry time.Duration
-		if tk.n == 0 {
-			ok, retry = b.Take(tk.limit, tk.at)
-		} else {
-			ok, retry = b.TakeN(tk.limit, tk.at, tk.n)
+	t.Run(name, func(t *testing.T) {
+		var b ratelimit.Bucket
+		for i, tt := range takes {
+			tk := conv(tt)
+			var ok bool
+			var retry time.Duration
+			if tk.n == 0 {
+				ok, retry = b.Take(tk.limit, tk.at)
+			} else {
+				ok, retry = b.TakeN(tk.limit, tk.at, tk.n)
+			}
+			if ok != tk.ok || retry != tk.retry {
+				t.Fatalf("take %d (n %d) = %v, %v; want %v, %v", i, tk.n, ok, retry, tk.ok, tk.retry)
+			}
 		}
-		if ok != tk.ok || retry != tk.retry {
-			t.Fatalf("take %d (n %d) = %v, %v; want %v, %v", i, tk.n, ok, retry, tk.ok, tk.retry)
-		}
-	}
+	})
 }
 
 func TestBucketTake(t *testing.T) {
@@ -69,11 +73,7 @@ func TestBucketTake(t *testing.T) {
 			{at(time.Minute), true, 0}, {t0, true, 0}, {at(time.Minute), false, time.Second}}},
 	}
 	for _, tt := range tests {
-		takes := make([]bucketTake, len(tt.takes))
-		for i, tk := range tt.takes {
-			takes[i] = bucketTake{tt.limit, tk.at, 0, tk.ok, tk.retry}
-		}
-		t.Run(tt.name, func(t *testing.T) { checkTakes(t, takes) })
+		checkTakes(t, tt.name, tt.takes, func(tk take) bucketTake { return bucketTake{tt.limit, tk.at, 0, tk.ok, tk.retry} })
 	}
 }
 
@@ -102,11 +102,7 @@ func TestBucketTakeN(t *testing.T) {
 			{t0, 2, true, 0}, {t0, 5, false, 2 * time.Second}, {at(time.Hour), 5, false, 0}, {at(time.Hour), 4, true, 0}}},
 	}
 	for _, tt := range tests {
-		takes := make([]bucketTake, len(tt.takes))
-		for i, tk := range tt.takes {
-			takes[i] = bucketTake{tt.limit, tk.at, tk.n, tk.ok, tk.retry}
-		}
-		t.Run(tt.name, func(t *testing.T) { checkTakes(t, takes) })
+		checkTakes(t, tt.name, tt.takes, func(tk take) bucketTake { return bucketTake{tt.limit, tk.at, tk.n, tk.ok, tk.retry} })
 	}
 }
 
@@ -138,11 +134,7 @@ func TestBucketLimitChanges(t *testing.T) {
 			{ratelimit.Limit{Rate: 1, Burst: 3}, at(time.Hour), false, time.Second}}},
 	}
 	for _, tt := range tests {
-		takes := make([]bucketTake, len(tt.takes))
-		for i, tk := range tt.takes {
-			takes[i] = bucketTake{tk.limit, tk.at, 0, tk.ok, tk.retry}
-		}
-		t.Run(tt.name, func(t *testing.T) { checkTakes(t, takes) })
+		checkTakes(t, tt.name, tt.takes, func(tk take) bucketTake { return bucketTake{tk.limit, tk.at, 0, tk.ok, tk.retry} })
 	}
 }
 
