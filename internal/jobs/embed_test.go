@@ -41,7 +41,7 @@ func TestEmbedJobRunsAtStart(t *testing.T) {
 		cfg.Observers = []jobs.Observer{seen}
 	})
 	r.Start()
-	if got := await(t, seen, "the embed run at start"); got != jobs.OutcomeSucceeded {
+	if got := gqltest.Await(t, seen, "the embed run at start"); got != jobs.OutcomeSucceeded {
 		t.Fatalf("outcome = %s", got)
 	}
 	page, err := r.JobRuns(sysCtx(), ptr(membrane.JobEmbed), membrane.Page{First: 500})

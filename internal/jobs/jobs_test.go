@@ -438,19 +438,6 @@ func fire(r *jobs.Runner, slot time.Time) <-chan result {
 	return done
 }
 
-// await returns what arrives on ch, failing the test when nothing does
-// within a generous protocol timeout.
-func await[T any](t *testing.T, ch <-chan T, what string) T {
-	t.Helper()
-	select {
-	case v := <-ch:
-		return v
-	case <-time.After(30 * time.Second):
-		t.Fatalf("%s: nothing within 30s", what)
-	}
-	panic("unreachable")
-}
-
 // retryFast makes a replica that finds the lease held look again every few
 // milliseconds (the clock the lease is judged by is the test's).
 func retryFast(cfg *jobs.Config) { cfg.RetryInterval = 2 * time.Millisecond }
@@ -474,12 +461,12 @@ func TestManualRunSpanningASlotDoesNotSkipIt(t *testing.T) {
 		run, err := a.RunJob(sysCtx(), membrane.JobDecay)
 		manual <- result{run, err}
 	}()
-	await(t, store.started, "the manual run's start")
+	gqltest.Await(t, store.started, "the manual run's start")
 	c.Set(slot.Add(time.Millisecond))
 	fa, fb := fire(a, slot), fire(b, slot)
 	// Both replicas found the lease held by the manual run.
-	await(t, store.refused, "replica a's firing")
-	await(t, other.refused, "replica b's firing")
+	gqltest.Await(t, store.refused, "replica a's firing")
+	gqltest.Await(t, other.refused, "replica b's firing")
 	// A second manual run, on either replica, is refused at once: one run
 	// of a job at a time.
 	for _, r := range []*jobs.Runner{a, b} {
@@ -488,12 +475,12 @@ func TestManualRunSpanningASlotDoesNotSkipIt(t *testing.T) {
 		}
 	}
 	close(store.gate)
-	if m := await(t, manual, "the manual run"); m.err != nil || m.run.Error != "" || m.run.Slot != nil {
+	if m := gqltest.Await(t, manual, "the manual run"); m.err != nil || m.run.Error != "" || m.run.Slot != nil {
 		t.Fatalf("manual run = %+v, %v", m.run, m.err)
 	}
 	var ran []*membrane.JobRun
 	for _, ch := range []<-chan result{fa, fb} {
-		res := await(t, ch, "a replica's firing")
+		res := gqltest.Await(t, ch, "a replica's firing")
 		switch {
 		case res.err == nil:
 			ran = append(ran, res.run)
@@ -539,7 +526,7 @@ func TestAbandonedRunIsMarkedAndItsSlotRunsAgain(t *testing.T) {
 			b := runner(t, db, c, "replica-b", []string{scope}, retryFast)
 
 			fa := fire(a, slot)
-			await(t, store.started, "the doomed run's start")
+			gqltest.Await(t, store.started, "the doomed run's start")
 			var fb <-chan result
 			if tt.waiting {
 				fb = fire(b, slot)
@@ -547,7 +534,7 @@ func TestAbandonedRunIsMarkedAndItsSlotRunsAgain(t *testing.T) {
 			store.kill()
 			// Whatever the killed process believed, nothing of its end
 			// reached the database.
-			await(t, fa, "the killed replica's run")
+			gqltest.Await(t, fa, "the killed replica's run")
 			// The lease has expired: the dead replica never renewed it.
 			expired := slot.Add(ttl + time.Second)
 			c.Set(expired)
@@ -558,7 +545,7 @@ func TestAbandonedRunIsMarkedAndItsSlotRunsAgain(t *testing.T) {
 				c.Set(expired.Add(time.Second))
 				fb = fire(b, slot)
 			}
-			res := await(t, fb, "the surviving replica's firing")
+			res := gqltest.Await(t, fb, "the surviving replica's firing")
 			if res.err != nil || res.run.Slot == nil || !res.run.Slot.Equal(slot) || res.run.Error != "" || res.run.Holder != "replica-b" {
 				t.Fatalf("rerun of the abandoned slot = %+v, %v", res.run, res.err)
 			}
@@ -623,7 +610,7 @@ func TestLateEndOfAnAbandonedRunKeepsItAbandoned(t *testing.T) {
 		run, err := a.RunJob(sysCtx(), membrane.JobDecay)
 		done <- result{run, err}
 	}()
-	await(t, store.started, "the slow run's start")
+	gqltest.Await(t, store.started, "the slow run's start")
 	c.Set(t0.Add(time.Hour))
 	if _, err := b.JobRuns(sysCtx(), ptr(membrane.JobDecay), firstPage(t)); err != nil {
 		t.Fatal(err)
@@ -631,7 +618,7 @@ func TestLateEndOfAnAbandonedRunKeepsItAbandoned(t *testing.T) {
 	if err := a.Stop(sysCtx()); err != nil {
 		t.Fatal(err)
 	}
-	res := await(t, done, "the slow run")
+	res := gqltest.Await(t, done, "the slow run")
 	if res.err != nil || res.run.Outcome != membrane.JobCanceled {
 		t.Fatalf("the slow run as it saw itself = %+v, %v", res.run, res.err)
 	}
@@ -659,9 +646,9 @@ func TestStartingReplicaRerunsAnAbandonedSlot(t *testing.T) {
 	store := &dying{gated: newGated(db)}
 	a := runner(t, store, c, "replica-a", []string{scope}, retryFast)
 	fa := fire(a, slot)
-	await(t, store.started, "the doomed run's start")
+	gqltest.Await(t, store.started, "the doomed run's start")
 	store.kill()
-	await(t, fa, "the killed replica's run")
+	gqltest.Await(t, fa, "the killed replica's run")
 
 	// Started while the dead lease lasts: it waits for the expiry.
 	c.Set(slot.Add(10 * time.Second))
@@ -672,7 +659,7 @@ func TestStartingReplicaRerunsAnAbandonedSlot(t *testing.T) {
 	})
 	r.Start()
 	c.Set(slot.Add(time.Minute))
-	if got := await(t, seen, "the rerun of the abandoned slot"); got != jobs.OutcomeSucceeded {
+	if got := gqltest.Await(t, seen, "the rerun of the abandoned slot"); got != jobs.OutcomeSucceeded {
 		t.Fatalf("rerun outcome = %s", got)
 	}
 	runs := slotRuns(t, r, scope, slot)
@@ -703,12 +690,12 @@ func TestConcurrentRunJobOneRunOneConflict(t *testing.T) {
 			results <- result{run, err}
 		}()
 	}
-	first := await(t, results, "the first answer")
+	first := gqltest.Await(t, results, "the first answer")
 	if membrane.ErrorCode(first.err) != membrane.ECONFLICT {
 		t.Fatalf("first answer = %+v, %v; want CONFLICT while the other run waits at the gate", first.run, first.err)
 	}
 	close(gate)
-	if second := await(t, results, "the run"); second.err != nil || second.run.Outcome != membrane.JobSucceeded {
+	if second := gqltest.Await(t, results, "the run"); second.err != nil || second.run.Outcome != membrane.JobSucceeded {
 		t.Fatalf("the run = %+v, %v", second.run, second.err)
 	}
 }
