@@ -7,12 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -362,11 +362,7 @@ func WriteFairness(w io.Writer, phases []FairnessPhase) {
 		if idle > 0 {
 			ratio = fmt.Sprintf("%.1fx", float64(p.P95)/float64(idle))
 		}
-		keys := make([]string, 0, len(p.Answers))
-		for k := range p.Answers {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
+		keys := slices.Sorted(maps.Keys(p.Answers))
 		var ans []string
 		for _, k := range keys {
 			ans = append(ans, fmt.Sprintf("%s: %d", k, p.Answers[k]))

@@ -3,6 +3,7 @@ package membrane
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -501,11 +502,7 @@ func extractMentions(content any, v *validator) []Mention {
 	}
 	var walk func(prefix string, m map[string]any)
 	walk = func(prefix string, m map[string]any) {
-		keys := make([]string, 0, len(m))
-		for k := range m {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
+		keys := slices.Sorted(maps.Keys(m))
 		for _, k := range keys {
 			lk := strings.ToLower(k)
 			typ, ok := mentionKeys[lk]
