@@ -88,7 +88,7 @@ func load(b *testing.B, db *neo4j.DB, scope string, n int, build func(i int) mem
 func decayRecord(scope string) func(int) membrane.RecordInput {
 	return func(i int) membrane.RecordInput {
 		return membrane.RecordInput{Type: membrane.TypeSemantic, Scope: &scope,
-			Lifecycle: &membrane.LifecycleInput{HalfLifeSeconds: ptr(int64(3600 + i%7200))},
+			Lifecycle: &membrane.LifecycleInput{HalfLifeSeconds: new(int64(3600 + i%7200))},
 			Payload:   membrane.PayloadInput{Semantic: &membrane.SemanticPayload{Subject: "service-" + fmt.Sprint(i%5000), Predicate: "uses", Object: i}}}
 	}
 }

@@ -39,7 +39,7 @@ func episodeIn(t *testing.T, scope string, at time.Time, outcome membrane.Outcom
 
 func factIn(t *testing.T, scope, subject, predicate, object string, at time.Time) *membrane.Ingested {
 	t.Helper()
-	r, err := membrane.DefaultPolicy().BuildRecord(membrane.RecordInput{Type: membrane.TypeSemantic, Scope: &scope, Salience: ptr(0.5),
+	r, err := membrane.DefaultPolicy().BuildRecord(membrane.RecordInput{Type: membrane.TypeSemantic, Scope: &scope, Salience: new(0.5),
 		Payload: membrane.PayloadInput{Semantic: &membrane.SemanticPayload{Subject: subject, Predicate: predicate, Object: object,
 			Evidence: []membrane.EvidenceRef{{SourceType: "doc", SourceID: subject}}}}}, at)
 	if err != nil {

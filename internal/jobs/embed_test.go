@@ -44,7 +44,7 @@ func TestEmbedJobRunsAtStart(t *testing.T) {
 	if got := gqltest.Await(t, seen, "the embed run at start"); got != jobs.OutcomeSucceeded {
 		t.Fatalf("outcome = %s", got)
 	}
-	page, err := r.JobRuns(sysCtx(), ptr(membrane.JobEmbed), membrane.Page{First: 500})
+	page, err := r.JobRuns(sysCtx(), new(membrane.JobEmbed), membrane.Page{First: 500})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,8 +22,6 @@ import (
 
 var t0 = time.Date(2026, 5, 4, 8, 0, 0, 0, time.UTC)
 
-func ptr[T any](v T) *T { return &v }
-
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 // runner returns a runner restricted to scopes (always: the test database
@@ -48,7 +46,7 @@ func facts(t *testing.T, db *neo4j.DB, scope string, n int, at time.Time) []*mem
 	ins := make([]membrane.RecordInput, n)
 	for i := range ins {
 		ins[i] = membrane.RecordInput{Type: membrane.TypeSemantic, Scope: &scope,
-			Lifecycle: &membrane.LifecycleInput{HalfLifeSeconds: ptr(int64(3600))},
+			Lifecycle: &membrane.LifecycleInput{HalfLifeSeconds: new(int64(3600))},
 			Payload:   membrane.PayloadInput{Semantic: &membrane.SemanticPayload{Subject: "s", Predicate: "p", Object: i}}}
 	}
 	return neo4jtest.Create(t, db, at, ins...)
@@ -76,7 +74,7 @@ func eachDecayRun(t *testing.T, r *jobs.Runner, fn func(*membrane.JobRun) bool) 
 	job := membrane.JobDecay
 	var after *string
 	for {
-		page, err := membrane.NewPage(ptr(int64(500)), after)
+		page, err := membrane.NewPage(new(int64(500)), after)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -539,7 +537,7 @@ func TestAbandonedRunIsMarkedAndItsSlotRunsAgain(t *testing.T) {
 			expired := slot.Add(ttl + time.Second)
 			c.Set(expired)
 			if !tt.waiting {
-				if _, err := b.JobRuns(sysCtx(), ptr(membrane.JobDecay), firstPage(t)); err != nil {
+				if _, err := b.JobRuns(sysCtx(), new(membrane.JobDecay), firstPage(t)); err != nil {
 					t.Fatal(err)
 				}
 				c.Set(expired.Add(time.Second))
@@ -575,7 +573,7 @@ func TestAbandonedRunIsMarkedAndItsSlotRunsAgain(t *testing.T) {
 
 func firstPage(t *testing.T) membrane.Page {
 	t.Helper()
-	p, err := membrane.NewPage(ptr(int64(100)), nil)
+	p, err := membrane.NewPage(new(int64(100)), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -612,7 +610,7 @@ func TestLateEndOfAnAbandonedRunKeepsItAbandoned(t *testing.T) {
 	}()
 	gqltest.Await(t, store.started, "the slow run's start")
 	c.Set(t0.Add(time.Hour))
-	if _, err := b.JobRuns(sysCtx(), ptr(membrane.JobDecay), firstPage(t)); err != nil {
+	if _, err := b.JobRuns(sysCtx(), new(membrane.JobDecay), firstPage(t)); err != nil {
 		t.Fatal(err)
 	}
 	if err := a.Stop(sysCtx()); err != nil {

@@ -282,7 +282,7 @@ func (p Policy) BuildCapture(in CaptureInput, now time.Time) (*Capture, error) {
 	conf := SourceConfidence(kind)
 	r, err := p.BuildRecord(RecordInput{
 		Type: t, Sensitivity: in.Sensitivity, Confidence: &conf, Scope: in.Scope, Tags: in.Tags,
-		Provenance: &ProvenanceInput{Sources: []ProvenanceSource{{Kind: pk, Ref: ref, CreatedBy: in.Source, Timestamp: &ts}}, CreatedBy: ptr(IngestActor)},
+		Provenance: &ProvenanceInput{Sources: []ProvenanceSource{{Kind: pk, Ref: ref, CreatedBy: in.Source, Timestamp: &ts}}, CreatedBy: new(IngestActor)},
 		Payload:    payload,
 	}, now)
 	if err != nil {
@@ -455,7 +455,7 @@ func (c *Capture) derived(t MemoryType, tags []string, payload PayloadInput, sou
 	sens, conf, scope := c.Primary.Sensitivity, c.Primary.Confidence, c.Primary.Scope
 	r, err := c.policy.BuildRecord(RecordInput{
 		Type: t, Sensitivity: &sens, Confidence: &conf, Scope: &scope, Tags: tags,
-		Provenance: &ProvenanceInput{Sources: slices.Clone(sources), CreatedBy: ptr(IngestActor)},
+		Provenance: &ProvenanceInput{Sources: slices.Clone(sources), CreatedBy: new(IngestActor)},
 		Payload:    payload,
 	}, c.now)
 	if err != nil {
