@@ -34,6 +34,18 @@ func sealedFact(t *testing.T, db *neo4j.DB, scope string, sens membrane.Sensitiv
 	return ing.Record.ID
 }
 
+// twoKeys returns two keys of the test's own (ids id1 and id2 under one
+// new suffix, bytes b1 and b2) and a scope of the test's own with a store
+// sealing with the first (see neo4jtest.SealedScope): the store of a key
+// about to be retired, or lost, beside its successor.
+func twoKeys(t *testing.T, id1 string, b1 byte, id2 string, b2 byte) (first, second membrane.SealKey, scope string, db *neo4j.DB) {
+	t.Helper()
+	suffix := membrane.NewID()
+	first, second = neo4jtest.SealKey(id1+"-"+suffix, b1), neo4jtest.SealKey(id2+"-"+suffix, b2)
+	scope, db = neo4jtest.SealedScope(t, []membrane.SealKey{first}, first.ID)
+	return first, second, scope, db
+}
+
 // trustAt is a reader with ceiling sens over scopes.
 func trustAt(sens membrane.Sensitivity, scopes ...string) membrane.Trust {
 	return membrane.Trust{Principal: membrane.Principal{Actor: "reader-" + string(sens), Role: membrane.RoleReader, MaxSensitivity: sens, Scopes: scopes},
@@ -179,10 +191,7 @@ func TestBlindNoPlaintext(t *testing.T) {
 // still match; reseal recomputes them under the active key, and the record
 // is then found with the new key alone.
 func TestBlindReseal(t *testing.T) {
-	suffix := membrane.NewID()
-	oldKey := neo4jtest.SealKey("old-"+suffix, 11)
-	newKey := neo4jtest.SealKey("new-"+suffix, 12)
-	scope, before := neo4jtest.SealedScope(t, []membrane.SealKey{oldKey}, oldKey.ID)
+	oldKey, newKey, scope, before := twoKeys(t, "old", 11, "new", 12)
 	id := sealedFact(t, before, scope, membrane.SensitivityHigh, "ledger", "reconciles", "quarterly invoices")
 	now := time.Now().Add(time.Minute).UTC()
 	hi := trustAt(membrane.SensitivityHigh, scope)
@@ -207,10 +216,7 @@ func TestBlindReseal(t *testing.T) {
 // browsing, which meets it among the newest, leaves it out), and the
 // records this server can open are still found.
 func TestBlindUnknownKey(t *testing.T) {
-	suffix := membrane.NewID()
-	lost := neo4jtest.SealKey("lost-"+suffix, 13)
-	kept := neo4jtest.SealKey("kept-"+suffix, 14)
-	scope, withLost := neo4jtest.SealedScope(t, []membrane.SealKey{lost}, lost.ID)
+	_, kept, scope, withLost := twoKeys(t, "lost", 13, "kept", 14)
 	sealedFact(t, withLost, scope, membrane.SensitivityHigh, "harbour", "shelters", "fishing boats")
 	server := neo4jtest.OpenSealing(t, []membrane.SealKey{kept}, kept.ID)
 	found := sealedFact(t, server, scope, membrane.SensitivityHigh, "harbour", "charges", "mooring fees")
@@ -241,10 +247,7 @@ func TestBlindUnknownKey(t *testing.T) {
 // start leaves them as they are: it scans no data.
 func TestBlindReindex(t *testing.T) {
 	neo4jtest.DB(t)
-	suffix := membrane.NewID()
-	key := neo4jtest.SealKey("mig-"+suffix, 15)
-	lost := neo4jtest.SealKey("miglost-"+suffix, 16)
-	scope, withLost := neo4jtest.SealedScope(t, []membrane.SealKey{lost}, lost.ID)
+	_, key, scope, withLost := twoKeys(t, "miglost", 16, "mig", 15)
 	server := neo4jtest.OpenSealing(t, []membrane.SealKey{key}, key.ID)
 	id := sealedFact(t, server, scope, membrane.SensitivityHigh, "orchard", "grows", "heritage apples")
 	lostID := sealedFact(t, withLost, scope, membrane.SensitivityHigh, "orchard", "sells", "cider")
@@ -303,10 +306,7 @@ func TestBlindReindex(t *testing.T) {
 // keyed one at the next start. A sealed competence's skillKey and a sealed
 // entity's blindNames are keyed alike.
 func TestSealedDigestsKeyed(t *testing.T) {
-	suffix := membrane.NewID()
-	oldKey := neo4jtest.SealKey("dold-"+suffix, 41)
-	newKey := neo4jtest.SealKey("dnew-"+suffix, 42)
-	scope, before := neo4jtest.SealedScope(t, []membrane.SealKey{oldKey}, oldKey.ID)
+	oldKey, newKey, scope, before := twoKeys(t, "dold", 41, "dnew", 42)
 	high := membrane.SensitivityHigh
 	key := membrane.FactKey{Scope: scope, Subject: "payroll", Predicate: "runs_on", Object: "the 25th"}
 	first := sealedFact(t, before, scope, high, key.Subject, key.Predicate, key.Object)
