@@ -200,7 +200,7 @@ func TestLeaseAcrossServers(t *testing.T) {
 	var runs []*membrane.JobRun
 	var after *string
 	for {
-		page, err := membrane.NewPage(ptr(int64(500)), after)
+		page, err := membrane.NewPage(new(int64(500)), after)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -265,8 +265,6 @@ func TestLeaseAcrossServers(t *testing.T) {
 	}
 	t.Logf("%d slots run by %d distinct servers; %d slots overrun by an earlier run", len(perSlot), len(holders), len(unrun))
 }
-
-func ptr[T any](v T) *T { return &v }
 
 // runsText lists recorded runs by slot, start and end, for a failure.
 func runsText(runs []*membrane.JobRun) string {

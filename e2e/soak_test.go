@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"net"
@@ -27,6 +28,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/coder/websocket/wsjson"
 	"github.com/membrane/membrane/internal/apptest"
+	"github.com/membrane/membrane/internal/bench"
 	"github.com/membrane/membrane/internal/gqltest"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4j"
@@ -836,7 +838,7 @@ func (r *soakRun) sseHangup(ctx context.Context, key string) {
 	req := fmt.Sprintf("POST /graphql HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: text/event-stream\r\n"+
 		"Authorization: Bearer %s\r\nContent-Length: %d\r\n\r\n%s", strings.TrimPrefix(r.srv.URL, "http://"), key, len(body), body)
 	for i := 0; ctx.Err() == nil; i++ {
-		conn, err := smallBufferDialer.DialContext(ctx, "tcp", strings.TrimPrefix(r.srv.URL, "http://"))
+		conn, err := bench.SmallBufferDialer.DialContext(ctx, "tcp", strings.TrimPrefix(r.srv.URL, "http://"))
 		if err != nil {
 			r.stats.failed("hostile sse-hangup", err, ctx.Err() != nil)
 			pause(ctx, time.Second)
@@ -855,18 +857,6 @@ func (r *soakRun) sseHangup(ctx context.Context, key string) {
 		r.stats.note("hostile sse-hangup", "hung up")
 	}
 }
-
-// smallBufferDialer asks for a 4 KiB receive buffer, so that a client that
-// reads nothing blocks the server's writes after little data.
-var smallBufferDialer = &net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
-	var serr error
-	if err := c.Control(func(fd uintptr) {
-		serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096)
-	}); err != nil {
-		return err
-	}
-	return serr
-}}
 
 // readStatus reads an HTTP status line.
 func readStatus(br *bufio.Reader) (int, error) {
@@ -1323,11 +1313,7 @@ func counts[K int | string](m map[K]int) string {
 	if len(m) == 0 {
 		return "-"
 	}
-	keys := make([]K, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
+	keys := slices.Sorted(maps.Keys(m))
 	parts := make([]string, len(keys))
 	for i, k := range keys {
 		parts[i] = fmt.Sprintf("%v: %d", k, m[k])

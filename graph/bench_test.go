@@ -8,11 +8,9 @@ package graph_test
 // See docs/BENCHMARKS.md for the measured figures and how to read them.
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"net/http"
 	"os"
@@ -22,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/membrane/membrane/internal/bench"
 	"github.com/membrane/membrane/internal/gqltest"
 	"github.com/membrane/membrane/internal/neo4jtest"
 	neo4jdrv "github.com/neo4j/neo4j-go-driver/v5/neo4j"
@@ -73,37 +72,7 @@ func body(b *testing.B, query string, vars map[string]any) []byte {
 // post sends a prepared request and decodes its data into out. Any GraphQL
 // error, non-200 status or undecodable response is an error.
 func (c *benchClient) post(req []byte, out any) error {
-	hr, err := http.NewRequest(http.MethodPost, c.url+"/graphql", bytes.NewReader(req))
-	if err != nil {
-		return err
-	}
-	hr.Header.Set("Content-Type", "application/json")
-	hr.Header.Set("Authorization", "Bearer "+c.key)
-	resp, err := benchHTTP.Do(hr)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return err
-	}
-	var r gqltest.Response
-	if err := json.Unmarshal(raw, &r); err != nil {
-		return fmt.Errorf("status %d, undecodable response %.300q: %w", resp.StatusCode, raw, err)
-	}
-	if len(r.Errors) > 0 {
-		return fmt.Errorf("status %d, GraphQL errors: %+v", resp.StatusCode, r.Errors)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("status %d: %.300q", resp.StatusCode, raw)
-	}
-	if out != nil {
-		if err := json.Unmarshal(r.Data, out); err != nil {
-			return fmt.Errorf("decode data %.300q: %w", r.Data, err)
-		}
-	}
-	return nil
+	return bench.Post(context.Background(), benchHTTP, c.url+"/graphql", c.key, req, out)
 }
 
 // must is post for the benchmark goroutine: it fails the benchmark loudly.

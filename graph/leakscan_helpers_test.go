@@ -11,12 +11,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -193,11 +193,7 @@ var (
 func scanJSON(v any, path string, needles []needle, found func(path string, n needle)) {
 	switch v := v.(type) {
 	case map[string]any:
-		keys := make([]string, 0, len(v))
-		for k := range v {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
+		keys := slices.Sorted(maps.Keys(v))
 		for _, k := range keys {
 			// A key may hold text too (JSON objects of payloads).
 			scanString(k, path+".<key>", needles, found)

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	neturl "net/url"
 	"os"
@@ -150,11 +151,7 @@ func TestLeakScan(t *testing.T) {
 		}
 		classes[k] = append(classes[k], l)
 	}
-	keys := make([]string, 0, len(classes))
-	for k := range classes {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(classes))
 	for _, k := range keys {
 		ls := classes[k]
 		e := ls[0]

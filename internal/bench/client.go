@@ -72,15 +72,24 @@ func (c *Client) post(ctx context.Context, req map[string]any, out any) error {
 	if err != nil {
 		return err
 	}
-	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, c.URL, bytes.NewReader(body))
+	return Post(ctx, c.HTTP, c.URL, c.Key, body, out)
+}
+
+// Post sends a GraphQL request body, marshalled beforehand (outside a
+// timed loop), to the endpoint url with hc and key (a bearer token, when
+// not empty), and decodes the response's data into out (when not nil).
+// The server's first error (a GraphQLError), a status other than 200 or
+// an undecodable answer is an error.
+func Post(ctx context.Context, hc *http.Client, url, key string, body []byte, out any) error {
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		return err
 	}
 	hr.Header.Set("Content-Type", "application/json")
-	if c.Key != "" {
-		hr.Header.Set("Authorization", "Bearer "+c.Key)
+	if key != "" {
+		hr.Header.Set("Authorization", "Bearer "+key)
 	}
-	resp, err := c.HTTP.Do(hr)
+	resp, err := hc.Do(hr)
 	if err != nil {
 		return err
 	}

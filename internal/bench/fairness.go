@@ -7,12 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -178,26 +178,11 @@ func answer(status int, raw []byte) string {
 // slow opens a connection and sends a request whose body trickles in, a
 // byte every 100 ms, until the server gives up on it (or the phase ends).
 func (h *Hostile) slow(ctx context.Context) string {
-	u, err := url.Parse(h.URL)
-	if err != nil {
-		return "unsendable"
+	conn, hangUp, outcome := h.dialPost(ctx, &net.Dialer{}, "", 1000000, nil)
+	if conn == nil {
+		return outcome
 	}
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "tcp", u.Host)
-	if err != nil {
-		if ctx.Err() != nil {
-			return ""
-		}
-		return "transport"
-	}
-	defer conn.Close()
-	stop := context.AfterFunc(ctx, func() { conn.Close() })
-	defer stop()
-	auth := ""
-	if h.Key != "" {
-		auth = "Authorization: Bearer " + h.Key + "\r\n"
-	}
-	fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\n%sContent-Length: 1000000\r\n\r\n", u.RequestURI(), u.Host, auth)
+	defer hangUp()
 	answered := make(chan string, 1)
 	go func() {
 		buf := make([]byte, 512)
@@ -377,11 +362,7 @@ func WriteFairness(w io.Writer, phases []FairnessPhase) {
 		if idle > 0 {
 			ratio = fmt.Sprintf("%.1fx", float64(p.P95)/float64(idle))
 		}
-		keys := make([]string, 0, len(p.Answers))
-		for k := range p.Answers {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
+		keys := slices.Sorted(maps.Keys(p.Answers))
 		var ans []string
 		for _, k := range keys {
 			ans = append(ans, fmt.Sprintf("%s: %d", k, p.Answers[k]))
@@ -389,4 +370,32 @@ func WriteFairness(w io.Writer, phases []FairnessPhase) {
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %d (%d) | %d | %s |\n", p.Name, ms(p.P50), ms(p.P95), ratio, ms(p.Max),
 			p.Probes, p.ProbeErrors, p.Sent, strings.Join(ans, ", "))
 	}
+}
+
+// dialPost dials the server with d and writes a JSON POST to its URL: the
+// head (with the key, the extra header lines and a Content-Length of
+// length) and body, which may be shorter than length. It returns the
+// connection and hangUp, which closes it, or, when it could not connect,
+// the outcome: "unsendable", "transport", or "" when ctx ended. The
+// connection is also closed when ctx ends, so that a read on it returns.
+func (h *Hostile) dialPost(ctx context.Context, d *net.Dialer, header string, length int, body []byte) (conn net.Conn, hangUp func(), outcome string) {
+	u, err := url.Parse(h.URL)
+	if err != nil {
+		return nil, nil, "unsendable"
+	}
+	conn, err = d.DialContext(ctx, "tcp", u.Host)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, nil, ""
+		}
+		return nil, nil, "transport"
+	}
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	auth := ""
+	if h.Key != "" {
+		auth = "Authorization: Bearer " + h.Key + "\r\n"
+	}
+	fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\n%s%sContent-Length: %d\r\n\r\n%s",
+		u.RequestURI(), u.Host, header, auth, length, body)
+	return conn, func() { stop(); conn.Close() }, ""
 }

@@ -109,28 +109,13 @@ func ended(ctx context.Context, err error, during string) string {
 // the status line for hold, and hangs up: the server's writes block on it
 // meanwhile. Its answer is the stream's status.
 func (h *Hostile) sseHangup(ctx context.Context, hold time.Duration) string {
-	u, err := url.Parse(h.URL)
-	if err != nil {
-		return "unsendable"
-	}
 	body, _ := json.Marshal(map[string]any{"query": `subscription($s: [String!], $after: String) { recordChanged(filter: {scopes: $s}, after: $after) {
 		cursor recordId action record { id summary } } }`, "variables": map[string]any{"s": []string{h.Scope}, "after": h.Cursor}})
-	conn, err := smallBufferDialer.DialContext(ctx, "tcp", u.Host)
-	if err != nil {
-		if ctx.Err() != nil {
-			return ""
-		}
-		return "transport"
+	conn, hangUp, outcome := h.dialPost(ctx, SmallBufferDialer, "Accept: text/event-stream\r\n", len(body), body)
+	if conn == nil {
+		return outcome
 	}
-	defer conn.Close()
-	stop := context.AfterFunc(ctx, func() { conn.Close() })
-	defer stop()
-	auth := ""
-	if h.Key != "" {
-		auth = "Authorization: Bearer " + h.Key + "\r\n"
-	}
-	fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: text/event-stream\r\n"+
-		"%sContent-Length: %d\r\n\r\n%s", u.RequestURI(), u.Host, auth, len(body), body)
+	defer hangUp()
 	line, err := bufio.NewReaderSize(conn, 16).ReadString('\n')
 	var status int
 	if _, serr := fmt.Sscanf(line, "HTTP/1.1 %d", &status); err != nil || serr != nil {
@@ -148,9 +133,9 @@ func (h *Hostile) sseHangup(ctx context.Context, hold time.Duration) string {
 	return fmt.Sprint(status)
 }
 
-// smallBufferDialer asks for a 4 KiB receive buffer, so that a client that
+// SmallBufferDialer asks for a 4 KiB receive buffer, so that a client that
 // reads nothing blocks the server's writes after little data.
-var smallBufferDialer = &net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
+var SmallBufferDialer = &net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
 	var serr error
 	if err := c.Control(func(fd uintptr) {
 		serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096)

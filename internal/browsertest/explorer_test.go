@@ -1,7 +1,6 @@
 package browsertest_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/membrane/membrane/internal/apptest"
 	"github.com/membrane/membrane/internal/browsertest"
+	"github.com/membrane/membrane/internal/gqltest"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4jtest"
 )
@@ -188,24 +188,10 @@ func TestExplorer(t *testing.T) {
 // failing the test on any error.
 func graphQL(t *testing.T, base, key, query string, vars map[string]any) map[string]any {
 	t.Helper()
-	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
-	req, err := http.NewRequest(http.MethodPost, base+"/graphql", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
+	r := (&gqltest.Client{T: t, URL: base, Key: key}).Raw(query, vars)
+	var data map[string]any
+	if err := json.Unmarshal(r.Data, &data); err != nil || r.Status != http.StatusOK || len(r.Errors) > 0 {
+		t.Fatalf("%s: status %d, errors %+v, decode %v", query, r.Status, r.Errors, err)
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+key)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var r struct {
-		Data   map[string]any    `json:"data"`
-		Errors []json.RawMessage `json:"errors"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil || resp.StatusCode != http.StatusOK || len(r.Errors) > 0 {
-		t.Fatalf("%s: status %d, errors %s, decode %v", query, resp.StatusCode, r.Errors, err)
-	}
-	return r.Data
+	return data
 }

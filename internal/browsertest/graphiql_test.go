@@ -1,10 +1,7 @@
 package browsertest_test
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -24,8 +21,8 @@ func TestGraphiQL(t *testing.T) {
 	s := apptest.Start(t, apptest.Options{APIKey: key, EncryptionKey: apptest.SealKey()})
 	scope := neo4jtest.Scope(t)
 	marker := "PostgreSQL-" + membrane.NewID()
-	post(t, s.URL, key, fmt.Sprintf(`mutation { ingestObservation(input: {source: "agent-1", subject: "auth-service",
-		predicate: "uses", object: %q, scope: %q}) { id } }`, marker, scope))
+	graphQL(t, s.URL, key, fmt.Sprintf(`mutation { ingestObservation(input: {source: "agent-1", subject: "auth-service",
+		predicate: "uses", object: %q, scope: %q}) { id } }`, marker, scope), nil)
 
 	b := browsertest.New(t)
 	b.Navigate(s.URL + "/")
@@ -97,29 +94,5 @@ func setEditor(t *testing.T, b *browsertest.Browser, selector, text string) {
 	})()`, selector+" .CodeMirror", text))
 	if !ok {
 		t.Fatalf("no CodeMirror editor in %s", selector)
-	}
-}
-
-// post runs a GraphQL operation as the key's principal and fails the test
-// on any error.
-func post(t *testing.T, base, key, query string) {
-	t.Helper()
-	body, _ := json.Marshal(map[string]string{"query": query})
-	req, err := http.NewRequest(http.MethodPost, base+"/graphql", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+key)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var r struct {
-		Errors []json.RawMessage `json:"errors"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil || resp.StatusCode != http.StatusOK || len(r.Errors) > 0 {
-		t.Fatalf("%s: status %d, errors %s, decode %v", query, resp.StatusCode, r.Errors, err)
 	}
 }

@@ -345,13 +345,11 @@ func Default() Config {
 			BodyBytesPerSecond:        membranehttp.DefaultBodyBytesPerSecond,
 			SubscriptionsPerPrincipal: 100, Subscriptions: 10_000,
 			Roles: map[string]RoleLimits{string(membrane.RoleAdmin): {
-				Complexity: ptr(membranehttp.DefaultAdminMaxComplexity), Depth: ptr(membranehttp.DefaultAdminMaxDepth),
-				RootFields: ptr(membranehttp.DefaultAdminMaxRootFields), Rate: ptr(500.0), Burst: ptr(1000), Subscriptions: ptr(1000)}},
+				Complexity: new(membranehttp.DefaultAdminMaxComplexity), Depth: new(membranehttp.DefaultAdminMaxDepth),
+				RootFields: new(membranehttp.DefaultAdminMaxRootFields), Rate: new(500.0), Burst: new(1000), Subscriptions: new(1000)}},
 		},
 	}
 }
-
-func ptr[T any](v T) *T { return &v }
 
 // RoleLimit is the limits in force for one role.
 type RoleLimit struct {

@@ -16,13 +16,20 @@ import (
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
 
-func TestLoadPrecedence(t *testing.T) {
-	dir := t.TempDir()
-	file := filepath.Join(dir, "membrane.yaml")
-	yaml := "listen: 0.0.0.0:9000\nneo4j:\n  uri: bolt://file:7687\n  database: filedb\n  tx_timeout: 5s\ndefault_sensitivity: medium\n"
-	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
+// writeFile writes text to a file named name in a directory of the test's
+// own and returns its path.
+func writeFile(t *testing.T, name, text string) string {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(file, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	return file
+}
+
+func TestLoadPrecedence(t *testing.T) {
+	yaml := "listen: 0.0.0.0:9000\nneo4j:\n  uri: bolt://file:7687\n  database: filedb\n  tx_timeout: 5s\ndefault_sensitivity: medium\n"
+	file := writeFile(t, "membrane.yaml", yaml)
 	tests := []struct {
 		name       string
 		args       []string
@@ -104,12 +111,8 @@ func TestLoadRejectsBadValues(t *testing.T) {
 }
 
 func TestLoadAPIKeys(t *testing.T) {
-	dir := t.TempDir()
-	file := filepath.Join(dir, "keys.yaml")
 	keys := "- key_sha256: " + strings.Repeat("ab", 32) + "\n  actor: agent-1\n  role: writer\n  max_sensitivity: medium\n  scopes: [alpha]\n"
-	if err := os.WriteFile(file, []byte(keys), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	file := writeFile(t, "keys.yaml", keys)
 	envKeys := `[{"key_sha256": "` + strings.Repeat("cd", 32) + `", "actor": "admin", "role": "admin", "max_sensitivity": "hyper", "scopes": ["*"]}]`
 	c, err := config.Load(nil, env(map[string]string{"MEMBRANE_API_KEYS_FILE": file, "MEMBRANE_API_KEYS": envKeys}))
 	if err != nil {
@@ -166,12 +169,8 @@ func TestJobsConfig(t *testing.T) {
 		j.IdempotencyRetention != 7*24*time.Hour {
 		t.Fatalf("default jobs config = %+v", j)
 	}
-	dir := t.TempDir()
-	file := filepath.Join(dir, "membrane.yaml")
 	yaml := "jobs:\n  consolidate: \"off\"\n  scopes: [a, b]\n  history_retention: 720h\n  episode_window: 12h\n"
-	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	file := writeFile(t, "membrane.yaml", yaml)
 	c, err = config.Load([]string{"-config", file}, env(map[string]string{"MEMBRANE_JOBS_DECAY": "*/10 * * * * *",
 		"MEMBRANE_JOBS_IDEMPOTENCY_RETENTION": "48h"}))
 	if err != nil {
@@ -189,12 +188,8 @@ func TestLoadEmbedding(t *testing.T) {
 	if err != nil || c.Embedding.Enabled() || c.SelectionConfidenceThreshold != 0.7 {
 		t.Fatalf("defaults %+v, %v", c, err)
 	}
-	dir := t.TempDir()
-	file := filepath.Join(dir, "membrane.yaml")
 	yaml := "selection_confidence_threshold: 0.3\nembedding:\n  endpoint: http://file/v1/embeddings\n  model: file-model\n  dimensions: 768\n  timeout: 2s\n"
-	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	file := writeFile(t, "membrane.yaml", yaml)
 	c, err = config.Load([]string{"-config", file}, env(map[string]string{"MEMBRANE_EMBEDDING_API_KEY": "k", "MEMBRANE_EMBEDDING_MODEL": "env-model"}))
 	if err != nil {
 		t.Fatal(err)
@@ -207,12 +202,8 @@ func TestLoadEmbedding(t *testing.T) {
 }
 
 func TestLoadObservability(t *testing.T) {
-	dir := t.TempDir()
-	file := filepath.Join(dir, "membrane.yaml")
 	yaml := "metrics_listen: 127.0.0.1:9100\nlog_level: warn\notel_endpoint: http://file:4318\nshutdown_timeout: 5s\n"
-	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	file := writeFile(t, "membrane.yaml", yaml)
 	type want struct {
 		metrics       bool
 		metricsListen string
@@ -281,12 +272,9 @@ func TestLogFormatFollowsMode(t *testing.T) {
 // make the first active, as MEMBRANE_ENCRYPTION_KEY does; comma lists drop
 // blanks and spaces.
 func TestActiveKeyAndScopeLists(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "membrane.yaml")
 	key := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{1}, 32))
 	yaml := "encryption:\n  keys:\n    - {id: k1, key: " + key + "}\n    - {id: k2, key: " + key + "}\n"
-	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	file := writeFile(t, "membrane.yaml", yaml)
 	c, err := config.Load([]string{"-config", file}, env(map[string]string{"MEMBRANE_JOBS_SCOPES": " a, b,,"}))
 	if err != nil {
 		t.Fatal(err)

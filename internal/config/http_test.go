@@ -1,8 +1,6 @@
 package config_test
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -11,8 +9,6 @@ import (
 )
 
 func TestLoadHTTPAndLimits(t *testing.T) {
-	dir := t.TempDir()
-	file := filepath.Join(dir, "membrane.yaml")
 	yaml := `mode: production
 introspection: true
 request_timeout: 5s
@@ -35,9 +31,7 @@ limits:
 persisted_queries:
   allow_list: /etc/membrane/ops.json
 `
-	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	file := writeFile(t, "membrane.yaml", yaml)
 	tests := []struct {
 		name string
 		args []string

@@ -3,8 +3,6 @@ package config_test
 import (
 	"bytes"
 	"encoding/base64"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -18,20 +16,13 @@ import (
 // active key, the admin's limits replace only the limits they name, and the
 // file's own admin entry replaces the built-in one whole.
 func TestEnvOverFileLayers(t *testing.T) {
-	dir := t.TempDir()
 	key := func(b byte) string { return base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{b}, 32)) }
 	hash := func(s string) string { return strings.Repeat(s, 32) }
-	keysFile := filepath.Join(dir, "keys.yaml")
-	if err := os.WriteFile(keysFile, []byte("- {key_sha256: "+hash("ef")+", actor: from-keys-file, role: reader, max_sensitivity: low}\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	file := filepath.Join(dir, "membrane.yaml")
+	keysFile := writeFile(t, "keys.yaml", "- {key_sha256: "+hash("ef")+", actor: from-keys-file, role: reader, max_sensitivity: low}\n")
 	yaml := "api_keys:\n  - {key_sha256: " + hash("ab") + ", actor: from-file, role: writer, max_sensitivity: low}\n" +
 		"encryption:\n  active_key: k2\n  keys:\n    - {id: k1, key: " + key(1) + "}\n    - {id: k2, key: " + key(2) + "}\n" +
 		"limits:\n  roles:\n    admin:\n      depth: 40\n      rate: 9\n"
-	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	file := writeFile(t, "membrane.yaml", yaml)
 	tests := []struct {
 		name      string
 		env       map[string]string

@@ -1,8 +1,6 @@
 package config_test
 
 import (
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 
@@ -11,7 +9,6 @@ import (
 )
 
 func TestSubscriptionLimits(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "membrane.yaml")
 	yaml := `limits:
   subscriptions_per_principal: 7
   subscriptions: 50
@@ -19,9 +16,7 @@ func TestSubscriptionLimits(t *testing.T) {
     reader:
       subscriptions_per_principal: 2
 `
-	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	file := writeFile(t, "membrane.yaml", yaml)
 	tests := []struct {
 		name                  string
 		env                   map[string]string

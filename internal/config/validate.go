@@ -90,25 +90,48 @@ func (c Config) checkObservability() *FieldError {
 
 // checkHTTP checks the settings of the HTTP server.
 func (c Config) checkHTTP() *FieldError {
-	switch {
-	case c.Mode != ModeDev && c.Mode != ModeProduction:
+	if c.Mode != ModeDev && c.Mode != ModeProduction {
 		return fieldErr("mode", "must be dev or production, got %q", c.Mode)
-	case c.RequestTimeout < 0:
-		return fieldErr("request_timeout", "must be >= 0")
-	case c.ReadTimeout < 0:
-		return fieldErr("read_timeout", "must be >= 0")
-	case c.IdleTimeout < 0:
-		return fieldErr("idle_timeout", "must be >= 0")
+	}
+	if e := firstNegative(
+		notNegative{"request_timeout", int64(c.RequestTimeout), ""},
+		notNegative{"read_timeout", int64(c.ReadTimeout), ""},
+		notNegative{"idle_timeout", int64(c.IdleTimeout), ""},
+	); e != nil {
+		return e
+	}
+	switch {
 	case c.MaxBodyBytes < 1:
 		return fieldErr("max_body_bytes", "must be > 0")
 	case (c.TLSCertFile == "") != (c.TLSKeyFile == ""):
 		return fieldErr("tls_cert_file", "must be set with tls_key_file: both or neither")
 	case c.CORS.AllowCredentials && slices.Contains(c.CORS.AllowedOrigins, "*"):
 		return fieldErr("cors.allowed_origins", "cannot be \"*\" with cors.allow_credentials; list the origins")
-	case c.CORS.MaxAge < 0:
-		return fieldErr("cors.max_age", "must be >= 0")
-	case c.PersistedQueries.CacheSize < 0:
-		return fieldErr("persisted_queries.cache_size", "must be >= 0")
+	}
+	return firstNegative(
+		notNegative{"cors.max_age", int64(c.CORS.MaxAge), ""},
+		notNegative{"persisted_queries.cache_size", int64(c.PersistedQueries.CacheSize), ""},
+	)
+}
+
+// notNegative is a setting that must be >= 0: its key, its value and what
+// 0 means, where it means something.
+type notNegative struct {
+	field string
+	value int64
+	zero  string
+}
+
+// firstNegative returns the error of the first of settings below 0, or nil.
+func firstNegative(settings ...notNegative) *FieldError {
+	for _, s := range settings {
+		if s.value >= 0 {
+			continue
+		}
+		if s.zero != "" {
+			return fieldErr(s.field, "must be >= 0 (0: %s)", s.zero)
+		}
+		return fieldErr(s.field, "must be >= 0")
 	}
 	return nil
 }
@@ -116,17 +139,14 @@ func (c Config) checkHTTP() *FieldError {
 // checkLimits checks the limits, general and of each role.
 func (c Config) checkLimits() *FieldError {
 	l := c.Limits
-	switch {
-	case l.Subscriptions < 0:
-		return fieldErr("limits.subscriptions", "must be >= 0 (0: no limit)")
-	case l.Tokens < 0:
-		return fieldErr("limits.tokens", "must be >= 0")
-	case l.RateLimitActors < 0:
-		return fieldErr("limits.rate_limit_actors", "must be >= 0")
-	case l.Concurrency < 0:
-		return fieldErr("limits.concurrency", "must be >= 0 (0: no bound)")
-	case l.BodyBytesPerSecond < 0:
-		return fieldErr("limits.body_bytes_per_second", "must be >= 0 (0: no budget)")
+	if e := firstNegative(
+		notNegative{"limits.subscriptions", int64(l.Subscriptions), "no limit"},
+		notNegative{"limits.tokens", int64(l.Tokens), ""},
+		notNegative{"limits.rate_limit_actors", int64(l.RateLimitActors), ""},
+		notNegative{"limits.concurrency", int64(l.Concurrency), "no bound"},
+		notNegative{"limits.body_bytes_per_second", l.BodyBytesPerSecond, "no budget"},
+	); e != nil {
+		return e
 	}
 	for name := range l.Roles {
 		if !membrane.Role(name).Valid() {

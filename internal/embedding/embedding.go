@@ -13,7 +13,6 @@ import (
 	"math"
 	"net/http"
 	"time"
-	"unicode/utf8"
 
 	"github.com/membrane/membrane/internal/membrane"
 )
@@ -106,7 +105,7 @@ func (c *Client) Embed(ctx context.Context, texts []string) ([][]float64, error)
 	}
 	in := make([]string, len(texts))
 	for i, t := range texts {
-		in[i] = cut(t, MaxInputBytes)
+		in[i] = membrane.CutBytes(t, MaxInputBytes)
 	}
 	req := request{Model: c.cfg.Model, Input: in}
 	if c.cfg.SendDimensions {
@@ -163,15 +162,4 @@ func (c *Client) Embed(ctx context.Context, texts []string) ([][]float64, error)
 		vecs[d.Index] = d.Embedding
 	}
 	return vecs, nil
-}
-
-// cut returns s cut to at most n bytes at a rune boundary.
-func cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }

@@ -13,20 +13,10 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/vektah/gqlparser/v2/ast"
 
+	"github.com/membrane/membrane/internal/gqltest"
 	membranehttp "github.com/membrane/membrane/internal/http"
 	"github.com/membrane/membrane/internal/membrane"
 )
-
-func await[T any](t *testing.T, ch <-chan T, what string) T {
-	t.Helper()
-	select {
-	case v := <-ch:
-		return v
-	case <-time.After(30 * time.Second):
-		t.Fatalf("%s: nothing within 30 s", what)
-	}
-	panic("unreachable")
-}
 
 // held is a handler whose requests say they started and then wait until
 // released.
@@ -85,17 +75,17 @@ func TestHeavyBodiesShareTheServersSlot(t *testing.T) {
 	t.Cleanup(srv.Close)
 	big := membranehttp.HeavyBody + 1
 	first := sendBody(srv, "first large", big)
-	await(t, h.started, "the first large request")
+	gqltest.Await(t, h.started, "the first large request")
 	small := sendBody(srv, "small", 100)
-	if got := await(t, h.started, "a small request beside it"); got != "small" {
+	if got := gqltest.Await(t, h.started, "a small request beside it"); got != "small" {
 		t.Fatalf("started %q, want the small request", got)
 	}
-	if got := await(t, sendBody(srv, "second large", big), "the second large request"); got.status != http.StatusTooManyRequests || got.code != "RATE_LIMITED" {
+	if got := gqltest.Await(t, sendBody(srv, "second large", big), "the second large request"); got.status != http.StatusTooManyRequests || got.code != "RATE_LIMITED" {
 		t.Fatalf("a second large request beside the first: %+v, want 429 RATE_LIMITED once its wait was over", got)
 	}
 	close(h.release)
 	for _, ch := range []<-chan answer{first, small} {
-		if got := await(t, ch, "a held request"); got.status != http.StatusOK {
+		if got := gqltest.Await(t, ch, "a held request"); got.status != http.StatusOK {
 			t.Fatalf("held request: %+v", got)
 		}
 	}
@@ -132,7 +122,7 @@ func TestCostlyOperations(t *testing.T) {
 	}
 	costly := membranehttp.CostlyOperation
 	a1 := run("a costly", operation("a", ast.Query, costly))
-	await(t, started, "a's costly operation")
+	gqltest.Await(t, started, "a's costly operation")
 	var others []<-chan *graphql.Response
 	for _, o := range []struct {
 		name string
@@ -143,17 +133,17 @@ func TestCostlyOperations(t *testing.T) {
 		{"b costly", operation("b", ast.Mutation, costly)},
 	} {
 		others = append(others, run(o.name, o.ctx))
-		if got := await(t, started, o.name); got != o.name {
+		if got := gqltest.Await(t, started, o.name); got != o.name {
 			t.Fatalf("started %q, want %q beside a's costly operation", got, o.name)
 		}
 	}
-	refused := await(t, run("a second costly", operation("a", ast.Query, costly)), "a's second costly operation")
+	refused := gqltest.Await(t, run("a second costly", operation("a", ast.Query, costly)), "a's second costly operation")
 	if len(refused.Errors) != 1 || refused.Errors[0].Extensions["code"] != "RATE_LIMITED" || refused.Errors[0].Extensions["retryAfter"] == nil {
 		t.Fatalf("a's second costly operation beside its first: %+v, want RATE_LIMITED with retryAfter", refused)
 	}
 	close(release)
 	for _, ch := range append(others, a1) {
-		if r := await(t, ch, "a held operation"); len(r.Errors) != 0 {
+		if r := gqltest.Await(t, ch, "a held operation"); len(r.Errors) != 0 {
 			t.Fatalf("held operation: %+v", r.Errors)
 		}
 	}
@@ -162,15 +152,15 @@ func TestCostlyOperations(t *testing.T) {
 	mw = membranehttp.CostlyOperations(1, time.Minute)
 	release = make(chan struct{})
 	first := run("first", operation("c", ast.Query, costly))
-	await(t, started, "the first")
+	gqltest.Await(t, started, "the first")
 	second := run("second", operation("c", ast.Query, costly))
 	release <- struct{}{}
-	await(t, first, "the first, done")
-	if got := await(t, started, "the second, once the slot was free"); got != "second" {
+	gqltest.Await(t, first, "the first, done")
+	if got := gqltest.Await(t, started, "the second, once the slot was free"); got != "second" {
 		t.Fatalf("started %q", got)
 	}
 	release <- struct{}{}
-	if r := await(t, second, "the second, done"); len(r.Errors) != 0 {
+	if r := gqltest.Await(t, second, "the second, done"); len(r.Errors) != 0 {
 		t.Fatalf("second: %+v", r.Errors)
 	}
 }

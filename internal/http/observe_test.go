@@ -2,7 +2,6 @@ package http_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -11,12 +10,12 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/membrane/membrane/internal/apptest"
 	"github.com/membrane/membrane/internal/gqltest"
 	membranehttp "github.com/membrane/membrane/internal/http"
 	"github.com/membrane/membrane/internal/logging"
@@ -27,34 +26,14 @@ import (
 	"github.com/membrane/membrane/internal/tracing"
 )
 
-// logBuffer collects the server's JSON log lines; handlers log from many
-// goroutines.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// lines decodes every line logged so far.
-func (b *logBuffer) lines(t *testing.T) []map[string]any {
+// jsonLines decodes every line the server logged so far (JSON lines).
+func jsonLines(t *testing.T, log *apptest.Log) []map[string]any {
 	t.Helper()
 	var out []map[string]any
-	sc := bufio.NewScanner(strings.NewReader(b.String()))
-	for sc.Scan() {
+	for _, line := range log.Lines() {
 		var m map[string]any
-		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-			t.Fatalf("log line %q: %v", sc.Text(), err)
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("log line %q: %v", line, err)
 		}
 		out = append(out, m)
 	}
@@ -67,7 +46,7 @@ func (b *logBuffer) lines(t *testing.T) []map[string]any {
 type observed struct {
 	*client
 	metrics *metrics.Metrics
-	logs    *logBuffer
+	logs    *apptest.Log
 	spans   *tracetest.InMemoryExporter
 }
 
@@ -75,7 +54,7 @@ type observed struct {
 // the resolver (optional services such as the change feed).
 func newObserved(t *testing.T, traced bool, setups ...func(*gqltest.Wiring)) *observed {
 	t.Helper()
-	o := &observed{metrics: metrics.New(), logs: &logBuffer{}}
+	o := &observed{metrics: metrics.New(), logs: apptest.NewLog()}
 	log := logging.New(o.logs, "json", slog.LevelDebug)
 	obs := membranehttp.Observability{Log: log, Metrics: o.metrics, ServeMetrics: true}
 	storeObs := []neo4j.Observer{o.metrics}
@@ -254,7 +233,7 @@ func TestRequestID(t *testing.T) {
 				t.Fatalf("request id = %q, want a generated UUID", id)
 			}
 			var access map[string]any
-			for _, l := range o.logs.lines(t) {
+			for _, l := range jsonLines(t, o.logs) {
 				if l["msg"] == "request" && l["request_id"] == id {
 					access = l
 				}

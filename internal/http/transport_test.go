@@ -21,6 +21,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/membrane/membrane/graph"
+	"github.com/membrane/membrane/internal/apptest"
 	"github.com/membrane/membrane/internal/feed"
 	"github.com/membrane/membrane/internal/gqltest"
 	membranehttp "github.com/membrane/membrane/internal/http"
@@ -506,7 +507,7 @@ func TestClientHangsUpMidSubscription(t *testing.T) {
 			if len(errs) != 1 || errs["CANCELED"] != 1 {
 				t.Fatalf("errors counted %v, want one CANCELED", errs)
 			}
-			for _, line := range o.logs.lines(t) {
+			for _, line := range jsonLines(t, o.logs) {
 				if line["level"] == "ERROR" {
 					t.Fatalf("logged at ERROR: %v", line)
 				}
@@ -525,7 +526,7 @@ func (panicPinger) Ping(context.Context) error { panic("ping exploded") }
 // with a coded 500 (net/http would only drop the connection), logged at
 // ERROR with its stack and counted.
 func TestHandlerPanic(t *testing.T) {
-	logs := &logBuffer{}
+	logs := apptest.NewLog()
 	counted := make(chan string, 1)
 	safego.Report(slog.New(slog.NewJSONHandler(logs, nil)), func(where string) { counted <- where })
 	t.Cleanup(func() { safego.Report(nil, nil) })

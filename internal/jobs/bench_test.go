@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/membrane/membrane/internal/gqltest"
 	"github.com/membrane/membrane/internal/jobs"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4j"
@@ -87,7 +88,7 @@ func load(b *testing.B, db *neo4j.DB, scope string, n int, build func(i int) mem
 func decayRecord(scope string) func(int) membrane.RecordInput {
 	return func(i int) membrane.RecordInput {
 		return membrane.RecordInput{Type: membrane.TypeSemantic, Scope: &scope,
-			Lifecycle: &membrane.LifecycleInput{HalfLifeSeconds: ptr(int64(3600 + i%7200))},
+			Lifecycle: &membrane.LifecycleInput{HalfLifeSeconds: new(int64(3600 + i%7200))},
 			Payload:   membrane.PayloadInput{Semantic: &membrane.SemanticPayload{Subject: "service-" + fmt.Sprint(i%5000), Predicate: "uses", Object: i}}}
 	}
 }
@@ -197,7 +198,7 @@ func BenchmarkConsolidate(b *testing.B) {
 		b.StopTimer()
 		scope := fmt.Sprintf("bench:consolidate:%s", membrane.NewID())
 		load(b, db, scope, n, episodeRecord(scope))
-		c := &clock{t: t0.Add(25 * time.Hour)}
+		c := gqltest.NewClock(t0.Add(25 * time.Hour))
 		r, err := jobs.New(db, membrane.DefaultPolicy(), jobs.Config{Timeout: time.Hour, LeaseTTL: time.Minute, Holder: "bench",
 			Scopes: []string{scope}, Consolidation: membrane.DefaultConsolidationOptions()}, quiet, c.Now)
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/membrane/membrane/internal/gqltest"
 	"github.com/membrane/membrane/internal/jobs"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4j"
@@ -38,7 +39,7 @@ func episodeIn(t *testing.T, scope string, at time.Time, outcome membrane.Outcom
 
 func factIn(t *testing.T, scope, subject, predicate, object string, at time.Time) *membrane.Ingested {
 	t.Helper()
-	r, err := membrane.DefaultPolicy().BuildRecord(membrane.RecordInput{Type: membrane.TypeSemantic, Scope: &scope, Salience: ptr(0.5),
+	r, err := membrane.DefaultPolicy().BuildRecord(membrane.RecordInput{Type: membrane.TypeSemantic, Scope: &scope, Salience: new(0.5),
 		Payload: membrane.PayloadInput{Semantic: &membrane.SemanticPayload{Subject: subject, Predicate: predicate, Object: object,
 			Evidence: []membrane.EvidenceRef{{SourceType: "doc", SourceID: subject}}}}}, at)
 	if err != nil {
@@ -152,7 +153,7 @@ func TestConsolidation(t *testing.T) {
 	other := factIn(t, scope, "db", "is", "mysql", t0) // same subject and predicate, another object: not a duplicate
 	store(t, db, e1, e2, e3, e4, known, d1, d2, other)
 
-	c := &clock{t: t0.Add(25 * time.Hour)}
+	c := gqltest.NewClock(t0.Add(25 * time.Hour))
 	r := runner(t, db, c, "me", []string{scope})
 	got := consolidate(t, r)
 	want := map[string]any{"episodesCompressed": int64(4), "factsCreated": int64(1), "factsReinforced": int64(1),
@@ -308,7 +309,7 @@ func TestCompetenceAcrossScopes(t *testing.T) {
 	store(t, db,
 		episodeIn(t, a, t0, membrane.OutcomeSuccess, membrane.SensitivityMedium, nil, tool),
 		episodeIn(t, b, t0, membrane.OutcomeSuccess, membrane.SensitivityHigh, nil, tool))
-	c := &clock{t: t0.Add(time.Hour)}
+	c := gqltest.NewClock(t0.Add(time.Hour))
 	r := runner(t, db, c, "me", []string{a, b})
 	if got := consolidate(t, r); got["competencesCreated"] != int64(1) {
 		t.Fatalf("details = %v", got)
@@ -339,4 +340,141 @@ func TestCompetenceAcrossScopes(t *testing.T) {
 func sorted(ids ...string) []string {
 	slices.Sort(ids)
 	return ids
+}
+
+// TestCompetenceRaisedHidesItsAudit: consolidation raises a LOW competence
+// to HIGH when a HIGH episode joins its pattern. A LOW reader, for whom the
+// competence is now invisible, then gets nothing of it: none of its audit
+// entries through auditLog (by the jobs' actor or by its id) or
+// Record.auditLog, and the metrics count none of them. A MEDIUM reader,
+// who sees it redacted, gets no audit log either.
+func TestCompetenceRaisedHidesItsAudit(t *testing.T) {
+	db := neo4jtest.DB(t)
+	scope := neo4jtest.Scope(t)
+	tool := scope + ":raise-tool"
+	store(t, db,
+		episodeIn(t, scope, t0, membrane.OutcomeSuccess, membrane.SensitivityLow, nil, tool),
+		episodeIn(t, scope, t0, membrane.OutcomeSuccess, membrane.SensitivityLow, nil, tool))
+	c := gqltest.NewClock(t0.Add(time.Hour))
+	r := runner(t, db, c, "me", []string{scope})
+	if got := consolidate(t, r); got["competencesCreated"] != int64(1) {
+		t.Fatalf("first run: %v", got)
+	}
+	recs, _ := snapshot(t, db, scope)
+	comps := byType(recs, membrane.TypeCompetence, membrane.StatusActive)
+	if len(comps) != 1 || comps[0].Sensitivity != membrane.SensitivityLow {
+		t.Fatalf("competences after the first run: %+v", comps)
+	}
+	id := comps[0].ID
+	store(t, db, episodeIn(t, scope, c.Now(), membrane.OutcomeSuccess, membrane.SensitivityHigh, nil, tool))
+	c.Set(c.Now().Add(time.Hour))
+	if got := consolidate(t, r); got["competencesUpdated"] != int64(1) {
+		t.Fatalf("second run: %v", got)
+	}
+	if comp, err := db.FindRecordByID(sysCtx(), id); err != nil || comp.Sensitivity != membrane.SensitivityHigh {
+		t.Fatalf("competence after a high episode joined: %+v, %v", comp, err)
+	}
+	actor := membrane.JobActor
+	for _, sens := range []membrane.Sensitivity{membrane.SensitivityLow, membrane.SensitivityMedium} {
+		trust := membrane.Trust{Principal: membrane.Principal{Actor: "reader", Role: membrane.RoleReader, MaxSensitivity: sens, Scopes: []string{scope}},
+			Ceiling: sens.Level(), Scopes: []string{scope}}
+		ctx := membrane.NewContextWithTrust(t.Context(), trust)
+		seen := 0
+		for _, f := range []membrane.AuditFilter{{Actor: &actor}, {RecordID: &id}} {
+			p, err := db.FindAuditEntries(ctx, f, membrane.Page{First: 500})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, a := range p.Items {
+				if a.RecordID == id {
+					seen++
+				}
+			}
+		}
+		pages, err := db.AuditPagesForRecords(ctx, []string{id}, "", membrane.Page{First: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p := pages[id]; p != nil {
+			seen += len(p.Items)
+		}
+		// The metrics count exactly the entries of the records the reader
+		// sees in full.
+		m, err := db.Metrics(ctx, trust, []string{scope}, c.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		all, err := db.Metrics(sysCtx(), membrane.SystemTrust("test"), []string{scope}, c.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		visibleEntries := int64(0)
+		recs, _ := snapshot(t, db, scope)
+		for rid, rec := range recs {
+			if rec.Sensitivity.Level() <= sens.Level() {
+				p, err := db.AuditPagesForRecords(sysCtx(), []string{rid}, "", membrane.Page{First: 500})
+				if err != nil {
+					t.Fatal(err)
+				}
+				visibleEntries += int64(len(p[rid].Items))
+			}
+		}
+		if seen != 0 || m.AuditEntries != visibleEntries {
+			t.Errorf("%s reader: %d entries of the raised competence, metrics count %d entries, want %d (those of the records it sees; all: %d)",
+				sens, seen, m.AuditEntries, visibleEntries, all.AuditEntries)
+		}
+	}
+}
+
+// TestConsolidationSkipsUnopened: records sealed under a key the server
+// lacks do not fail consolidation (docs/operations.md, "Unknown keys").
+// An earlier version failed every run: the facts stage decoded such an
+// episode, and the duplicate stage's merge of two equal facts sealed under
+// the lost key was refused with FAILED_PRECONDITION. A page holding only
+// skipped episodes (a batch of one) does not end the stage either: the
+// readable episode after it still gives its fact.
+func TestConsolidationSkipsUnopened(t *testing.T) {
+	suffix := membrane.NewID()
+	lostKey, keptKey := neo4jtest.SealKey("jlost-"+suffix, 61), neo4jtest.SealKey("jkept-"+suffix, 62)
+	lost := neo4jtest.OpenSealing(t, []membrane.SealKey{lostKey}, lostKey.ID)
+	server := neo4jtest.OpenSealing(t, []membrane.SealKey{keptKey}, keptKey.ID)
+	scope := neo4jtest.Scope(t)
+	neo4jtest.DeleteAtEnd(t, server, scope)
+	high := membrane.SensitivityHigh
+	sealedFact := func() *membrane.Ingested {
+		r, err := membrane.DefaultPolicy().BuildRecord(membrane.RecordInput{Type: membrane.TypeSemantic, Scope: &scope, Sensitivity: &high,
+			Payload: membrane.PayloadInput{Semantic: &membrane.SemanticPayload{Subject: "vault", Predicate: "opens_at", Object: "midnight",
+				Evidence: []membrane.EvidenceRef{{SourceType: "doc", SourceID: "vault"}}}}}, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &membrane.Ingested{Record: r, Audit: membrane.NewAuditEntry(r.ID, membrane.AuditCreate, "test", "", t0)}
+	}
+	// Ids grow with creation: the lost episode comes first in id order.
+	lostEp := episodeIn(t, scope, t0, membrane.OutcomeSuccess, high, []string{"lost vault opened"})
+	d1, d2 := sealedFact(), sealedFact()
+	store(t, lost, lostEp, d1, d2)
+	readable := episodeIn(t, scope, t0, membrane.OutcomeSuccess, high, []string{"v9 shipped"})
+	store(t, server, readable)
+
+	c := gqltest.NewClock(t0.Add(time.Hour))
+	r := runner(t, server, c, "me", []string{scope}, func(cfg *jobs.Config) { cfg.Consolidation.Batch = 1 })
+	for run := 1; run <= 2; run++ {
+		got := consolidate(t, r) // fails the test when the run fails
+		want := map[string]any{"factsCreated": int64(0), "duplicatesMerged": int64(0)}
+		if run == 1 {
+			want["factsCreated"] = int64(1) // the readable episode's, once
+		}
+		for k, v := range want {
+			if got[k] != v {
+				t.Fatalf("run %d: %s = %v, want %v (all: %v)", run, k, got[k], v, got)
+			}
+		}
+	}
+	recs, _ := snapshot(t, server, scope)
+	for _, d := range []*membrane.Ingested{d1, d2} {
+		if f := recs[d.Record.ID]; f == nil || f.Status != membrane.StatusActive || f.Version != 1 {
+			t.Fatalf("duplicate sealed under the lost key: %+v, want it untouched", f)
+		}
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/membrane/membrane/internal/gqltest"
 	"github.com/membrane/membrane/internal/jobs"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4jtest"
@@ -31,7 +32,7 @@ func TestEmbedJobRunsAtStart(t *testing.T) {
 	db := neo4jtest.DB(t)
 	scope := neo4jtest.Scope(t)
 	facts(t, db, scope, 3, t0)
-	c := &clock{t: t0}
+	c := gqltest.NewClock(t0)
 	seen := make(ends, 10)
 	r := runner(t, db, c, "embed-at-start", []string{scope}, func(cfg *jobs.Config) {
 		cfg.Schedules = map[membrane.JobName]string{membrane.JobEmbed: "@every 10m"}
@@ -40,10 +41,10 @@ func TestEmbedJobRunsAtStart(t *testing.T) {
 		cfg.Observers = []jobs.Observer{seen}
 	})
 	r.Start()
-	if got := await(t, seen, "the embed run at start"); got != jobs.OutcomeSucceeded {
+	if got := gqltest.Await(t, seen, "the embed run at start"); got != jobs.OutcomeSucceeded {
 		t.Fatalf("outcome = %s", got)
 	}
-	page, err := r.JobRuns(sysCtx(), ptr(membrane.JobEmbed), membrane.Page{First: 500})
+	page, err := r.JobRuns(sysCtx(), new(membrane.JobEmbed), membrane.Page{First: 500})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +67,7 @@ func TestEmbedJobRunsAtStart(t *testing.T) {
 // demand it fails saying why.
 func TestEmbedJobWithoutModel(t *testing.T) {
 	scope := neo4jtest.Scope(t)
-	c := &clock{t: t0}
+	c := gqltest.NewClock(t0)
 	r := runner(t, neo4jtest.DB(t), c, "embed-no-model", []string{scope}, func(cfg *jobs.Config) {
 		cfg.Schedules = map[membrane.JobName]string{membrane.JobEmbed: "@every 10m"}
 	})

@@ -12,6 +12,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/membrane/membrane/internal/gqltest"
 	membranehttp "github.com/membrane/membrane/internal/http"
 	"github.com/membrane/membrane/internal/mcp"
 	"github.com/membrane/membrane/internal/membrane"
@@ -125,26 +126,11 @@ type gqlErr struct{ Code, Message string }
 // error.
 func graphQLError(t *testing.T, srv *testServer, key, query string, vars map[string]any) gqlErr {
 	t.Helper()
-	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
-	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/graphql", bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+key)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
+	r := (&gqltest.Client{T: t, URL: srv.URL, Key: key}).Raw(query, vars)
+	if len(r.Errors) == 0 {
+		t.Fatalf("GraphQL answered no error: %s", r.Body)
 	}
-	defer resp.Body.Close()
-	var out struct {
-		Errors []struct {
-			Message    string
-			Extensions map[string]any
-		}
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || len(out.Errors) == 0 {
-		t.Fatalf("GraphQL answered no error (%v)", err)
-	}
-	code, _ := out.Errors[0].Extensions["code"].(string)
-	return gqlErr{code, out.Errors[0].Message}
+	return gqlErr{r.Code(), r.Errors[0].Message}
 }
 
 // rpc posts one raw JSON-RPC body to /mcp with header pairs and returns

@@ -24,6 +24,17 @@ func writerIn(scope string) membrane.Principal {
 	return membrane.Principal{Actor: "writer-" + membrane.NewID(), Role: membrane.RoleWriter, MaxSensitivity: membrane.SensitivityMedium, Scopes: []string{scope}}
 }
 
+// writerSession starts a server for a writer of a scope of the test's own
+// and connects as the writer: it returns the scope, the server and the
+// writer's client.
+func writerSession(t *testing.T) (string, *testServer, *client) {
+	t.Helper()
+	scope := neo4jtest.Scope(t)
+	w := writerIn(scope)
+	srv := startServer(t, membranehttp.DefaultHandlerOptions(), w)
+	return scope, srv, srv.connect(t, w.Actor, nil)
+}
+
 func TestToolsList(t *testing.T) {
 	srv := startServer(t, membranehttp.DefaultHandlerOptions())
 	c := srv.connect(t, srv.admin, nil)
@@ -167,10 +178,7 @@ func TestRememberRecallReviseLineage(t *testing.T) {
 }
 
 func TestRecordOutcomeForkMerge(t *testing.T) {
-	scope := neo4jtest.Scope(t)
-	w := writerIn(scope)
-	srv := startServer(t, membranehttp.DefaultHandlerOptions(), w)
-	c := srv.connect(t, w.Actor, nil)
+	scope, srv, c := writerSession(t)
 	skill, err := srv.svc.Ingest.CreateRecord(srv.asAdmin(t), membrane.RecordInput{Type: membrane.TypeCompetence, Scope: &scope,
 		Payload: membrane.PayloadInput{Competence: &membrane.CompetencePayload{SkillName: "rotate credentials"}}}, nil, nil)
 	if err != nil {
@@ -204,10 +212,7 @@ func TestRecordOutcomeForkMerge(t *testing.T) {
 
 // TestResultsStaySmall: max_chars and page sizes bound what a model gets.
 func TestResultsStaySmall(t *testing.T) {
-	scope := neo4jtest.Scope(t)
-	w := writerIn(scope)
-	srv := startServer(t, membranehttp.DefaultHandlerOptions(), w)
-	c := srv.connect(t, w.Actor, nil)
+	scope, srv, c := writerSession(t)
 	long := strings.Repeat("filler words about nothing in particular ", 200) + "the zeppelin-7 incident was caused by a full disk" +
 		strings.Repeat(" and more filler after it", 200)
 	var rem mcp.RememberOutput
@@ -316,10 +321,7 @@ func TestReplicas(t *testing.T) {
 // as the first did and writes nothing more; without one, retracting twice
 // is a CONFLICT.
 func TestIdempotentRetries(t *testing.T) {
-	scope := neo4jtest.Scope(t)
-	w := writerIn(scope)
-	srv := startServer(t, membranehttp.DefaultHandlerOptions(), w)
-	c := srv.connect(t, w.Actor, nil)
+	scope, srv, c := writerSession(t)
 	args := map[string]any{"content": "retried once, remembered once", "scope": scope, "idempotency_key": "k-" + membrane.NewID()}
 	var first, again mcp.RememberOutput
 	c.ok("remember", args, &first)

@@ -127,7 +127,7 @@ func newMatrixFixture(t *testing.T, srv *testServer, a, b string) *matrixFixture
 		in := factInput(a, s, "zebrafact "+w1)
 		in.Payload.Semantic.Object = "vault " + w2
 		in.Tags = []string{f.tag}
-		r, err := srv.svc.Revise.Supersede(ctx, old, in, membrane.RevisionArgs{Rationale: ptr("a newer version")})
+		r, err := srv.svc.Revise.Supersede(ctx, old, in, membrane.RevisionArgs{Rationale: new("a newer version")})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -168,8 +168,6 @@ func newMatrixFixture(t *testing.T, srv *testServer, a, b string) *matrixFixture
 	}
 	return f
 }
-
-func ptr[T any](v T) *T { return &v }
 
 func TestTrustMatrix(t *testing.T) {
 	a, b := neo4jtest.Scope(t), neo4jtest.Scope(t)

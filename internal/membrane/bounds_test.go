@@ -26,18 +26,18 @@ func TestSalienceAndConfidenceBounds(t *testing.T) {
 		edit  func(*membrane.RecordInput)
 		field string // "" when the input is valid
 	}{
-		{"salience 0", func(in *membrane.RecordInput) { in.Salience = ptr(0.0) }, ""},
-		{"salience above 1", func(in *membrane.RecordInput) { in.Salience = ptr(2.5) }, ""},
-		{"salience at the maximum", func(in *membrane.RecordInput) { in.Salience = ptr(membrane.MaxSalience) }, ""},
-		{"salience just above the maximum", func(in *membrane.RecordInput) { in.Salience = ptr(math.Nextafter(membrane.MaxSalience, math.Inf(1))) }, "salience"},
-		{"largest float salience", func(in *membrane.RecordInput) { in.Salience = ptr(math.MaxFloat64) }, "salience"},
-		{"infinite salience", func(in *membrane.RecordInput) { in.Salience = ptr(math.Inf(1)) }, "salience"},
-		{"NaN salience", func(in *membrane.RecordInput) { in.Salience = ptr(math.NaN()) }, "salience"},
-		{"negative salience", func(in *membrane.RecordInput) { in.Salience = ptr(-math.SmallestNonzeroFloat64) }, "salience"},
-		{"confidence 1", func(in *membrane.RecordInput) { in.Confidence = ptr(1.0) }, ""},
-		{"confidence above 1", func(in *membrane.RecordInput) { in.Confidence = ptr(1.0000001) }, "confidence"},
-		{"confidence -Inf", func(in *membrane.RecordInput) { in.Confidence = ptr(math.Inf(-1)) }, "confidence"},
-		{"confidence NaN", func(in *membrane.RecordInput) { in.Confidence = ptr(math.NaN()) }, "confidence"},
+		{"salience 0", func(in *membrane.RecordInput) { in.Salience = new(0.0) }, ""},
+		{"salience above 1", func(in *membrane.RecordInput) { in.Salience = new(2.5) }, ""},
+		{"salience at the maximum", func(in *membrane.RecordInput) { in.Salience = new(membrane.MaxSalience) }, ""},
+		{"salience just above the maximum", func(in *membrane.RecordInput) { in.Salience = new(math.Nextafter(membrane.MaxSalience, math.Inf(1))) }, "salience"},
+		{"largest float salience", func(in *membrane.RecordInput) { in.Salience = new(math.MaxFloat64) }, "salience"},
+		{"infinite salience", func(in *membrane.RecordInput) { in.Salience = new(math.Inf(1)) }, "salience"},
+		{"NaN salience", func(in *membrane.RecordInput) { in.Salience = new(math.NaN()) }, "salience"},
+		{"negative salience", func(in *membrane.RecordInput) { in.Salience = new(-math.SmallestNonzeroFloat64) }, "salience"},
+		{"confidence 1", func(in *membrane.RecordInput) { in.Confidence = new(1.0) }, ""},
+		{"confidence above 1", func(in *membrane.RecordInput) { in.Confidence = new(1.0000001) }, "confidence"},
+		{"confidence -Inf", func(in *membrane.RecordInput) { in.Confidence = new(math.Inf(-1)) }, "confidence"},
+		{"confidence NaN", func(in *membrane.RecordInput) { in.Confidence = new(math.NaN()) }, "confidence"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -148,5 +148,28 @@ func TestBlankIDsInListsAreRefused(t *testing.T) {
 				t.Fatalf("err = %v (fields %+v), want %s naming %s", tt.err, membrane.ErrorFields(tt.err), membrane.EINVALID, tt.field)
 			}
 		})
+	}
+}
+
+// TestCutBytes: a text cut to a number of bytes ends at a rune boundary,
+// never inside a character of several bytes.
+func TestCutBytes(t *testing.T) {
+	for _, tc := range []struct {
+		s    string
+		n    int
+		want string
+	}{
+		{"short", 10, "short"},
+		{"exact", 5, "exact"},
+		{"longer text", 6, "longer"},
+		{"héllo", 2, "h"}, // é is two bytes: the cut falls inside it
+		{"héllo", 3, "hé"},
+		{"日本", 4, "日"},
+		{"日本", 2, ""},
+		{"", 0, ""},
+	} {
+		if got := membrane.CutBytes(tc.s, tc.n); got != tc.want {
+			t.Errorf("CutBytes(%q, %d) = %q, want %q", tc.s, tc.n, got, tc.want)
+		}
 	}
 }

@@ -12,8 +12,6 @@ import (
 
 var now = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 
-func ptr[T any](v T) *T { return &v }
-
 func semanticInput() membrane.RecordInput {
 	return membrane.RecordInput{
 		Type:    membrane.TypeSemantic,
@@ -68,15 +66,15 @@ func TestBuildRecordDefaults(t *testing.T) {
 
 func TestBuildRecordOverrides(t *testing.T) {
 	in := semanticInput()
-	in.ID = ptr("fact-1")
-	in.Sensitivity = ptr(membrane.SensitivityHigh)
-	in.Confidence = ptr(0.25)
-	in.Salience = ptr(3.5)
-	in.Scope = ptr("project:x")
+	in.ID = new("fact-1")
+	in.Sensitivity = new(membrane.SensitivityHigh)
+	in.Confidence = new(0.25)
+	in.Salience = new(3.5)
+	in.Scope = new("project:x")
 	in.Tags = []string{"a", "b", "a"}
-	in.Lifecycle = &membrane.LifecycleInput{HalfLifeSeconds: ptr(int64(60)), MinSalience: ptr(0.2), MaxAgeSeconds: ptr(int64(7)),
-		ReinforcementGain: ptr(0.5), Pinned: ptr(true), DeletionPolicy: ptr(membrane.DeleteNever), Curve: ptr(membrane.DecayLinear)}
-	in.Provenance = &membrane.ProvenanceInput{Sources: []membrane.ProvenanceSource{{Kind: membrane.ProvenanceArtifact, Ref: "file.txt"}}, CreatedBy: ptr("me")}
+	in.Lifecycle = &membrane.LifecycleInput{HalfLifeSeconds: new(int64(60)), MinSalience: new(0.2), MaxAgeSeconds: new(int64(7)),
+		ReinforcementGain: new(0.5), Pinned: new(true), DeletionPolicy: new(membrane.DeleteNever), Curve: new(membrane.DecayLinear)}
+	in.Provenance = &membrane.ProvenanceInput{Sources: []membrane.ProvenanceSource{{Kind: membrane.ProvenanceArtifact, Ref: "file.txt"}}, CreatedBy: new("me")}
 	r, err := membrane.DefaultPolicy().BuildRecord(in, now)
 	if err != nil {
 		t.Fatal(err)
@@ -114,17 +112,17 @@ func TestBuildRecordValidation(t *testing.T) {
 		}, "payload"},
 		{"payload of another type", func(in *membrane.RecordInput) { in.Type = membrane.TypeEpisodic }, "payload"},
 		{"unknown type", func(in *membrane.RecordInput) { in.Type = "diary" }, "type"},
-		{"bad sensitivity", func(in *membrane.RecordInput) { in.Sensitivity = ptr(membrane.Sensitivity("secret")) }, "sensitivity"},
-		{"confidence above 1", func(in *membrane.RecordInput) { in.Confidence = ptr(1.5) }, "confidence"},
-		{"confidence NaN", func(in *membrane.RecordInput) { in.Confidence = ptr(math.NaN()) }, "confidence"},
-		{"negative salience", func(in *membrane.RecordInput) { in.Salience = ptr(-0.1) }, "salience"},
-		{"infinite salience", func(in *membrane.RecordInput) { in.Salience = ptr(math.Inf(1)) }, "salience"},
+		{"bad sensitivity", func(in *membrane.RecordInput) { in.Sensitivity = new(membrane.Sensitivity("secret")) }, "sensitivity"},
+		{"confidence above 1", func(in *membrane.RecordInput) { in.Confidence = new(1.5) }, "confidence"},
+		{"confidence NaN", func(in *membrane.RecordInput) { in.Confidence = new(math.NaN()) }, "confidence"},
+		{"negative salience", func(in *membrane.RecordInput) { in.Salience = new(-0.1) }, "salience"},
+		{"infinite salience", func(in *membrane.RecordInput) { in.Salience = new(math.Inf(1)) }, "salience"},
 		{"zero half-life", func(in *membrane.RecordInput) {
-			in.Lifecycle = &membrane.LifecycleInput{HalfLifeSeconds: ptr(int64(0))}
+			in.Lifecycle = &membrane.LifecycleInput{HalfLifeSeconds: new(int64(0))}
 		}, "lifecycle.halfLifeSeconds"},
-		{"min salience above 1", func(in *membrane.RecordInput) { in.Lifecycle = &membrane.LifecycleInput{MinSalience: ptr(2.0)} }, "lifecycle.minSalience"},
+		{"min salience above 1", func(in *membrane.RecordInput) { in.Lifecycle = &membrane.LifecycleInput{MinSalience: new(2.0)} }, "lifecycle.minSalience"},
 		{"negative max age", func(in *membrane.RecordInput) {
-			in.Lifecycle = &membrane.LifecycleInput{MaxAgeSeconds: ptr(int64(-1))}
+			in.Lifecycle = &membrane.LifecycleInput{MaxAgeSeconds: new(int64(-1))}
 		}, "lifecycle.maxAgeSeconds"},
 		{"too many tags", func(in *membrane.RecordInput) { in.Tags = manyTags }, "tags"},
 		{"long tag", func(in *membrane.RecordInput) { in.Tags = []string{strings.Repeat("t", 257)} }, "tags[0]"},
@@ -141,7 +139,7 @@ func TestBuildRecordValidation(t *testing.T) {
 		{"provenance without ref", func(in *membrane.RecordInput) {
 			in.Provenance = &membrane.ProvenanceInput{Sources: []membrane.ProvenanceSource{{Kind: membrane.ProvenanceEvent}}}
 		}, "provenance.sources[0].ref"},
-		{"empty id", func(in *membrane.RecordInput) { in.ID = ptr("") }, "id"},
+		{"empty id", func(in *membrane.RecordInput) { in.ID = new("") }, "id"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -187,7 +185,7 @@ func TestBuildRecordPayloadRules(t *testing.T) {
 			"payload.performance.successRate", true},
 		{"validity window ordered", membrane.RecordInput{Type: membrane.TypeSemantic,
 			Payload: membrane.PayloadInput{Semantic: &membrane.SemanticPayload{Subject: "s", Predicate: "p",
-				Validity: &membrane.Validity{Mode: membrane.ValidityTimeboxed, Start: ptr(now), End: ptr(now.Add(-time.Hour))}}}},
+				Validity: &membrane.Validity{Mode: membrane.ValidityTimeboxed, Start: new(now), End: new(now.Add(-time.Hour))}}}},
 			"payload.validity.end", true},
 		{"entity needs a name", membrane.RecordInput{Type: membrane.TypeEntity,
 			Payload: membrane.PayloadInput{Entity: &membrane.EntityPayload{}}}, "payload.canonicalName", true},
@@ -219,7 +217,7 @@ func TestIngestBuilders(t *testing.T) {
 	ts := now.Add(-time.Minute)
 	meta := membrane.IngestMeta{Source: "agent-7", Timestamp: &ts, Tags: []string{"x"}}
 	t.Run("event", func(t *testing.T) {
-		got, err := p.BuildEvent(membrane.IngestEvent{IngestMeta: meta, EventKind: "user_input", Ref: "msg-1", Summary: ptr("hello"), SessionID: ptr("conv-3")}, now)
+		got, err := p.BuildEvent(membrane.IngestEvent{IngestMeta: meta, EventKind: "user_input", Ref: "msg-1", Summary: new("hello"), SessionID: new("conv-3")}, now)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -341,10 +339,10 @@ func TestNewPage(t *testing.T) {
 		wantErr bool
 	}{
 		{nil, membrane.DefaultPageSize, false},
-		{ptr(int64(0)), 0, false},
-		{ptr(int64(500)), 500, false},
-		{ptr(int64(501)), 0, true},
-		{ptr(int64(-1)), 0, true},
+		{new(int64(0)), 0, false},
+		{new(int64(500)), 500, false},
+		{new(int64(501)), 0, true},
+		{new(int64(-1)), 0, true},
 	}
 	for _, tt := range tests {
 		p, err := membrane.NewPage(tt.first, nil)

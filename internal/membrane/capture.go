@@ -3,11 +3,11 @@ package membrane
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // Capture bounds.
@@ -282,7 +282,7 @@ func (p Policy) BuildCapture(in CaptureInput, now time.Time) (*Capture, error) {
 	conf := SourceConfidence(kind)
 	r, err := p.BuildRecord(RecordInput{
 		Type: t, Sensitivity: in.Sensitivity, Confidence: &conf, Scope: in.Scope, Tags: in.Tags,
-		Provenance: &ProvenanceInput{Sources: []ProvenanceSource{{Kind: pk, Ref: ref, CreatedBy: in.Source, Timestamp: &ts}}, CreatedBy: ptr(IngestActor)},
+		Provenance: &ProvenanceInput{Sources: []ProvenanceSource{{Kind: pk, Ref: ref, CreatedBy: in.Source, Timestamp: &ts}}, CreatedBy: new(IngestActor)},
 		Payload:    payload,
 	}, now)
 	if err != nil {
@@ -455,7 +455,7 @@ func (c *Capture) derived(t MemoryType, tags []string, payload PayloadInput, sou
 	sens, conf, scope := c.Primary.Sensitivity, c.Primary.Confidence, c.Primary.Scope
 	r, err := c.policy.BuildRecord(RecordInput{
 		Type: t, Sensitivity: &sens, Confidence: &conf, Scope: &scope, Tags: tags,
-		Provenance: &ProvenanceInput{Sources: slices.Clone(sources), CreatedBy: ptr(IngestActor)},
+		Provenance: &ProvenanceInput{Sources: slices.Clone(sources), CreatedBy: new(IngestActor)},
 		Payload:    payload,
 	}, c.now)
 	if err != nil {
@@ -502,11 +502,7 @@ func extractMentions(content any, v *validator) []Mention {
 	}
 	var walk func(prefix string, m map[string]any)
 	walk = func(prefix string, m map[string]any) {
-		keys := make([]string, 0, len(m))
-		for k := range m {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
+		keys := slices.Sorted(maps.Keys(m))
 		for _, k := range keys {
 			lk := strings.ToLower(k)
 			typ, ok := mentionKeys[lk]
@@ -590,11 +586,7 @@ func contentText(content any) string {
 	}
 	s = strings.TrimSpace(s)
 	if len(s) > maxSummaryBytes {
-		cut := maxSummaryBytes
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "…"
+		s = CutBytes(s, maxSummaryBytes) + "…"
 	}
 	return s
 }

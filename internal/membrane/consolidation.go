@@ -233,7 +233,7 @@ func (p Policy) ExtractFacts(episodes []*Record, existing map[FactKey]*Record, n
 				Tags: consolidatedTags(nil, ep),
 				Provenance: &ProvenanceInput{
 					Sources:   []ProvenanceSource{{Kind: ProvenanceObservation, Ref: ep.ID, CreatedBy: JobActor, Timestamp: &ts}},
-					CreatedBy: ptr(JobActor),
+					CreatedBy: new(JobActor),
 				},
 				Payload: PayloadInput{Semantic: &SemanticPayload{
 					Subject: k.Subject, Predicate: k.Predicate, Object: k.Object, Validity: &Validity{Mode: ValidityGlobal},
@@ -386,7 +386,7 @@ func (p Policy) ExtractCompetence(sources []CompetenceSource, existing *Record, 
 		in := RecordInput{
 			Type: TypeCompetence, Sensitivity: &sens, Confidence: &conf, Scope: &scope,
 			Tags:       []string{ConsolidatedTag, "auto-competence"},
-			Provenance: &ProvenanceInput{Sources: prov, CreatedBy: ptr(JobActor)},
+			Provenance: &ProvenanceInput{Sources: prov, CreatedBy: new(JobActor)},
 			Payload: PayloadInput{Competence: &CompetencePayload{
 				SkillName: SkillName(sig), Triggers: []Trigger{{Signal: sig}}, Recipe: recipe, RequiredTools: required,
 				Performance: &PerformanceStats{SuccessCount: int64(len(sources)), SuccessRate: 1, LastUsedAt: &now},
@@ -464,7 +464,7 @@ func (p Policy) ExtractPlans(episodes []*Record, o ConsolidationOptions, now tim
 			Tags: consolidatedTags([]string{"auto-plangraph"}, r),
 			Provenance: &ProvenanceInput{
 				Sources:   []ProvenanceSource{{Kind: ProvenanceEvent, Ref: r.ID, CreatedBy: JobActor, Timestamp: &now}},
-				CreatedBy: ptr(JobActor),
+				CreatedBy: new(JobActor),
 			},
 			Payload: PayloadInput{PlanGraph: &PlanGraphPayload{
 				PlanID: NewID(), Version: "1", Intent: intent, Nodes: nodes, Edges: edges,
@@ -491,7 +491,7 @@ func MergedFact(sources []*Record, now time.Time) RecordInput {
 	first := sources[0]
 	fp := *first.Payload.(*SemanticPayload)
 	fp.Evidence = nil
-	in := RecordInput{Type: TypeSemantic, Scope: &first.Scope, Provenance: &ProvenanceInput{CreatedBy: ptr(JobActor)}}
+	in := RecordInput{Type: TypeSemantic, Scope: &first.Scope, Provenance: &ProvenanceInput{CreatedBy: new(JobActor)}}
 	sens, conf, sal := first.Sensitivity, 0.0, 0.0
 	var tags []string
 	for _, s := range sources {

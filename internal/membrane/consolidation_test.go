@@ -32,7 +32,7 @@ func episode(t *testing.T, scope string, sens membrane.Sensitivity, outcome *mem
 	return r
 }
 
-var success = ptr(membrane.OutcomeSuccess)
+var success = new(membrane.OutcomeSuccess)
 
 func TestCompressedBase(t *testing.T) {
 	o := membrane.DefaultConsolidationOptions()
@@ -81,7 +81,7 @@ func TestEpisodeFacts(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("EpisodeFacts = %+v", got)
 	}
-	if f := membrane.EpisodeFacts(episode(t, "s", membrane.SensitivityLow, ptr(membrane.OutcomeFailure), []string{"x"})); f != nil {
+	if f := membrane.EpisodeFacts(episode(t, "s", membrane.SensitivityLow, new(membrane.OutcomeFailure), []string{"x"})); f != nil {
 		t.Fatalf("a failed episode yields %v", f)
 	}
 }
@@ -93,7 +93,7 @@ func TestExtractFacts(t *testing.T) {
 	b := episode(t, "s", membrane.SensitivityLow, success, []string{"v2 shipped", "new", "contested"})
 	at := now.Add(time.Hour)
 	fact := func(obj string, status membrane.RevisionStatus) *membrane.Record {
-		in := membrane.RecordInput{Type: membrane.TypeSemantic, Scope: ptr("s"), Salience: ptr(0.5),
+		in := membrane.RecordInput{Type: membrane.TypeSemantic, Scope: new("s"), Salience: new(0.5),
 			Payload: membrane.PayloadInput{Semantic: &membrane.SemanticPayload{Subject: "deploy", Predicate: "observed_in", Object: obj}}}
 		r, err := p.BuildRecord(in, now)
 		if err != nil {
@@ -211,7 +211,7 @@ func TestExtractCompetence(t *testing.T) {
 func TestExtractPlans(t *testing.T) {
 	p := membrane.DefaultPolicy()
 	o := membrane.DefaultConsolidationOptions()
-	three := episode(t, "s", membrane.SensitivityMedium, ptr(membrane.OutcomeFailure), []string{"x"}, "checkout", "build", "test")
+	three := episode(t, "s", membrane.SensitivityMedium, new(membrane.OutcomeFailure), []string{"x"}, "checkout", "build", "test")
 	two := episode(t, "s", membrane.SensitivityLow, success, nil, "a", "b")
 	c, err := p.ExtractPlans([]*membrane.Record{three, two}, o, now)
 	if err != nil {
@@ -238,7 +238,7 @@ func TestMergedFact(t *testing.T) {
 	p := membrane.DefaultPolicy()
 	mk := func(sens membrane.Sensitivity, conf, sal float64, ev string, tag string) *membrane.Record {
 		r, err := p.BuildRecord(membrane.RecordInput{Type: membrane.TypeSemantic, Sensitivity: &sens, Confidence: &conf, Salience: &sal,
-			Scope: ptr("s"), Tags: []string{tag},
+			Scope: new("s"), Tags: []string{tag},
 			Payload: membrane.PayloadInput{Semantic: &membrane.SemanticPayload{Subject: "a", Predicate: "b", Object: "c",
 				Evidence: []membrane.EvidenceRef{{SourceType: "doc", SourceID: ev}}}}}, now)
 		if err != nil {

@@ -82,7 +82,7 @@ func TestReinforceAndPenalizeUseTheBase(t *testing.T) {
 	p := membrane.DefaultPolicy()
 	p.HalfLives[membrane.TypeSemantic] = 3600
 	in := semanticInput()
-	in.Salience = ptr(0.8)
+	in.Salience = new(0.8)
 	r, err := p.BuildRecord(in, now)
 	if err != nil {
 		t.Fatal(err)

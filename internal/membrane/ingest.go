@@ -36,7 +36,7 @@ func (p Policy) ingest(meta IngestMeta, kind string, t MemoryType, pk Provenance
 		Tags:        meta.Tags,
 		Provenance: &ProvenanceInput{
 			Sources:   []ProvenanceSource{{Kind: pk, Ref: ref, CreatedBy: meta.Source, Timestamp: &ts}},
-			CreatedBy: ptr(IngestActor),
+			CreatedBy: new(IngestActor),
 		},
 		Payload: payload,
 	}
@@ -174,5 +174,3 @@ func RecordOutcome(r *Record, in IngestOutcome, now time.Time) (*Change, error) 
 	}
 	return &Change{Updates: []*Record{n}, Audits: []*AuditEntry{a}, Result: n}, nil
 }
-
-func ptr[T any](v T) *T { return &v }

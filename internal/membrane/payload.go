@@ -444,13 +444,20 @@ func DisplayName(r *Record) string {
 	}
 	const max = 80
 	if len(s) > max {
-		cut := max
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "…"
+		s = CutBytes(s, max) + "…"
 	}
 	return s
+}
+
+// CutBytes returns s cut to at most n bytes at a rune boundary.
+func CutBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // BrowserFields are payload fields copied onto the record's node as plain

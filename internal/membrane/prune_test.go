@@ -83,7 +83,7 @@ func TestPlanDelete(t *testing.T) {
 		t.Fatalf("never: %v", err)
 	}
 	r.Lifecycle.DeletionPolicy = membrane.DeleteAutoPrune
-	if _, err := membrane.PlanDelete(r, nil, membrane.RevisionMeta{Actor: "a", ExpectedVersion: ptr(int64(2))}, now); membrane.ErrorCode(err) != membrane.ECONFLICT {
+	if _, err := membrane.PlanDelete(r, nil, membrane.RevisionMeta{Actor: "a", ExpectedVersion: new(int64(2))}, now); membrane.ErrorCode(err) != membrane.ECONFLICT {
 		t.Fatalf("stale version: %v", err)
 	}
 	if _, err := membrane.PlanDelete(r, nil, membrane.RevisionMeta{}, now); membrane.ErrorCode(err) != membrane.EINVALID {

@@ -3,6 +3,7 @@ package membrane
 import (
 	"context"
 	"log/slog"
+	"maps"
 	"slices"
 	"time"
 )
@@ -53,11 +54,7 @@ func (e embedding) capture(ctx context.Context, c *Capture) {
 		return
 	}
 	texts := c.EmbedTexts()
-	keys := make([]string, 0, len(texts))
-	for k := range texts {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
+	keys := slices.Sorted(maps.Keys(texts))
 	list := make([]string, len(keys))
 	for i, k := range keys {
 		list[i] = texts[k]

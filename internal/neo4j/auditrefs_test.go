@@ -20,7 +20,7 @@ func TestAuditRefsFollowTheRecordNow(t *testing.T) {
 	low := membrane.SensitivityLow
 	src, tgt := fact(scope, "source", 0.5, nil), fact(scope, "target", 0.5, nil)
 	src.Sensitivity, tgt.Sensitivity = &low, &low
-	recs := create(t, db, t0, src, tgt)
+	recs := neo4jtest.Create(t, db, t0, src, tgt)
 	a, b := recs[0].ID, recs[1].ID
 	if _, err := db.Revise(sysCtx(), nil, []string{a, b}, nil, func(locked, _ map[string]*membrane.Record) (*membrane.Change, error) {
 		return membrane.Relate(locked[a], locked[b], membrane.PredSupports, nil, membrane.RevisionMeta{Actor: "test"}, t0)

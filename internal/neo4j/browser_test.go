@@ -194,7 +194,7 @@ func TestBookkeepingLabel(t *testing.T) {
 			return "MATCH (n:MembraneSchema {id: $id})", map[string]any{"id": node}
 		}},
 		{"deleted id", func(t *testing.T, scope string) (string, map[string]any) {
-			r := create(t, db, t0, fact(scope, "gone", 0.5, nil))[0]
+			r := neo4jtest.Create(t, db, t0, fact(scope, "gone", 0.5, nil))[0]
 			if _, err := db.DeleteRecord(ctx, r.ID, func(r *membrane.Record, edges []membrane.AuditRef) (*membrane.AuditEntry, error) {
 				return membrane.PlanDelete(r, edges, membrane.RevisionMeta{Actor: "test"}, t0.Add(time.Hour))
 			}); err != nil {
@@ -203,7 +203,7 @@ func TestBookkeepingLabel(t *testing.T) {
 			return "MATCH (n:DeletedRecordId {id: $id})", map[string]any{"id": r.ID}
 		}},
 		{"pruned id", func(t *testing.T, scope string) (string, map[string]any) {
-			r := create(t, db, t0, fact(scope, "faded", 0.5, &membrane.LifecycleInput{HalfLifeSeconds: ptr(int64(1))}))[0]
+			r := neo4jtest.Create(t, db, t0, fact(scope, "faded", 0.5, &membrane.LifecycleInput{HalfLifeSeconds: ptr(int64(1))}))[0]
 			res, err := db.Prune(ctx, membrane.PruneOptions{SweepOptions: membrane.SweepOptions{Now: t0.Add(24 * time.Hour), Scopes: []string{scope}}})
 			if err != nil || res.Changed != 1 {
 				t.Fatalf("prune: %+v, %v", res, err)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"unicode/utf8"
 
 	"github.com/membrane/membrane/cypher"
 	"github.com/membrane/membrane/internal/membrane"
@@ -119,7 +118,7 @@ func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float64, erro
 func (e *Embedder) embed(ctx context.Context, texts []string) ([][]float64, error) {
 	in := make([]string, len(texts))
 	for i, t := range texts {
-		in[i] = cutText(t, MaxEmbedTextBytes)
+		in[i] = membrane.CutBytes(t, MaxEmbedTextBytes)
 	}
 	vecs, err := readOnce(ctx, e.db, func(tx runner) ([]any, error) {
 		row, err := single(ctx, tx, cypher.Must("embed"), map[string]any{"texts": in})
@@ -155,15 +154,4 @@ func (e *Embedder) embed(ctx context.Context, texts []string) ([][]float64, erro
 		out[i] = vec
 	}
 	return out, nil
-}
-
-// cutText returns s cut to at most n bytes at a rune boundary.
-func cutText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }

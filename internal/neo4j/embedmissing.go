@@ -27,16 +27,7 @@ func (db *DB) Unembedded(ctx context.Context, q membrane.UnembeddedQuery) ([]*me
 		if err != nil {
 			return nil, fmt.Errorf("records without embeddings: %w", err)
 		}
-		out := make([]*membrane.Record, 0, len(rows))
-		for _, row := range rows {
-			props, _ := row.Values[0].(map[string]any)
-			r, err := db.readRecord(props)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, r)
-		}
-		return out, nil
+		return db.readRows(rows)
 	})
 }
 

@@ -202,12 +202,11 @@ func (db *DB) replayEdges(ctx context.Context, tx neo4j.ManagedTransaction, t me
 		if err != nil {
 			return nil, err
 		}
-		for _, row := range rows {
-			props, _ := row.Values[0].(map[string]any)
-			r, err := db.readRecord(props)
-			if err != nil {
-				return nil, err
-			}
+		recs, err := db.readRows(rows)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range recs {
 			ends[r.ID] = r
 		}
 	}

@@ -105,3 +105,95 @@ func TestExpireJobRuns(t *testing.T) {
 		t.Fatalf("expired %d, kept %q; want 1 expired and %q kept", n, left, want)
 	}
 }
+
+// TestReplayEdgeToUnopenedRecord: a replay answers with the edges its key
+// stored, and one whose other end no longer opens on the replaying server
+// (sealed under a key it lacks) is shown as a read of relations shows it
+// (the end redacted), not refused as a revision of that record would be
+// (FAILED_PRECONDITION): the replay revises nothing.
+func TestReplayEdgeToUnopenedRecord(t *testing.T) {
+	suffix := membrane.NewID()
+	lost := neo4jtest.SealKey("rlost-"+suffix, 61)
+	kept := neo4jtest.SealKey("rkept-"+suffix, 62)
+	scope, first := neo4jtest.SealedScope(t, []membrane.SealKey{lost}, lost.ID)
+	src := sealedFact(t, first, scope, membrane.SensitivityLow, "replay-source", "is", "clear")
+	tgt := sealedFact(t, first, scope, membrane.SensitivityHyper, "replay-target", "is", "sealed")
+	ctx := sysCtx()
+	key := "relate-" + suffix
+	idem, err := membrane.NewIdempotency(&key, "addRelation", map[string]any{"a": src, "b": tgt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lock := []string{src, tgt}
+	wrote, err := first.Revise(ctx, idem, lock, nil, func(locked, _ map[string]*membrane.Record) (*membrane.Change, error) {
+		return membrane.Relate(locked[src], locked[tgt], membrane.PredSupports, nil, membrane.RevisionMeta{Actor: "test"}, time.Now())
+	})
+	if err != nil || len(wrote.Edges) != 1 {
+		t.Fatalf("relate: %v %+v", err, wrote)
+	}
+
+	replaying := neo4jtest.OpenSealing(t, []membrane.SealKey{kept}, kept.ID)
+	again, err := replaying.Revise(ctx, idem, lock, nil, func(_, _ map[string]*membrane.Record) (*membrane.Change, error) {
+		t.Error("a replay planned again")
+		return &membrane.Change{}, nil
+	})
+	if err != nil {
+		t.Fatalf("replay on a server without the target's key: %v", err)
+	}
+	sameEdge := func(a, b membrane.Relation) bool {
+		return a.CreatedAt.Equal(b.CreatedAt) && a.Predicate == b.Predicate && a.SourceID == b.SourceID &&
+			a.TargetID == b.TargetID && a.Weight == b.Weight && a.Actor == b.Actor
+	}
+	if again.Record.ID != src || !slices.EqualFunc(again.Edges, wrote.Edges, sameEdge) {
+		t.Fatalf("replayed %+v %+v, want the source and %+v", again.Record, again.Edges, wrote.Edges)
+	}
+}
+
+// TestReplayNeedsFullView: a retried create with a chosen id answers with
+// the record it created only to a request of the same principal that sees
+// it in full. Narrowed below the record's level (it would see it redacted)
+// or out of its scope, the retry gets the CONFLICT of any taken id: not the
+// record, nor its redaction.
+func TestReplayNeedsFullView(t *testing.T) {
+	db := neo4jtest.DB(t)
+	scope := neo4jtest.Scope(t)
+	p := membrane.Principal{Actor: "writer-" + membrane.NewID(), Role: membrane.RoleWriter, MaxSensitivity: membrane.SensitivityMedium, Scopes: []string{scope}}
+	in := fact(scope, "replayed", 0.5, nil)
+	in.ID, in.Sensitivity = ptr(membrane.NewID()), ptr(membrane.SensitivityMedium)
+	idem := membrane.ImpliedIdempotency(p.Actor, "createRecord", in, []string{*in.ID})
+	createAs := func(maxSensitivity *membrane.Sensitivity, scopes []string) ([]*membrane.Record, error) {
+		t.Helper()
+		trust, err := membrane.NewTrust(p, maxSensitivity, scopes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := membrane.DefaultPolicy().BuildRecord(in, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return db.CreateRecords(membrane.NewContextWithTrust(t.Context(), trust), idem,
+			[]*membrane.Ingested{{Record: r, Audit: membrane.NewAuditEntry(r.ID, membrane.AuditCreate, p.Actor, "", time.Now())}})
+	}
+	for _, attempt := range []string{"first", "retry"} {
+		recs, err := createAs(nil, nil)
+		if err != nil || len(recs) != 1 || recs[0].ID != *in.ID || recs[0].Redacted {
+			t.Fatalf("%s: %v %+v, want the record", attempt, err, recs)
+		}
+	}
+	tests := []struct {
+		name   string
+		max    *membrane.Sensitivity
+		scopes []string
+	}{
+		{"below its level", ptr(membrane.SensitivityLow), nil},
+		{"out of its scope", nil, []string{}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			recs, err := createAs(tc.max, tc.scopes)
+			if membrane.ErrorCode(err) != membrane.ECONFLICT || membrane.ErrorMessage(err) != membrane.IDTaken || recs != nil {
+				t.Fatalf("narrowed retry: %v %+v, want the CONFLICT of a taken id", err, recs)
+			}
+		})
+	}
+}

@@ -49,7 +49,7 @@ func TestCheckInvariants(t *testing.T) {
 			})
 		}, "invariants_records"},
 		{"supersede edge without audit entries", func(t *testing.T, scope string) {
-			a, b := create(t, db, t0, fact(scope, "a", 1, nil))[0], build(t, scope, "b")
+			a, b := neo4jtest.Create(t, db, t0, fact(scope, "a", 1, nil))[0], build(t, scope, "b")
 			revise(t, db, []string{a.ID}, func(map[string]*membrane.Record) (*membrane.Change, error) {
 				// a is superseded as a supersede does, but gets no audit entry.
 				retired := *a
@@ -60,16 +60,16 @@ func TestCheckInvariants(t *testing.T) {
 			})
 		}, "invariants_edges"},
 		{"proper session chain", func(t *testing.T, scope string) {
-			create(t, db, t0, episode(scope, "s", 2), episode(scope, "s", 0), episode(scope, "s", 1))
+			neo4jtest.Create(t, db, t0, episode(scope, "s", 2), episode(scope, "s", 0), episode(scope, "s", 1))
 		}, ""},
 		{"NEXT edge against time order", func(t *testing.T, scope string) {
-			eps := create(t, db, t0, episode(scope, "s", 0), episode(scope, "s", 1))
+			eps := neo4jtest.Create(t, db, t0, episode(scope, "s", 0), episode(scope, "s", 1))
 			revise(t, db, nil, func(map[string]*membrane.Record) (*membrane.Change, error) {
 				return &membrane.Change{Edges: []membrane.Relation{edge(membrane.PredNext, eps[1].ID, eps[0].ID)}, Result: eps[0]}, nil
 			})
 		}, "invariants_chains"},
 		{"record superseded twice", func(t *testing.T, scope string) {
-			old := create(t, db, t0, fact(scope, "old", 1, nil))[0]
+			old := neo4jtest.Create(t, db, t0, fact(scope, "old", 1, nil))[0]
 			for _, s := range []string{"new 1", "new 2"} {
 				revise(t, db, []string{old.ID}, func(l map[string]*membrane.Record) (*membrane.Change, error) {
 					// Plans against a stale copy: the second supersede does
@@ -84,7 +84,7 @@ func TestCheckInvariants(t *testing.T) {
 			scope := neo4jtest.Scope(t)
 			t.Cleanup(func() { deleteScope(t, db, scope) })
 			// Every scope also holds proper revisions, which must not be reported.
-			recs := create(t, db, t0, fact(scope, "x", 1, nil), fact(scope, "y", 1, nil), fact(scope, "z", 1, nil))
+			recs := neo4jtest.Create(t, db, t0, fact(scope, "x", 1, nil), fact(scope, "y", 1, nil), fact(scope, "z", 1, nil))
 			revise(t, db, []string{recs[0].ID}, func(l map[string]*membrane.Record) (*membrane.Change, error) {
 				return p.Supersede(l[recs[0].ID], fact(scope, "x2", 1, nil), meta, at)
 			})

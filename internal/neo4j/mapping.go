@@ -353,25 +353,21 @@ func str(v any) string {
 	return s
 }
 
-func float(v any) float64 {
+// number reads a numeric property, which Neo4j returns as an int64 or a
+// float64 whichever was stored, as T (0 for anything else).
+func number[T int64 | float64](v any) T {
 	switch x := v.(type) {
-	case float64:
-		return x
 	case int64:
-		return float64(x)
+		return T(x)
+	case float64:
+		return T(x)
 	}
 	return 0
 }
 
-func integer(v any) int64 {
-	switch x := v.(type) {
-	case int64:
-		return x
-	case float64:
-		return int64(x)
-	}
-	return 0
-}
+func float(v any) float64 { return number[float64](v) }
+
+func integer(v any) int64 { return number[int64](v) }
 
 func tm(v any) time.Time {
 	t, _ := v.(time.Time)
@@ -591,17 +587,31 @@ func (db *DB) readRecord(props map[string]any) (*membrane.Record, error) {
 // instant it was read as of, and returns them as the request may see them,
 // leaving out the invisible.
 func (db *DB) visibleRows(ctx context.Context, rows []*neo4j.Record, asOf *time.Time) ([]*membrane.Record, error) {
-	out := make([]*membrane.Record, 0, len(rows))
-	for _, row := range rows {
+	recs, err := db.readRows(rows)
+	if err != nil {
+		return nil, err
+	}
+	out := recs[:0]
+	for _, r := range recs {
+		r.AsOf = asOf
+		if r = view(ctx, r); r != nil {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// readRows decodes the record in the first column of each row (one that
+// does not open, redacted: readRecord).
+func (db *DB) readRows(rows []*neo4j.Record) ([]*membrane.Record, error) {
+	out := make([]*membrane.Record, len(rows))
+	for i, row := range rows {
 		props, _ := row.Values[0].(map[string]any)
 		r, err := db.readRecord(props)
 		if err != nil {
 			return nil, err
 		}
-		r.AsOf = asOf
-		if r = view(ctx, r); r != nil {
-			out = append(out, r)
-		}
+		out[i] = r
 	}
 	return out, nil
 }

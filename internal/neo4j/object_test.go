@@ -34,7 +34,7 @@ func TestSemanticObjectProperty(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := create(t, db, t0, withObject(tt.name, tt.object))[0]
+			r := neo4jtest.Create(t, db, t0, withObject(tt.name, tt.object))[0]
 			rows := raw(t, `MATCH (m:Memory {id: $id}) RETURN m.object, toString(m.object)`, map[string]any{"id": r.ID})
 			if len(rows) != 1 || rows[0].Values[0] != tt.want {
 				t.Fatalf("m.object = %#v, want %#v", rows[0].Values[0], tt.want)

@@ -62,7 +62,7 @@ func TestStart(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			scope := neo4jtest.Scope(t)
 			if tt.data {
-				create(t, neo4jtest.DB(t), t0, fact(scope, "lighthouse", 0.5, nil))
+				neo4jtest.Create(t, neo4jtest.DB(t), t0, fact(scope, "lighthouse", 0.5, nil))
 			}
 			node := schemaAt(t, tt.version)
 			db := neo4jtest.Open(t)
@@ -104,14 +104,14 @@ func TestStartScansNoData(t *testing.T) {
 		}
 		return db.TxCount() - before
 	}
-	stale := create(t, db, t0, fact(scope, "lighthouse", 0.5, nil))[0]
+	stale := neo4jtest.Create(t, db, t0, fact(scope, "lighthouse", 0.5, nil))[0]
 	raw(t, `MATCH (m:Memory {id: $id}) REMOVE m.searchTerms, m.searchTermsVersion`, map[string]any{"id": stale.ID})
 	few := txs()
 	ins := make([]membrane.RecordInput, 200)
 	for i := range ins {
 		ins[i] = fact(scope, "harbour wall", 0.5, nil)
 	}
-	create(t, db, t0, ins...)
+	neo4jtest.Create(t, db, t0, ins...)
 	if many := txs(); many != few {
 		t.Errorf("a start ran %d transactions over 1 record and %d over 201", few, many)
 	}

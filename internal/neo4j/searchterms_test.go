@@ -1,42 +1,25 @@
 package neo4j_test
 
 import (
-	"cmp"
 	"context"
-	"os"
 	"reflect"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 
-	driver "github.com/neo4j/neo4j-go-driver/v5/neo4j"
-
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4j"
 	"github.com/membrane/membrane/internal/neo4jtest"
 )
 
-// rawRows runs a statement on the test database directly and returns its
-// rows as maps.
+// rawRows runs a statement on the test database directly (with raw) and
+// returns its rows as maps.
 func rawRows(t *testing.T, stmt string, params map[string]any) []map[string]any {
 	t.Helper()
-	auth := driver.NoAuth()
-	if u := os.Getenv("NEO4J_USER"); u != "" {
-		auth = driver.BasicAuth(u, os.Getenv("NEO4J_PASSWORD"), "")
-	}
-	d, err := driver.NewDriverWithContext(os.Getenv("NEO4J_URI"), auth)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close(context.Background())
-	res, err := driver.ExecuteQuery(context.Background(), d, stmt, params, driver.EagerResultTransformer,
-		driver.ExecuteQueryWithDatabase(cmp.Or(os.Getenv("NEO4J_DATABASE"), "neo4j")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := make([]map[string]any, len(res.Records))
-	for i, r := range res.Records {
+	recs := raw(t, stmt, params)
+	out := make([]map[string]any, len(recs))
+	for i, r := range recs {
 		out[i] = r.AsMap()
 	}
 	return out
@@ -73,12 +56,12 @@ func retrieveIDs(t *testing.T, db *neo4j.DB, scope, query string) []string {
 func TestMigrateReindex(t *testing.T) {
 	db := neo4jtest.DB(t)
 	scope := neo4jtest.Scope(t)
-	plain := create(t, db, t0, membrane.RecordInput{Type: membrane.TypeSemantic, Scope: ptr(scope),
+	plain := neo4jtest.Create(t, db, t0, membrane.RecordInput{Type: membrane.TypeSemantic, Scope: ptr(scope),
 		Payload: membrane.PayloadInput{Semantic: &membrane.SemanticPayload{Subject: "auth-service", Predicate: "uses_database", Object: "PostgreSQL",
 			Evidence: []membrane.EvidenceRef{{SourceType: "test", SourceID: "t"}}}}})[0]
 	sealedIn := fact(scope, "vault databases", 0.5, nil)
 	sealedIn.Sensitivity = ptr(membrane.SensitivityHigh)
-	sealed := create(t, db, t0, sealedIn)[0]
+	sealed := neo4jtest.Create(t, db, t0, sealedIn)[0]
 	// A database of this test's own (its records, its schema node) that an
 	// older version left: no version recorded, no terms of this analysis.
 	node := schemaAt(t, 0)
@@ -187,7 +170,7 @@ func TestMigrateReindex(t *testing.T) {
 func TestRetrieveQueryAnalysis(t *testing.T) {
 	db := neo4jtest.DB(t)
 	scope := neo4jtest.Scope(t)
-	recs := create(t, db, t0,
+	recs := neo4jtest.Create(t, db, t0,
 		fact(scope, "the databases of billing", 0.5, nil),
 		fact(scope, "cfg.max_connections raised", 0.5, nil))
 	browse, err := membrane.NewRetrieveQuery(nil, nil, []string{scope}, nil, nil, nil, nil)

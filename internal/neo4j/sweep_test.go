@@ -24,25 +24,6 @@ func fact(scope, subject string, salience float64, lc *membrane.LifecycleInput) 
 	}
 }
 
-// create writes records built at t0 and returns them by subject.
-func create(t *testing.T, db *neo4j.DB, at time.Time, ins ...membrane.RecordInput) []*membrane.Record {
-	t.Helper()
-	p := membrane.DefaultPolicy()
-	batch := make([]*membrane.Ingested, len(ins))
-	for i, in := range ins {
-		r, err := p.BuildRecord(in, at)
-		if err != nil {
-			t.Fatal(err)
-		}
-		batch[i] = &membrane.Ingested{Record: r, Audit: membrane.NewAuditEntry(r.ID, membrane.AuditCreate, "test", "", at)}
-	}
-	recs, err := db.CreateRecords(sysCtx(), nil, batch)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return recs
-}
-
 // inScope reads every record of scope by id.
 func inScope(t *testing.T, db *neo4j.DB, scope string) map[string]*membrane.Record {
 	t.Helper()
@@ -63,7 +44,7 @@ func TestSweepMatchesEffectiveSalience(t *testing.T) {
 	ctx := sysCtx()
 	scope, other := neo4jtest.Scope(t), neo4jtest.Scope(t)
 	hour := ptr(int64(3600))
-	recs := create(t, db, t0,
+	recs := neo4jtest.Create(t, db, t0,
 		fact(scope, "exponential", 0.8, &membrane.LifecycleInput{HalfLifeSeconds: hour}),
 		fact(scope, "linear", 0.9, &membrane.LifecycleInput{HalfLifeSeconds: hour, Curve: ptr(membrane.DecayLinear)}),
 		fact(scope, "linear floor", 0.9, &membrane.LifecycleInput{HalfLifeSeconds: hour, Curve: ptr(membrane.DecayLinear), MinSalience: ptr(0.05)}),
@@ -75,7 +56,7 @@ func TestSweepMatchesEffectiveSalience(t *testing.T) {
 		fact(scope, "thirty days", 1, nil),
 		fact(scope, "reinforced", 0.5, &membrane.LifecycleInput{HalfLifeSeconds: hour}),
 	)
-	untouched := create(t, db, t0, fact(other, "other scope", 1, &membrane.LifecycleInput{HalfLifeSeconds: ptr(int64(1))}))[0]
+	untouched := neo4jtest.Create(t, db, t0, fact(other, "other scope", 1, &membrane.LifecycleInput{HalfLifeSeconds: ptr(int64(1))}))[0]
 
 	// A reinforce at a sub-second instant moves the anchor and the base.
 	reinforceAt := t0.Add(1234*time.Second + 567891234*time.Nanosecond)
@@ -152,7 +133,7 @@ func TestReinforceAfterSweeps(t *testing.T) {
 	db := neo4jtest.DB(t)
 	ctx := sysCtx()
 	scope := neo4jtest.Scope(t)
-	r := create(t, db, t0, fact(scope, "f", 0.8, &membrane.LifecycleInput{HalfLifeSeconds: ptr(int64(3600))}))[0]
+	r := neo4jtest.Create(t, db, t0, fact(scope, "f", 0.8, &membrane.LifecycleInput{HalfLifeSeconds: ptr(int64(3600))}))[0]
 	at := t0.Add(time.Hour)
 	for i := 0; i < 3; i++ {
 		if _, err := db.DecaySweep(ctx, membrane.SweepOptions{Now: at, Scopes: []string{scope}}); err != nil {

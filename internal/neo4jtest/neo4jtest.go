@@ -133,6 +133,28 @@ func Scope(tb testing.TB) string {
 	return "test:" + name + ":" + membrane.NewID()
 }
 
+// Create writes records built from ins at the time at (with the default
+// policy, each with its creation audit entry) through db as the system, and
+// returns them in the order of ins.
+func Create(tb testing.TB, db *neo4j.DB, at time.Time, ins ...membrane.RecordInput) []*membrane.Record {
+	tb.Helper()
+	p := membrane.DefaultPolicy()
+	batch := make([]*membrane.Ingested, len(ins))
+	for i, in := range ins {
+		r, err := p.BuildRecord(in, at)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		batch[i] = &membrane.Ingested{Record: r, Audit: membrane.NewAuditEntry(r.ID, membrane.AuditCreate, "test", "", at)}
+	}
+	ctx := membrane.NewContextWithTrust(context.Background(), membrane.SystemTrust("test"))
+	recs, err := db.CreateRecords(ctx, nil, batch)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return recs
+}
+
 func envOr(k, def string) string {
 	if v := os.Getenv(k); v != "" {
 		return v

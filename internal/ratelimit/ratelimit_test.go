@@ -8,56 +8,46 @@ import (
 	"github.com/membrane/membrane/internal/ratelimit"
 )
 
-func TestBucketTake(t *testing.T) {
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	at := func(d time.Duration) time.Time { return t0.Add(d) }
-	type take struct {
-		at    time.Time
-		ok    bool
-		retry time.Duration
-	}
-	tests := []struct {
-		name  string
-		limit ratelimit.Limit
-		takes []take
-	}{
-		{"unlimited", ratelimit.Limit{}, []take{{t0, true, 0}, {t0, true, 0}, {t0, true, 0}}},
-		{"a new bucket is full", ratelimit.Limit{Rate: 1, Burst: 3}, []take{
-			{t0, true, 0}, {t0, true, 0}, {t0, true, 0}, {t0, false, time.Second}}},
-		{"refills at the rate", ratelimit.Limit{Rate: 2, Burst: 1}, []take{
-			{t0, true, 0}, {t0, false, 500 * time.Millisecond},
-			{at(250 * time.Millisecond), false, 250 * time.Millisecond},
-			{at(500 * time.Millisecond), true, 0}}},
-		{"never above burst", ratelimit.Limit{Rate: 10, Burst: 2}, []take{
-			{t0, true, 0}, {at(time.Hour), true, 0}, {at(time.Hour), true, 0},
-			{at(time.Hour), false, 100 * time.Millisecond}}},
-		{"burst below one is one", ratelimit.Limit{Rate: 1, Burst: 0}, []take{
-			{t0, true, 0}, {t0, false, time.Second}}},
-		{"slow rate waits long", ratelimit.Limit{Rate: 0.1, Burst: 1}, []take{
-			{t0, true, 0}, {at(time.Second), false, 9 * time.Second}}},
-		{"a clock going back refills nothing", ratelimit.Limit{Rate: 1, Burst: 1}, []take{
-			{at(time.Minute), true, 0}, {t0, false, time.Second}, {at(time.Minute + time.Second), true, 0}}},
-		{"a charge behind the clock refills nothing later", ratelimit.Limit{Rate: 1, Burst: 2}, []take{
-			{at(time.Minute), true, 0}, {t0, true, 0}, {at(time.Minute), false, time.Second}}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var b ratelimit.Bucket
-			for i, tk := range tt.takes {
-				ok, retry := b.Take(tt.limit, tk.at)
-				if ok != tk.ok || retry != tk.retry {
-					t.Fatalf("take %d = %v, %v; want %v, %v", i, ok, retry, tk.ok, tk.retry)
-				}
-			}
-		})
-	}
+// t0 is the bucket tests' first instant; at(d) is d after it.
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func at(d time.Duration) time.Time { return t0.Add(d) }
+
+// bucketTake is one take from a bucket, under limit at the time at: of n
+// tokens (TakeN), or of one (Take) when n is 0; and what it must answer.
+type bucketTake struct {
+	limit ratelimit.Limit
+	at    time.Time
+	n     int
+	ok    bool
+	retry time.Duration
 }
 
-// TestBucketTakeN: n tokens are taken all or none, and a refusal's wait is
-// until all n are there.
-func TestBucketTakeN(t *testing.T) {
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	at := func(d time.Duration) time.Time { return t0.Add(d) }
+// checkTakes makes takes in order from a new bucket, in a subtest named
+// name, each given as a bucketTake by conv.
+func checkTakes[T any](t *testing.T, name string, takes []T, conv func(T) bucketTake) {
+	t.Helper()
+	t.Run(name, func(t *testing.T) {
+		var b ratelimit.Bucket
+		for i, tt := range takes {
+			tk := conv(tt)
+			var ok bool
+			var retry time.Duration
+			if tk.n == 0 {
+				ok, retry = b.Take(tk.limit, tk.at)
+			} else {
+				ok, retry = b.TakeN(tk.limit, tk.at, tk.n)
+			}
+			if ok != tk.ok || retry != tk.retry {
+				t.Fatalf("take %d (n %d) = %v, %v; want %v, %v", i, tk.n, ok, retry, tk.ok, tk.retry)
+			}
+		}
+	})
+}
+
+// TestBucketTake: takes of one token (Take, n 0) and of n tokens (TakeN,
+// all or none, a refusal's wait until all n are there) from a new bucket.
+func TestBucketTake(t *testing.T) {
 	type take struct {
 		at    time.Time
 		n     int
@@ -69,7 +59,25 @@ func TestBucketTakeN(t *testing.T) {
 		limit ratelimit.Limit
 		takes []take
 	}{
-		{"unlimited", ratelimit.Limit{}, []take{{t0, 1 << 30, true, 0}}},
+		{"unlimited", ratelimit.Limit{}, []take{{t0, 0, true, 0}, {t0, 0, true, 0}, {t0, 0, true, 0}}},
+		{"a new bucket is full", ratelimit.Limit{Rate: 1, Burst: 3}, []take{
+			{t0, 0, true, 0}, {t0, 0, true, 0}, {t0, 0, true, 0}, {t0, 0, false, time.Second}}},
+		{"refills at the rate", ratelimit.Limit{Rate: 2, Burst: 1}, []take{
+			{t0, 0, true, 0}, {t0, 0, false, 500 * time.Millisecond},
+			{at(250 * time.Millisecond), 0, false, 250 * time.Millisecond},
+			{at(500 * time.Millisecond), 0, true, 0}}},
+		{"never above burst", ratelimit.Limit{Rate: 10, Burst: 2}, []take{
+			{t0, 0, true, 0}, {at(time.Hour), 0, true, 0}, {at(time.Hour), 0, true, 0},
+			{at(time.Hour), 0, false, 100 * time.Millisecond}}},
+		{"burst below one is one", ratelimit.Limit{Rate: 1, Burst: 0}, []take{
+			{t0, 0, true, 0}, {t0, 0, false, time.Second}}},
+		{"slow rate waits long", ratelimit.Limit{Rate: 0.1, Burst: 1}, []take{
+			{t0, 0, true, 0}, {at(time.Second), 0, false, 9 * time.Second}}},
+		{"a clock going back refills nothing", ratelimit.Limit{Rate: 1, Burst: 1}, []take{
+			{at(time.Minute), 0, true, 0}, {t0, 0, false, time.Second}, {at(time.Minute + time.Second), 0, true, 0}}},
+		{"a charge behind the clock refills nothing later", ratelimit.Limit{Rate: 1, Burst: 2}, []take{
+			{at(time.Minute), 0, true, 0}, {t0, 0, true, 0}, {at(time.Minute), 0, false, time.Second}}},
+		{"unlimited, n tokens", ratelimit.Limit{}, []take{{t0, 1 << 30, true, 0}}},
 		{"all or none", ratelimit.Limit{Rate: 10, Burst: 100}, []take{
 			{t0, 60, true, 0}, {t0, 60, false, 2 * time.Second}, {t0, 40, true, 0}, {t0, 1, false, 100 * time.Millisecond}}},
 		{"the wait is for all n", ratelimit.Limit{Rate: 4, Burst: 8}, []take{
@@ -78,21 +86,11 @@ func TestBucketTakeN(t *testing.T) {
 			{t0, 2, true, 0}, {t0, 5, false, 2 * time.Second}, {at(time.Hour), 5, false, 0}, {at(time.Hour), 4, true, 0}}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var b ratelimit.Bucket
-			for i, tk := range tt.takes {
-				ok, retry := b.TakeN(tt.limit, tk.at, tk.n)
-				if ok != tk.ok || retry != tk.retry {
-					t.Fatalf("take %d of %d = %v, %v; want %v, %v", i, tk.n, ok, retry, tk.ok, tk.retry)
-				}
-			}
-		})
+		checkTakes(t, tt.name, tt.takes, func(tk take) bucketTake { return bucketTake{tt.limit, tk.at, tk.n, tk.ok, tk.retry} })
 	}
 }
 
 func TestBucketLimitChanges(t *testing.T) {
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	at := func(d time.Duration) time.Time { return t0.Add(d) }
 	slow, fast := ratelimit.Limit{Rate: 1, Burst: 1}, ratelimit.Limit{Rate: 10, Burst: 1}
 	type take struct {
 		limit ratelimit.Limit
@@ -118,15 +116,7 @@ func TestBucketLimitChanges(t *testing.T) {
 			{ratelimit.Limit{Rate: 1, Burst: 3}, at(time.Hour), false, time.Second}}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var b ratelimit.Bucket
-			for i, tk := range tt.takes {
-				ok, retry := b.Take(tk.limit, tk.at)
-				if ok != tk.ok || retry != tk.retry {
-					t.Fatalf("take %d = %v, %v; want %v, %v", i, ok, retry, tk.ok, tk.retry)
-				}
-			}
-		})
+		checkTakes(t, tt.name, tt.takes, func(tk take) bucketTake { return bucketTake{tk.limit, tk.at, 0, tk.ok, tk.retry} })
 	}
 }
 
