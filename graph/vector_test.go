@@ -91,12 +91,20 @@ func fakeEmbeddingServer(t *testing.T, failing *atomic.Bool) string {
 // fakeEmbeddingServer (failing while failing is set), with the vector
 // index in place.
 func vectorClient(t *testing.T, failing *atomic.Bool) *client {
+	return vectorClientWith(t, failing, func(*gqltest.Wiring) {})
+}
+
+// vectorClientWith is vectorClient with setup changing the wiring too.
+func vectorClientWith(t *testing.T, failing *atomic.Bool, setup func(*gqltest.Wiring)) *client {
 	t.Helper()
 	emb, err := embedding.New(embedding.Config{Endpoint: fakeEmbeddingServer(t, failing), Model: "fake-1", Dimensions: fakeDims})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := newClientWith(t, func(w *gqltest.Wiring) { w.Options.Embedder = emb })
+	c := newClientWith(t, func(w *gqltest.Wiring) {
+		w.Options.Embedder = emb
+		setup(w)
+	})
 	if err := c.DB.EnsureVectorIndex(t.Context(), fakeDims); err != nil {
 		t.Fatal(err)
 	}
@@ -176,18 +184,11 @@ func TestVectorSearch(t *testing.T) {
 // no vector.
 func TestVectorsInBackground(t *testing.T) {
 	scope := neo4jtest.Scope(t)
-	emb, err := embedding.New(embedding.Config{Endpoint: fakeEmbeddingServer(t, new(atomic.Bool)), Model: "fake-1", Dimensions: fakeDims})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var wiring *gqltest.Wiring
-	c := newClientWith(t, func(w *gqltest.Wiring) {
-		w.Options.Embedder, w.Options.EmbedInBackground = emb, true
+	c := vectorClientWith(t, new(atomic.Bool), func(w *gqltest.Wiring) {
+		w.Options.EmbedInBackground = true
 		wiring = w
 	})
-	if err := c.DB.EnsureVectorIndex(t.Context(), fakeDims); err != nil {
-		t.Fatal(err)
-	}
 	w := word()
 	broke := c.capture(map[string]any{"source": "s", "scope": scope, "summary": "the automobile broke down " + w})
 	var ev struct{ IngestEvent struct{ ID string } }
