@@ -516,6 +516,35 @@ func TestIdempotencyKeys(t *testing.T) {
 			t.Fatalf("records = %d, want 1", n)
 		}
 	})
+	t.Run("concurrent retries of one supersede", func(t *testing.T) {
+		old := c.Create(scope, "SEMANTIC", gqltest.Fact("idem-race"), nil)
+		vars := map[string]any{"old": old, "in": factInput(scope, "idem-race-next"), "k": "key-" + membrane.NewID()}
+		var wg sync.WaitGroup
+		ids := make([]string, 6)
+		for i := range ids {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				var out struct{ Supersede struct{ ID string } }
+				resp := c.Raw(supersedeQ, vars)
+				if len(resp.Errors) > 0 {
+					t.Errorf("retry failed: %+v", resp.Errors)
+					return
+				}
+				_ = json.Unmarshal(resp.Data, &out)
+				ids[i] = out.Supersede.ID
+			}()
+		}
+		wg.Wait()
+		for _, id := range ids {
+			if id == "" || id != ids[0] {
+				t.Fatalf("retries returned different records: %v", ids)
+			}
+		}
+		if r := c.get(old); r.Status != "SUPERSEDED" || len(r.AuditLog.Nodes) != 2 {
+			t.Fatalf("record %s after the retries: %+v", old, r)
+		}
+	})
 }
 
 func TestLineageFieldsAreBatched(t *testing.T) {

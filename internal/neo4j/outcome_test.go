@@ -133,6 +133,49 @@ func TestPointReadOneRoundTrip(t *testing.T) {
 	}
 }
 
+// TestRevisionTwoRoundTrips counts the Bolt requests a revision sends
+// through the proxy: its read and its guarded write, each one auto-commit
+// RUN (with its PULL), no BEGIN and no COMMIT; a keyed one no more.
+func TestRevisionTwoRoundTrips(t *testing.T) {
+	p := neo4jtest.NewBoltProxy(t)
+	db := p.Open(t)
+	shared := neo4jtest.DB(t)
+	meta := membrane.RevisionMeta{Actor: "test"}
+	for _, tc := range []struct {
+		name  string
+		keyed bool
+		plan  func(r *membrane.Record) (*membrane.Change, error)
+	}{
+		{"contest", false, func(r *membrane.Record) (*membrane.Change, error) {
+			return membrane.Contest(r, "ticket-1", nil, meta, t0)
+		}},
+		{"supersede", false, func(r *membrane.Record) (*membrane.Change, error) {
+			return membrane.DefaultPolicy().Supersede(r, fact(r.Scope, "next", 0.5, nil), meta, t0)
+		}},
+		{"supersede with an idempotency key", true, func(r *membrane.Record) (*membrane.Change, error) {
+			return membrane.DefaultPolicy().Supersede(r, fact(r.Scope, "next", 0.5, nil), meta, t0)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := create(t, shared, t0, fact(neo4jtest.Scope(t), "two trips", 0.5, nil))[0]
+			var idem *membrane.Idempotency
+			if tc.keyed {
+				key := "trips-" + membrane.NewID()
+				idem = &membrane.Idempotency{Key: key, Fingerprint: "f", Operation: "supersede"}
+			}
+			begins, commits, runs := p.Sent(neo4jtest.SigBegin), p.Sent(neo4jtest.SigCommit), p.Sent(neo4jtest.SigRun)
+			if _, err := db.Revise(sysCtx(), idem, []string{rec.ID}, nil, func(locked, _ map[string]*membrane.Record) (*membrane.Change, error) {
+				return tc.plan(locked[rec.ID])
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if b, c, r := p.Sent(neo4jtest.SigBegin)-begins, p.Sent(neo4jtest.SigCommit)-commits, p.Sent(neo4jtest.SigRun)-runs; b != 0 || c != 0 || r != 2 {
+				t.Fatalf("a revision sent %d BEGIN, %d COMMIT and %d RUN, want 0, 0 and 2", b, c, r)
+			}
+		})
+	}
+}
+
 func ingested(t *testing.T, scope, subject string) *membrane.Ingested {
 	t.Helper()
 	in := fact(scope, subject, 0.5, nil)
