@@ -54,7 +54,9 @@ func TestCommitUncertain(t *testing.T) {
 // OUTCOME_UNKNOWN, never UNAVAILABLE (which promises nothing was written),
 // and its retry (the same request: the same implied idempotency key)
 // answers with the record without writing it twice. A point read whose
-// answer is lost is read again and answers, and a write whose
+// answer is lost is read again and answers; a revision's guarded write
+// (one auto-commit statement) whose answer is lost is OUTCOME_UNKNOWN and
+// its keyed retry replays it; and a write whose
 // connection is lost before its COMMIT is retried by the driver and
 // written once.
 func TestLostCommitAnswer(t *testing.T) {
@@ -83,6 +85,31 @@ func TestLostCommitAnswer(t *testing.T) {
 		}
 		if n := len(inScope(t, shared, scope)); n != 1 {
 			t.Fatalf("%d records after the retry, want 1", n)
+		}
+	})
+	t.Run("revision: the guarded write's answer is lost", func(t *testing.T) {
+		// The write is one auto-commit statement: its answer lost, it may
+		// have committed (it did), so it is OUTCOME_UNKNOWN and not run
+		// again; the same request with its key then replays it.
+		rec := create(t, shared, t0, fact(neo4jtest.Scope(t), "lost revision", 0.5, nil))[0]
+		key := "lost-" + membrane.NewID()
+		idem := &membrane.Idempotency{Key: key, Fingerprint: "f", Operation: "contest"}
+		contest := func(locked, _ map[string]*membrane.Record) (*membrane.Change, error) {
+			return membrane.Contest(locked[rec.ID], "ticket", nil, membrane.RevisionMeta{Actor: "test"}, t0)
+		}
+		neo4j.SetBeforeReviseWrite(db, func(int) { p.DropAnswerTo(neo4jtest.SigRun) })
+		_, err := db.Revise(sysCtx(), idem, []string{rec.ID}, nil, contest)
+		neo4j.SetBeforeReviseWrite(db, nil)
+		p.Wait(t)
+		if code := membrane.ErrorCode(err); code != membrane.EUNKNOWN {
+			t.Fatalf("code = %s (%v), want %s", code, err, membrane.EUNKNOWN)
+		}
+		again, err := db.Revise(sysCtx(), idem, []string{rec.ID}, nil, contest)
+		if err != nil || again.Record.Version != 2 {
+			t.Fatalf("the retry = %+v, %v; want the first write's result, at version 2", again, err)
+		}
+		if got, err := shared.FindRecordByID(sysCtx(), rec.ID); err != nil || got.Version != 2 {
+			t.Fatalf("the record after the retry: %+v, %v; want it contested once (version 2)", got, err)
 		}
 	})
 	t.Run("read: the answer is lost", func(t *testing.T) {
