@@ -20,9 +20,6 @@ type written struct {
 	edges []membrane.Relation
 	// replayed is true when an idempotency key answered.
 	replayed bool
-	// stored is true when the write stored its idempotency key itself
-	// (with keyParams), so idempotent does not.
-	stored bool
 }
 
 // storedEdge is an edge as an idempotency key stores it (JSON, in the
@@ -42,21 +39,14 @@ type storedEdge struct {
 // for a different request), and a fresh result (its record ids and its
 // edges) is stored under the key in the same transaction.
 func (db *DB) idempotent(ctx context.Context, idem *membrane.Idempotency, fn func(neo4j.ManagedTransaction) (*written, error)) (*written, error) {
-	return db.keyed(ctx, idem, true, fn)
-}
-
-// keyed is idempotent; with lookup false, fn looks idem's key up itself
-// (in a statement it runs anyway) and answers with replayKey's result when
-// the key is stored.
-func (db *DB) keyed(ctx context.Context, idem *membrane.Idempotency, lookup bool, fn func(neo4j.ManagedTransaction) (*written, error)) (*written, error) {
 	run := func(tx neo4j.ManagedTransaction) (*written, error) {
-		if idem != nil && lookup {
+		if idem != nil {
 			if res, found, err := db.replay(ctx, tx, idem); found || err != nil {
 				return res, err
 			}
 		}
 		res, err := fn(tx)
-		if err != nil || idem == nil || res.stored || res.replayed {
+		if err != nil || idem == nil || res.replayed {
 			return res, err
 		}
 		params, err := db.keyParams(idem, res)

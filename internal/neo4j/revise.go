@@ -102,7 +102,7 @@ func (db *DB) reviseOnce(ctx context.Context, idem *membrane.Idempotency, lock, 
 		if err != nil {
 			return nil, err
 		}
-		store, key, res.stored = append(store, p), idem.Key, true
+		store, key = append(store, p), idem.Key
 	}
 	params["idem"], params["key"], params["guards"] = store, key, snap.guards
 	if db.beforeReviseWrite != nil {
