@@ -2,6 +2,7 @@ package neo4j_test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -58,6 +59,10 @@ func TestRevisionGuard(t *testing.T) {
 		// first only), on the shared store, with the revision's records.
 		between func(t *testing.T, a, b *membrane.Record, idem *membrane.Idempotency)
 		every   bool
+		// move makes the revision also move a to another scope: its write
+		// is then more than one statement (the audit entries re-stamped
+		// after apply_change), in one managed transaction.
+		move bool
 		// check gets what each run of the plan read, the revision's answer
 		// and a as stored after it.
 		check func(t *testing.T, runs []seen, got *membrane.Revised, err error, a, b *membrane.Record)
@@ -83,6 +88,19 @@ func TestRevisionGuard(t *testing.T) {
 				// The first plan (version 2, evidence [ours]) was not written.
 				if a.Version != 3 || !slices.Equal(a.ContestEvidence, []string{"theirs", "ours"}) || got.Record.Version != 3 {
 					t.Fatalf("a at version %d with evidence %v (answer at %d): want 3, [theirs ours]", a.Version, a.ContestEvidence, got.Record.Version)
+				}
+			},
+		},
+		{
+			name:    "a revision in between a write of two statements: rolled back and planned again",
+			move:    true,
+			between: func(t *testing.T, a, _ *membrane.Record, _ *membrane.Idempotency) { contest(t, a.ID, "theirs") },
+			check: func(t *testing.T, runs []seen, got *membrane.Revised, err error, a, _ *membrane.Record) {
+				if err != nil || len(runs) != 2 || runs[1].version != 2 {
+					t.Fatalf("err %v after %d runs (%+v), want success after 2, the second at version 2", err, len(runs), runs)
+				}
+				if a.Version != 3 || !slices.Equal(a.ContestEvidence, []string{"theirs", "ours"}) || !strings.HasSuffix(a.Scope, "-moved") {
+					t.Fatalf("a at version %d with evidence %v in %q: want 3, [theirs ours], moved", a.Version, a.ContestEvidence, a.Scope)
 				}
 			},
 		},
@@ -204,9 +222,17 @@ func TestRevisionGuard(t *testing.T) {
 					s.readVersion = rb.Version
 				}
 				runs = append(runs, s)
-				return membrane.Contest(r, "ours", nil, meta, t0)
+				c, err := membrane.Contest(r, "ours", nil, meta, t0)
+				if err == nil && tc.move {
+					c.Result.Scope = scope + "-moved" // c.Result is the update of a
+				}
+				return c, err
 			})
-			tc.check(t, runs, got, err, inScope(t, shared, scope)[a.ID], b)
+			after, ferr := shared.FindRecordByID(ctx, a.ID)
+			if ferr != nil && membrane.ErrorCode(ferr) != membrane.ENOTFOUND {
+				t.Fatal(ferr)
+			}
+			tc.check(t, runs, got, err, after, b)
 		})
 	}
 }
