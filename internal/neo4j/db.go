@@ -105,8 +105,9 @@ type DB struct {
 	dataScopes []string
 
 	// beforeReviseWrite, when a test sets it, is called in every run of a
-	// revision between its read and its guarded write, with the run's
-	// number (from 1): what it writes is what a concurrent request could.
+	// revision but the last, locked one, between its read and its guarded
+	// write, with the run's number (from 1): what it writes is what a
+	// concurrent request could.
 	beforeReviseWrite func(attempt int)
 }
 

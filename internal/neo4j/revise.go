@@ -17,8 +17,11 @@ var _ membrane.RevisionStore = (*DB)(nil)
 
 // reviseAttempts bounds the runs of one revision: a run whose guard fails
 // (a record it read changed before its write) reads and plans again, on
-// the new state, up to this many times in all.
-const reviseAttempts = 5
+// the new state. The last run reads under the records' write locks, in the
+// transaction of its write, as revisions of a record written by many
+// clients at once would otherwise keep failing: it cannot fail on a
+// changed record, so a revision makes progress however busy its records.
+const reviseAttempts = 4
 
 // errStale is a run of a revision whose guard failed: nothing was written.
 var errStale = errors.New("a record changed between the revision's read and its write")
@@ -30,8 +33,9 @@ var errStale = errors.New("a record changed between the revision's read and its 
 // plan read is as it was read (see apply_change's guard) and the key is
 // still unstored, in the same transaction as the change and its audit
 // entries. When the guard fails nothing is written and the revision runs
-// again, from its read: of two revisions racing on a record, the second
-// plans against the first's result. With idem, a key already stored
+// again, from its read (the last run under locks: see reviseAttempts): of
+// two revisions racing on a record, the second plans against the first's
+// result. With idem, a key already stored
 // replays its result instead (see idempotent), and the result and the
 // edges the change wrote are stored under the key by the write.
 func (db *DB) Revise(ctx context.Context, idem *membrane.Idempotency, lock, readIDs []string, plan membrane.PlanFunc) (*membrane.Revised, error) {
@@ -66,45 +70,28 @@ func (db *DB) Revise(ctx context.Context, idem *membrane.Idempotency, lock, read
 }
 
 // reviseOnce is one run of Revise: its read, its plan and its guarded
-// write; errStale when the guard failed.
+// write; errStale when the guard failed. The last run is locked.
 func (db *DB) reviseOnce(ctx context.Context, idem *membrane.Idempotency, lock, readIDs []string, plan membrane.PlanFunc, attempt int) (*written, error) {
-	snap, err := db.readRevision(ctx, lock, readIDs, idem)
+	if attempt == reviseAttempts {
+		return write(ctx, db, func(tx neo4j.ManagedTransaction) (*written, error) {
+			return db.reviseLocked(ctx, tx, idem, lock, readIDs, plan)
+		})
+	}
+	snap, err := db.readRevision(ctx, autoRead(ctx, db), lock, readIDs, idem)
 	if err != nil {
 		return nil, err
 	}
 	if snap.key != nil {
-		// A stored key answers alone: a replay revises nothing, so it is
-		// not refused for a record that does not open on this server.
-		res, _, err := db.replayKey(ctx, snap.fetch(ctx, db), idem, snap.key["fingerprint"], snap.key["resultIds"], snap.key["edges"])
-		return res, err
+		return db.replayRevision(ctx, snap, idem, func(ids []string) ([]map[string]any, error) {
+			return read(ctx, db, func(tx neo4j.ManagedTransaction) ([]map[string]any, error) {
+				return txFetch(ctx, tx)(ids)
+			})
+		})
 	}
-	for _, id := range lock {
-		if snap.revised[id] == nil {
-			return nil, membrane.Errorf(membrane.ENOTFOUND, "record %q not found", id)
-		}
-	}
-	change, err := plan(snap.revised, snap.read)
+	res, change, params, err := db.planRevision(snap, idem, lock, plan)
 	if err != nil {
 		return nil, err
 	}
-	if err := refuseUnopened(snap.revised, snap.read); err != nil {
-		return nil, err
-	}
-	res := &written{recs: []*membrane.Record{change.Result}, edges: change.Edges}
-	params, err := db.changeParams(snap.revised, snap.read, change)
-	if err != nil {
-		return nil, err
-	}
-	store := []map[string]any{}
-	var key any
-	if idem != nil {
-		p, err := db.keyParams(idem, res)
-		if err != nil {
-			return nil, err
-		}
-		store, key = append(store, p), idem.Key
-	}
-	params["idem"], params["key"], params["guards"] = store, key, snap.guards
 	if db.beforeReviseWrite != nil {
 		db.beforeReviseWrite(attempt)
 	}
@@ -121,20 +108,108 @@ func (db *DB) reviseOnce(ctx context.Context, idem *membrane.Idempotency, lock, 
 		return nil, errStale
 	}
 	return write(ctx, db, func(tx neo4j.ManagedTransaction) (*written, error) {
-		row, err := single(ctx, tx, cypher.Must("apply_change"), params)
-		if err != nil {
-			return nil, err
-		}
-		if !applied(row) {
-			// Rolled back: the guard wrote nothing, and nothing after it
-			// may run on a stale plan.
-			return nil, errStale
-		}
-		if err := db.followUp(ctx, tx, snap.revised, change); err != nil {
-			return nil, err
-		}
-		return res, nil
+		return db.applyRevision(ctx, tx, snap, change, params, res)
 	})
+}
+
+// reviseLocked is a run of Revise in tx that reads its records under write
+// locks (lock_records, in id order, then revise_read): its guard can only
+// fail on the idempotency key, stored meanwhile by a request with the same
+// key.
+func (db *DB) reviseLocked(ctx context.Context, tx neo4j.ManagedTransaction, idem *membrane.Idempotency, lock, readIDs []string, plan membrane.PlanFunc) (*written, error) {
+	if _, err := collect(ctx, tx, cypher.Must("lock_records"), map[string]any{"ids": slices.Concat(lock, readIDs)}); err != nil {
+		return nil, err
+	}
+	snap, err := db.readRevision(ctx, func(params map[string]any) ([]*neo4j.Record, error) {
+		return collect(ctx, tx, cypher.Must("revise_read"), params)
+	}, lock, readIDs, idem)
+	if err != nil {
+		return nil, err
+	}
+	if snap.key != nil {
+		return db.replayRevision(ctx, snap, idem, txFetch(ctx, tx))
+	}
+	res, change, params, err := db.planRevision(snap, idem, lock, plan)
+	if err != nil {
+		return nil, err
+	}
+	return db.applyRevision(ctx, tx, snap, change, params, res)
+}
+
+// replayRevision answers with the result stored under idem's key (see
+// replayKey), from the records read with it and, for those it lacks (an
+// edge's end that the revision did not name), with more.
+// A stored key answers alone: a replay revises nothing, so it is not
+// refused for a record that does not open on this server.
+func (db *DB) replayRevision(ctx context.Context, snap *revision, idem *membrane.Idempotency, more fetchFunc) (*written, error) {
+	fetch := func(ids []string) ([]map[string]any, error) {
+		var out []map[string]any
+		var missing []string
+		for _, id := range ids {
+			if p, ok := snap.stored[id]; ok {
+				out = append(out, p)
+			} else {
+				missing = append(missing, id)
+			}
+		}
+		if len(missing) == 0 {
+			return out, nil
+		}
+		rest, err := more(missing)
+		return append(out, rest...), err
+	}
+	res, _, err := db.replayKey(ctx, fetch, idem, snap.key["fingerprint"], snap.key["resultIds"], snap.key["edges"])
+	return res, err
+}
+
+// planRevision plans a revision from what snap read and returns its
+// result, its change and the parameters of apply_change that write it.
+func (db *DB) planRevision(snap *revision, idem *membrane.Idempotency, lock []string, plan membrane.PlanFunc) (*written, *membrane.Change, map[string]any, error) {
+	for _, id := range lock {
+		if snap.revised[id] == nil {
+			return nil, nil, nil, membrane.Errorf(membrane.ENOTFOUND, "record %q not found", id)
+		}
+	}
+	change, err := plan(snap.revised, snap.read)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if err := refuseUnopened(snap.revised, snap.read); err != nil {
+		return nil, nil, nil, err
+	}
+	res := &written{recs: []*membrane.Record{change.Result}, edges: change.Edges}
+	params, err := db.changeParams(snap.revised, snap.read, change)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	store := []map[string]any{}
+	var key any
+	if idem != nil {
+		p, err := db.keyParams(idem, res)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		store, key = append(store, p), idem.Key
+	}
+	params["idem"], params["key"], params["guards"] = store, key, snap.guards
+	return res, change, params, nil
+}
+
+// applyRevision writes a planned change in tx: apply_change, then what
+// follows it (followUp); errStale, the transaction rolled back, when the
+// guard failed: nothing after it may run on a stale plan.
+func (db *DB) applyRevision(ctx context.Context, tx neo4j.ManagedTransaction, snap *revision, change *membrane.Change, params map[string]any, res *written) (*written, error) {
+	row, err := single(ctx, tx, cypher.Must("apply_change"), params)
+	if err != nil {
+		return nil, err
+	}
+	if !applied(row) {
+		return nil, errStale
+	}
+	if err := db.followUp(ctx, tx, snap.revised, change); err != nil {
+		return nil, err
+	}
+	return res, nil
 }
 
 // refusedTransient reports whether err is Neo4j's refusal of a statement
@@ -168,33 +243,19 @@ type revision struct {
 	stored map[string]map[string]any
 }
 
-// fetch reads a replay's records from those read with the key, and those
-// it lacks (an edge's end that the revision did not name) in a read
-// transaction of their own.
-func (r *revision) fetch(ctx context.Context, db *DB) fetchFunc {
-	return func(ids []string) ([]map[string]any, error) {
-		var out []map[string]any
-		var missing []string
-		for _, id := range ids {
-			if p, ok := r.stored[id]; ok {
-				out = append(out, p)
-			} else {
-				missing = append(missing, id)
-			}
-		}
-		if len(missing) == 0 {
-			return out, nil
-		}
-		more, err := read(ctx, db, func(tx neo4j.ManagedTransaction) ([]map[string]any, error) {
-			return txFetch(ctx, tx)(missing)
+// autoRead runs revise_read as one auto-commit read: one round trip, no
+// lock.
+func autoRead(ctx context.Context, db *DB) func(map[string]any) ([]*neo4j.Record, error) {
+	return func(params map[string]any) ([]*neo4j.Record, error) {
+		return readOnce(ctx, db, func(tx runner) ([]*neo4j.Record, error) {
+			return collect(ctx, tx, cypher.Must("revise_read"), params)
 		})
-		return append(out, more...), err
 	}
 }
 
-// readRevision reads a revision's records and key with revise_read, as one
-// auto-commit read (one round trip, no lock).
-func (db *DB) readRevision(ctx context.Context, lock, readIDs []string, idem *membrane.Idempotency) (*revision, error) {
+// readRevision reads a revision's records and key with run, which runs
+// revise_read with the parameters it is given.
+func (db *DB) readRevision(ctx context.Context, run func(map[string]any) ([]*neo4j.Record, error), lock, readIDs []string, idem *membrane.Idempotency) (*revision, error) {
 	if lock == nil {
 		lock = []string{}
 	}
@@ -205,9 +266,7 @@ func (db *DB) readRevision(ctx context.Context, lock, readIDs []string, idem *me
 	if idem != nil {
 		k = idem.Key
 	}
-	rows, err := readOnce(ctx, db, func(tx runner) ([]*neo4j.Record, error) {
-		return collect(ctx, tx, cypher.Must("revise_read"), map[string]any{"ids": lock, "read": readIDs, "key": k})
-	})
+	rows, err := run(map[string]any{"ids": lock, "read": readIDs, "key": k})
 	if err != nil {
 		return nil, err
 	}
