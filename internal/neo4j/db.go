@@ -44,11 +44,12 @@ type Config struct {
 // Observer watches the store's transactions. Transaction is called as one
 // starts, with its mode: "read" or "write" for a request's transactions
 // (managed ones, and the single auto-commit statements of readOnce and
-// writeOnce), "autocommit" for the sweeps' auto-commit statements. It may return a derived context
-// (a tracing span) that the transaction then runs in. ended is called once
-// when the transaction is over, with how many times its work function ran
-// (more than once means the driver retried it) and the code of the mapped
-// error ("" on success; see membrane.ErrorCode).
+// writeOnce), "autocommit" for the sweeps' auto-commit statements. It may
+// return a derived context (a tracing span) that the transaction then runs
+// in. ended is called once when the transaction is over, with how many
+// times its work function ran (more than once means the driver retried it)
+// and the code of the mapped error ("" on success; see
+// membrane.ErrorCode).
 //
 // The interface names no driver or metrics type, so that implementations
 // import neither.

@@ -35,9 +35,9 @@ var errStale = errors.New("a record changed between the revision's read and its 
 // entries. When the guard fails nothing is written and the revision runs
 // again, from its read (the last run under locks: see reviseAttempts): of
 // two revisions racing on a record, the second plans against the first's
-// result. With idem, a key already stored
-// replays its result instead (see idempotent), and the result and the
-// edges the change wrote are stored under the key by the write.
+// result. With idem, a key already stored replays its result instead (see
+// idempotent), and the result and the edges the change wrote are stored
+// under the key by the write.
 func (db *DB) Revise(ctx context.Context, idem *membrane.Idempotency, lock, readIDs []string, plan membrane.PlanFunc) (*membrane.Revised, error) {
 	var res *written
 	var err error
@@ -233,7 +233,8 @@ func applied(row *neo4j.Record) bool {
 // revision is what a revision plans from (revise_read): the records it
 // revises and those it reads, keyed by id, as recordsByID reads them; the
 // guards of apply_change, one per id asked for; or, when its idempotency
-// key is stored, only the key (its fingerprint, resultIds and edges).
+// key is stored, only the key (its fingerprint, resultIds and edges) and
+// the records read with it.
 type revision struct {
 	revised, read map[string]*membrane.Record
 	guards        []map[string]any
