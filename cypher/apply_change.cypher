@@ -1,6 +1,41 @@
-// Apply one planned revision (internal/membrane.Change): new records, next
-// states of locked records, edges and audit entries, all in the caller's
-// transaction. Relationship types come from the fixed predicate vocabulary.
+// Apply one planned revision (internal/membrane.Change) if what it was
+// planned from still holds: new records, next states of revised records,
+// edges, audit entries and the idempotency key, all in one statement, which
+// may run alone as an auto-commit transaction. Relationship types come from
+// the fixed predicate vocabulary. Returns applied: 1, or 0 when the guard
+// failed and nothing was written.
+//
+// The guard: every record the plan read ($guards, in id order: {id,
+// version, salience, base, compressions}, all null but id for a record
+// that was missing) is locked, then compared with what was read. The lock
+// comes first so that what is compared cannot change before the commit,
+// and in id order so that two revisions over the same records cannot
+// deadlock. version grows with every revision; salience, baseSalience and
+// compressions are what decay sweeps and episodic compression change
+// without it. A record deleted since it was read, or created since it was
+// read missing, fails it too; so does the idempotency key ($key) stored
+// since it was looked up.
+CALL {
+  UNWIND $guards AS g
+  OPTIONAL MATCH (m:Memory {id: g.id})
+  WITH g, m
+  ORDER BY g.id
+  CALL (m) {
+    WITH m
+    WHERE m IS NOT NULL
+    SET m._lock = true
+    REMOVE m._lock
+  }
+  WITH g, m
+  WHERE (m IS NULL) <> (g.version IS NULL)
+     OR coalesce(m.version, -1) <> coalesce(g.version, -1)
+     OR coalesce(m.salience, -1.0) <> coalesce(g.salience, -1.0)
+     OR coalesce(m.baseSalience, -1.0) <> coalesce(g.base, -1.0)
+     OR coalesce(m.compressions, -1) <> coalesce(g.compressions, -1)
+  RETURN count(*) AS stale
+}
+WITH stale
+WHERE stale = 0 AND NOT EXISTS { MATCH (:IdempotencyKey {key: $key}) }
 CALL {
   UNWIND $creates AS c
   CREATE (m:Memory {id: c.id})
@@ -34,12 +69,15 @@ CALL {
   CREATE (:IdempotencyKey:Bookkeeping {key: k.key, fingerprint: k.fingerprint, operation: k.operation,
     resultIds: k.resultIds, edges: k.edges, createdAt: k.now})
 }
-// Ids that a deleted record had (their tombstones), checked after the
-// records are created (see create_records); the caller rolls back when
-// there are any.
+// An id that a deleted record had (its tombstone) fails the statement, and
+// so rolls it back, on the deleted_record_id constraint: the caller answers
+// as for a taken id. It is looked up after the records are created (see
+// create_records): a delete of the same id that commits before memory_id
+// is checked has committed its tombstone too, and one that commits later
+// finds the new record.
 CALL {
   UNWIND $creates AS c
-  OPTIONAL MATCH (t:DeletedRecordId {id: c.id})
-  RETURN count(t) AS reused
+  MATCH (:DeletedRecordId {id: c.id})
+  CREATE (:DeletedRecordId {id: c.id})
 }
-RETURN reused
+RETURN count(*) AS applied

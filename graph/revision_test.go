@@ -486,36 +486,58 @@ func TestIdempotencyKeys(t *testing.T) {
 		t.Fatalf("conflict message shows the stored key: %q", errs[0].Message)
 	}
 
-	t.Run("concurrent retries of one ingest", func(t *testing.T) {
-		s2 := neo4jtest.Scope(t)
-		k2 := "key-" + membrane.NewID()
-		var wg sync.WaitGroup
-		ids := make([]string, 6)
-		for i := range ids {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				var out struct{ IngestEvent struct{ ID string } }
-				resp := c.Raw(`mutation($s: String, $k: String) { ingestEvent(input: {source: "a", eventKind: "k", ref: "r", scope: $s}, idempotencyKey: $k) { id } }`,
-					map[string]any{"s": s2, "k": k2})
-				if len(resp.Errors) > 0 {
-					t.Errorf("retry failed: %+v", resp.Errors)
-					return
+	// Concurrent retries of one keyed mutation all answer with the one
+	// result it wrote once.
+	s2 := neo4jtest.Scope(t)
+	old2 := c.Create(scope, "SEMANTIC", gqltest.Fact("idem-race"), nil)
+	for _, tc := range []struct {
+		name  string
+		query string
+		vars  map[string]any
+		check func(t *testing.T)
+	}{
+		{"ingest", `mutation($s: String, $k: String) { ingestEvent(input: {source: "a", eventKind: "k", ref: "r", scope: $s}, idempotencyKey: $k) { id } }`,
+			map[string]any{"s": s2, "k": "key-" + membrane.NewID()},
+			func(t *testing.T) {
+				if n := c.Count(s2); n != 1 {
+					t.Fatalf("records = %d, want 1", n)
 				}
-				_ = json.Unmarshal(resp.Data, &out)
-				ids[i] = out.IngestEvent.ID
-			}()
-		}
-		wg.Wait()
-		for _, id := range ids {
-			if id != ids[0] {
-				t.Fatalf("retries returned different records: %v", ids)
+			}},
+		{"supersede", supersedeQ, map[string]any{"old": old2, "in": factInput(scope, "idem-race-next"), "k": "key-" + membrane.NewID()},
+			func(t *testing.T) {
+				if r := c.get(old2); r.Status != "SUPERSEDED" || len(r.AuditLog.Nodes) != 2 {
+					t.Fatalf("record %s after the retries: %+v", old2, r)
+				}
+			}},
+	} {
+		t.Run("concurrent retries of one "+tc.name, func(t *testing.T) {
+			var wg sync.WaitGroup
+			ids := make([]string, 6)
+			for i := range ids {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					resp := c.Raw(tc.query, tc.vars)
+					if len(resp.Errors) > 0 {
+						t.Errorf("retry failed: %+v", resp.Errors)
+						return
+					}
+					var out map[string]struct{ ID string }
+					_ = json.Unmarshal(resp.Data, &out)
+					for _, r := range out {
+						ids[i] = r.ID
+					}
+				}()
 			}
-		}
-		if n := c.Count(s2); n != 1 {
-			t.Fatalf("records = %d, want 1", n)
-		}
-	})
+			wg.Wait()
+			for _, id := range ids {
+				if id == "" || id != ids[0] {
+					t.Fatalf("retries returned different records: %v", ids)
+				}
+			}
+			tc.check(t)
+		})
+	}
 }
 
 func TestLineageFieldsAreBatched(t *testing.T) {

@@ -466,8 +466,10 @@ func Fingerprint(op string, args any) string {
 }
 
 // PlanFunc plans a revision from the records read for it: locked holds the
-// records read under a write lock (all present), read those read without
-// one (possibly missing).
+// records it revises (all present), read those it only reads (possibly
+// missing). A store may call it more than once for one revision (again on
+// the new state when a record it read changed before the write), so it
+// must have no effect but its result.
 type PlanFunc func(locked, read map[string]*Record) (*Change, error)
 
 // Idempotency identifies a mutation that may be retried.
@@ -530,8 +532,10 @@ type Revised struct {
 // RevisionService is the application's way to it.
 type RevisionStore interface {
 	// Revise runs plan over the records lock (all must exist: ENOTFOUND
-	// otherwise) and readIDs (optional) in one write transaction and applies
-	// its Change. With idem, a repeated request returns the first result:
+	// otherwise) and readIDs (optional) and applies its Change in one write
+	// transaction, only if none of those records changed since plan read
+	// them (else plan runs again on the new state, a bounded number of
+	// times, then ECONFLICT). With idem, a repeated request returns the first result:
 	// its record when the request sees it in full, and those of its edges
 	// whose ends the request may see (Trust.ReplayEdges).
 	Revise(ctx context.Context, idem *Idempotency, lock, readIDs []string, plan PlanFunc) (*Revised, error)

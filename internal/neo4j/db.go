@@ -42,12 +42,14 @@ type Config struct {
 }
 
 // Observer watches the store's transactions. Transaction is called as one
-// starts, with its mode: "read" or "write" for managed transactions,
-// "autocommit" for auto-commit statements. It may return a derived context
-// (a tracing span) that the transaction then runs in. ended is called once
-// when the transaction is over, with how many times its work function ran
-// (more than once means the driver retried it) and the code of the mapped
-// error ("" on success; see membrane.ErrorCode).
+// starts, with its mode: "read" or "write" for a request's transactions
+// (managed ones, and the single auto-commit statements of readOnce and
+// writeOnce), "autocommit" for the sweeps' auto-commit statements. It may
+// return a derived context (a tracing span) that the transaction then runs
+// in. ended is called once when the transaction is over, with how many
+// times its work function ran (more than once means the driver retried it)
+// and the code of the mapped error ("" on success; see
+// membrane.ErrorCode).
 //
 // The interface names no driver or metrics type, so that implementations
 // import neither.
@@ -102,6 +104,12 @@ type DB struct {
 	// to stand in for a database of their own.
 	schemaNode string
 	dataScopes []string
+
+	// beforeReviseWrite, when a test sets it, is called in every run of a
+	// revision but the last, locked one, between its read and its guarded
+	// write, with the run's number (from 1): what it writes is what a
+	// concurrent request could.
+	beforeReviseWrite func(attempt int)
 }
 
 // Open creates the driver and waits, until ctx ends, for Neo4j to answer.
@@ -272,6 +280,41 @@ func readOnce[T any](ctx context.Context, db *DB, fn func(runner) (T, error)) (T
 	}
 	ended(attempts, "")
 	return v, nil
+}
+
+// writeOnce runs one write statement, expected to return at most one row,
+// as an auto-commit transaction: one Bolt round trip (RUN and PULL sent
+// together, the commit implied by the statement's end), where a managed
+// transaction takes two (its COMMIT is a round trip of its own). The
+// statement commits whole or not at all. It is not retried: a refusal the
+// server answered (a ClientError or TransientError) proves nothing was
+// written and is mapped as a managed transaction's is, and any other
+// failure (a lost connection, the context ending while the answer was
+// awaited) may have come after the commit: EUNKNOWN (commitUncertain).
+func writeOnce(ctx context.Context, db *DB, stmt string, params map[string]any) (*neo4j.Record, error) {
+	conf, err := db.txConfig(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ctx, ended := db.observe(ctx, "write")
+	db.txCount.Add(1)
+	s := db.session(ctx, neo4j.AccessModeWrite)
+	defer s.Close(ctx)
+	row, err := single(ctx, autoCommit{s, conf}, stmt, params)
+	if err != nil {
+		if commitUncertain(err) {
+			err = fmt.Errorf("%w: %w", outcomeUnknown(), err)
+		} else {
+			err = failed(ctx, err)
+		}
+		ended(1, membrane.ErrorCode(err))
+		return nil, err
+	}
+	ended(1, "")
+	if db.AfterWrite != nil && ctx.Value(unannounced{}) == nil {
+		db.AfterWrite()
+	}
+	return row, nil
 }
 
 // autoCommit runs each statement as an auto-commit transaction of its

@@ -36,6 +36,12 @@ func SetTextMatches(db *DB, n int) { db.textMatches = n }
 // with a few edges.
 func SetMaxAuditRefs(db *DB, n int) { db.maxAuditRefs = n }
 
+// SetBeforeReviseWrite makes db call f in every run of a revision but the
+// last, locked one, between its read and its guarded write, with the run's
+// number (from 1), so that a test writes there what a concurrent request
+// could.
+func SetBeforeReviseWrite(db *DB, f func(attempt int)) { db.beforeReviseWrite = f }
+
 // MapError exposes mapError, so that a table test classifies real server
 // errors with it.
 var MapError = mapError

@@ -20,9 +20,6 @@ type written struct {
 	edges []membrane.Relation
 	// replayed is true when an idempotency key answered.
 	replayed bool
-	// stored is true when the write stored its idempotency key itself
-	// (with keyParams), so idempotent does not.
-	stored bool
 }
 
 // storedEdge is an edge as an idempotency key stores it (JSON, in the
@@ -42,21 +39,14 @@ type storedEdge struct {
 // for a different request), and a fresh result (its record ids and its
 // edges) is stored under the key in the same transaction.
 func (db *DB) idempotent(ctx context.Context, idem *membrane.Idempotency, fn func(neo4j.ManagedTransaction) (*written, error)) (*written, error) {
-	return db.keyed(ctx, idem, true, fn)
-}
-
-// keyed is idempotent; with lookup false, fn looks idem's key up itself
-// (in a statement it runs anyway) and answers with replayKey's result when
-// the key is stored.
-func (db *DB) keyed(ctx context.Context, idem *membrane.Idempotency, lookup bool, fn func(neo4j.ManagedTransaction) (*written, error)) (*written, error) {
 	run := func(tx neo4j.ManagedTransaction) (*written, error) {
-		if idem != nil && lookup {
+		if idem != nil {
 			if res, found, err := db.replay(ctx, tx, idem); found || err != nil {
 				return res, err
 			}
 		}
 		res, err := fn(tx)
-		if err != nil || idem == nil || res.stored || res.replayed {
+		if err != nil || idem == nil || res.replayed {
 			return res, err
 		}
 		params, err := db.keyParams(idem, res)
@@ -127,12 +117,31 @@ func (db *DB) replay(ctx context.Context, tx neo4j.ManagedTransaction, idem *mem
 	if err != nil || row == nil {
 		return nil, false, err
 	}
-	return db.replayKey(ctx, tx, idem, row.Values[0], row.Values[1], row.Values[2])
+	return db.replayKey(ctx, txFetch(ctx, tx), idem, row.Values[0], row.Values[1], row.Values[2])
+}
+
+// fetchFunc returns the stored properties of those of the records ids
+// that exist.
+type fetchFunc func(ids []string) ([]map[string]any, error)
+
+// txFetch fetches records with records_by_ids in tx.
+func txFetch(ctx context.Context, tx neo4j.ManagedTransaction) fetchFunc {
+	return func(ids []string) ([]map[string]any, error) {
+		rows, err := collect(ctx, tx, cypher.Must("records_by_ids"), map[string]any{"ids": ids})
+		if err != nil {
+			return nil, err
+		}
+		out := make([]map[string]any, len(rows))
+		for i, row := range rows {
+			out[i], _ = row.Values[0].(map[string]any)
+		}
+		return out, nil
+	}
 }
 
 // replayKey is replay of the key found stored with fingerprint, resultIds
-// and edges (idempotency_lookup's columns).
-func (db *DB) replayKey(ctx context.Context, tx neo4j.ManagedTransaction, idem *membrane.Idempotency, fingerprint, resultIds, storedEdges any) (*written, bool, error) {
+// and edges (idempotency_lookup's columns), reading records with fetch.
+func (db *DB) replayKey(ctx context.Context, fetch fetchFunc, idem *membrane.Idempotency, fingerprint, resultIds, storedEdges any) (*written, bool, error) {
 	if fp, _ := fingerprint.(string); fp != idem.Fingerprint {
 		if idem.Implied {
 			return nil, true, idTaken()
@@ -151,16 +160,26 @@ func (db *DB) replayKey(ctx context.Context, tx neo4j.ManagedTransaction, idem *
 			edges[i] = membrane.Relation(e)
 		}
 	}
-	byID, err := db.recordsByID(ctx, tx, cypher.Must("records_by_ids"), ids)
-	if err != nil {
-		return nil, true, err
-	}
 	// A replay answers only with records the request sees in full: the
 	// principal's key may have been narrowed, or a record raised above its
 	// ceiling, since the first request, and a replay must not show more of
 	// a record than a read would (nor its redaction, which a create never
 	// answers with).
 	t := membrane.TrustFromContext(ctx)
+	rows, err := fetch(ids)
+	if err != nil {
+		return nil, true, err
+	}
+	byID := make(map[string]*membrane.Record, len(rows))
+	for _, props := range rows {
+		r, err := db.writeView(t, props)
+		if err != nil {
+			return nil, true, err
+		}
+		if r != nil {
+			byID[r.ID] = r
+		}
+	}
 	out := make([]*membrane.Record, 0, len(ids))
 	for _, id := range ids {
 		if r := byID[id]; r != nil && t.Visibility(r) == membrane.Visible {
@@ -176,7 +195,7 @@ func (db *DB) replayKey(ctx context.Context, tx neo4j.ManagedTransaction, idem *
 		return nil, true, membrane.Errorf(membrane.ECONFLICT, "this idempotency key names records that no longer exist or that this request does not see in full")
 	}
 	if len(edges) > 0 {
-		if edges, err = db.replayEdges(ctx, tx, t, edges, byID); err != nil {
+		if edges, err = db.replayEdges(fetch, t, edges, byID); err != nil {
 			return nil, true, err
 		}
 	}
@@ -187,7 +206,7 @@ func (db *DB) replayKey(ctx context.Context, tx neo4j.ManagedTransaction, idem *
 // (membrane.Trust.ReplayEdges), reading the ends that are not among the
 // result's records (recs) as a read of relations reads them: one that does
 // not open shows redacted, and does not fail the replay.
-func (db *DB) replayEdges(ctx context.Context, tx neo4j.ManagedTransaction, t membrane.Trust, edges []membrane.Relation, recs map[string]*membrane.Record) ([]membrane.Relation, error) {
+func (db *DB) replayEdges(fetch fetchFunc, t membrane.Trust, edges []membrane.Relation, recs map[string]*membrane.Record) ([]membrane.Relation, error) {
 	ends := maps.Clone(recs)
 	var other []string
 	for _, e := range edges {
@@ -198,15 +217,15 @@ func (db *DB) replayEdges(ctx context.Context, tx neo4j.ManagedTransaction, t me
 		}
 	}
 	if len(other) > 0 {
-		rows, err := collect(ctx, tx, cypher.Must("records_by_ids"), map[string]any{"ids": other})
+		rows, err := fetch(other)
 		if err != nil {
 			return nil, err
 		}
-		recs, err := db.readRows(rows)
-		if err != nil {
-			return nil, err
-		}
-		for _, r := range recs {
+		for _, props := range rows {
+			r, err := db.readRecord(props)
+			if err != nil {
+				return nil, err
+			}
 			ends[r.ID] = r
 		}
 	}

@@ -62,11 +62,11 @@ func TestProfileSmallOperations(t *testing.T) {
 			_, err := svc.Read.Record(ctx, pool[0], nil)
 			return err
 		}},
-		{"contest", struct{ tx, statements int }{1, 2}, func(ctx context.Context, i int) error {
+		{"contest", struct{ tx, statements int }{2, 2}, func(ctx context.Context, i int) error {
 			_, err := svc.Revise.Contest(ctx, pool[i], fmt.Sprint("ticket-", i), membrane.RevisionArgs{Actor: ptr("bench")})
 			return err
 		}},
-		{"supersede", struct{ tx, statements int }{1, 2}, func(ctx context.Context, i int) error {
+		{"supersede", struct{ tx, statements int }{2, 2}, func(ctx context.Context, i int) error {
 			_, err := svc.Revise.Supersede(ctx, pool[i+2], benchFact(fmt.Sprint("successor-", i)), membrane.RevisionArgs{Actor: ptr("bench")})
 			return err
 		}},
@@ -77,7 +77,7 @@ func TestProfileSmallOperations(t *testing.T) {
 			}
 			return err
 		}},
-		{"supersede with an idempotency key", struct{ tx, statements int }{1, 2}, func(ctx context.Context, i int) error {
+		{"supersede with an idempotency key", struct{ tx, statements int }{2, 2}, func(ctx context.Context, i int) error {
 			key := fmt.Sprint(scope, "-key-", i)
 			_, err := svc.Revise.Supersede(ctx, pool[i+4], benchFact(fmt.Sprint("keyed-", i)), membrane.RevisionArgs{Actor: ptr("bench"), IdempotencyKey: &key})
 			return err

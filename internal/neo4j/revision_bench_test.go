@@ -18,9 +18,9 @@ import (
 // write, to separate the store's cost from the database's
 // (docs/BENCHMARKS.md, "Revisions"):
 //
-//   - contest, supersede: svc.Revise as a request runs it (one write
-//     transaction: lock_records, apply_change, COMMIT), each of a distinct
-//     active fact written before timing;
+//   - contest, supersede: svc.Revise as a request runs it (two auto-commit
+//     statements: revise_read, then apply_change guarded by what it read),
+//     each of a distinct active fact written before timing;
 //   - create: svc.Ingest.CreateRecord of one fact (create_records, COMMIT);
 //   - contest-floor: the writes of a contest (contestFloor) through the
 //     bare driver as one statement, then COMMIT: what the data of a

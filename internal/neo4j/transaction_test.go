@@ -56,7 +56,9 @@ func TestCommitUncertain(t *testing.T) {
 // OUTCOME_UNKNOWN, never UNAVAILABLE (which promises nothing was written),
 // and its retry (the same request: the same implied idempotency key)
 // answers with the record without writing it twice. A point read whose
-// answer is lost is read again and answers, and a write whose
+// answer is lost is read again and answers; a revision's guarded write
+// (one auto-commit statement) whose answer is lost is OUTCOME_UNKNOWN and
+// its keyed retry replays it; and a write whose
 // connection is lost before its COMMIT is retried by the driver and
 // written once.
 func TestLostCommitAnswer(t *testing.T) {
@@ -85,6 +87,31 @@ func TestLostCommitAnswer(t *testing.T) {
 		}
 		if n := len(inScope(t, shared, scope)); n != 1 {
 			t.Fatalf("%d records after the retry, want 1", n)
+		}
+	})
+	t.Run("revision: the guarded write's answer is lost", func(t *testing.T) {
+		// The write is one auto-commit statement: its answer lost, it may
+		// have committed (it did), so it is OUTCOME_UNKNOWN and not run
+		// again; the same request with its key then replays it.
+		rec := neo4jtest.Create(t, shared, t0, fact(neo4jtest.Scope(t), "lost revision", 0.5, nil))[0]
+		key := "lost-" + membrane.NewID()
+		idem := &membrane.Idempotency{Key: key, Fingerprint: "f", Operation: "contest"}
+		contest := func(locked, _ map[string]*membrane.Record) (*membrane.Change, error) {
+			return membrane.Contest(locked[rec.ID], "ticket", nil, membrane.RevisionMeta{Actor: "test"}, t0)
+		}
+		neo4j.SetBeforeReviseWrite(db, func(int) { p.DropAnswerTo(neo4jtest.SigRun) })
+		_, err := db.Revise(sysCtx(), idem, []string{rec.ID}, nil, contest)
+		neo4j.SetBeforeReviseWrite(db, nil)
+		p.Wait(t)
+		if code := membrane.ErrorCode(err); code != membrane.EUNKNOWN {
+			t.Fatalf("code = %s (%v), want %s", code, err, membrane.EUNKNOWN)
+		}
+		again, err := db.Revise(sysCtx(), idem, []string{rec.ID}, nil, contest)
+		if err != nil || again.Record.Version != 2 {
+			t.Fatalf("the retry = %+v, %v; want the first write's result, at version 2", again, err)
+		}
+		if got, err := shared.FindRecordByID(sysCtx(), rec.ID); err != nil || got.Version != 2 {
+			t.Fatalf("the record after the retry: %+v, %v; want it contested once (version 2)", got, err)
 		}
 	})
 	t.Run("read: the answer is lost", func(t *testing.T) {
@@ -132,6 +159,49 @@ func TestPointReadOneRoundTrip(t *testing.T) {
 	}
 	if b, c, r := p.Sent(neo4jtest.SigBegin)-begins, p.Sent(neo4jtest.SigCommit)-commits, p.Sent(neo4jtest.SigRun)-runs; b != 0 || c != 0 || r != 1 {
 		t.Fatalf("a point read sent %d BEGIN, %d COMMIT and %d RUN, want 0, 0 and 1", b, c, r)
+	}
+}
+
+// TestRevisionTwoRoundTrips counts the Bolt requests a revision sends
+// through the proxy: its read and its guarded write, each one auto-commit
+// RUN (with its PULL), no BEGIN and no COMMIT; a keyed one no more.
+func TestRevisionTwoRoundTrips(t *testing.T) {
+	p := neo4jtest.NewBoltProxy(t)
+	db := p.Open(t)
+	shared := neo4jtest.DB(t)
+	meta := membrane.RevisionMeta{Actor: "test"}
+	for _, tc := range []struct {
+		name  string
+		keyed bool
+		plan  func(r *membrane.Record) (*membrane.Change, error)
+	}{
+		{"contest", false, func(r *membrane.Record) (*membrane.Change, error) {
+			return membrane.Contest(r, "ticket-1", nil, meta, t0)
+		}},
+		{"supersede", false, func(r *membrane.Record) (*membrane.Change, error) {
+			return membrane.DefaultPolicy().Supersede(r, fact(r.Scope, "next", 0.5, nil), meta, t0)
+		}},
+		{"supersede with an idempotency key", true, func(r *membrane.Record) (*membrane.Change, error) {
+			return membrane.DefaultPolicy().Supersede(r, fact(r.Scope, "next", 0.5, nil), meta, t0)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := neo4jtest.Create(t, shared, t0, fact(neo4jtest.Scope(t), "two trips", 0.5, nil))[0]
+			var idem *membrane.Idempotency
+			if tc.keyed {
+				key := "trips-" + membrane.NewID()
+				idem = &membrane.Idempotency{Key: key, Fingerprint: "f", Operation: "supersede"}
+			}
+			begins, commits, runs := p.Sent(neo4jtest.SigBegin), p.Sent(neo4jtest.SigCommit), p.Sent(neo4jtest.SigRun)
+			if _, err := db.Revise(sysCtx(), idem, []string{rec.ID}, nil, func(locked, _ map[string]*membrane.Record) (*membrane.Change, error) {
+				return tc.plan(locked[rec.ID])
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if b, c, r := p.Sent(neo4jtest.SigBegin)-begins, p.Sent(neo4jtest.SigCommit)-commits, p.Sent(neo4jtest.SigRun)-runs; b != 0 || c != 0 || r != 2 {
+				t.Fatalf("a revision sent %d BEGIN, %d COMMIT and %d RUN, want 0, 0 and 2", b, c, r)
+			}
+		})
 	}
 }
 
