@@ -2,15 +2,16 @@
 # Measures what a user runs: builds cmd/bench, starts a fresh Neo4j (a
 # temporary data dir) and the server the README's way (scripts/run.sh, dev
 # mode, defaults), runs the bench command from a process of its own
-# against it, and stops both. The first workload is the server's first
-# 1,000 point reads (cold); the rest are warm. Arguments go to the bench
-# command, e.g.:
+# against it, and stops both. It measures the server's first 1,000 point
+# reads (cold), runs every workload once untimed at a small size, then
+# measures the workloads warm. Arguments go to that last run, e.g.:
 #
 #   scripts/bench.sh -records 100000 -ops 500
 #
 # Environment:
 #   BENCH_BOLT_PORT   the fresh Neo4j's Bolt port     [17720]
 #   BENCH_LISTEN      the server's address            [127.0.0.1:18080]
+#   BENCH_COLD        how many cold point reads       [1000]
 #   BENCH_KEEP        1: keep the data dir and logs   [unset]
 #   NEO4J_HEAP, NEO4J_PAGECACHE, MEMBRANE_*: as for scripts/run.sh.
 # The admin's rate limit is lifted (in dev mode the bench runs as the admin).
@@ -55,5 +56,13 @@ for ((i = 0; ; i++)); do
   sleep 0.5
 done
 
-"$work/bench" -url "http://$listen/graphql" \
-  -rss "server=$server,neo4j=$(cat "$work/neo4j/neo4j.pid")" "$@"
+url="http://$listen/graphql"
+rss="server=$server,neo4j=$(cat "$work/neo4j/neo4j.pid")"
+# 1. Cold: the server's first point reads.
+"$work/bench" -url "$url" -rss "$rss" -cold "${BENCH_COLD:-1000}" -only '^point read, cold$'
+# 2. Warm-up, untimed: every workload once at a small size, so that the
+#    figures below are those of a server that has run a while (Neo4j's JIT
+#    compiles the write paths as it did the reads).
+"$work/bench" -url "$url" -cold 0 -ops 100 -records 2000 >/dev/null 2>&1
+# 3. Warm: the workloads as asked.
+"$work/bench" -url "$url" -rss "$rss" -cold 0 "$@"
