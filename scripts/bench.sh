@@ -12,6 +12,7 @@
 #   BENCH_BOLT_PORT   the fresh Neo4j's Bolt port     [17720]
 #   BENCH_LISTEN      the server's address            [127.0.0.1:18080]
 #   BENCH_COLD        how many cold point reads       [1000]
+#   BENCH_WARM_OPS    operations per workload of the untimed warm-up [100]
 #   BENCH_KEEP        1: keep the data dir and logs   [unset]
 #   NEO4J_HEAP, NEO4J_PAGECACHE, MEMBRANE_*: as for scripts/run.sh.
 # The admin's rate limit is lifted (in dev mode the bench runs as the admin).
@@ -61,8 +62,9 @@ rss="server=$server,neo4j=$(cat "$work/neo4j/neo4j.pid")"
 # 1. Cold: the server's first point reads.
 "$work/bench" -url "$url" -rss "$rss" -cold "${BENCH_COLD:-1000}" -only '^point read, cold$'
 # 2. Warm-up, untimed: every workload once at a small size, so that the
-#    figures below are those of a server that has run a while (Neo4j's JIT
-#    compiles the write paths as it did the reads).
-"$work/bench" -url "$url" -cold 0 -ops 100 -records 2000 >/dev/null 2>&1
+#    figures below are those of a server that has run a while. Neo4j's JIT
+#    compiles its write paths over thousands of writes: BENCH_WARM_OPS=2000
+#    for the figures of a long-running server.
+"$work/bench" -url "$url" -cold 0 -ops "${BENCH_WARM_OPS:-100}" -records 2000 >/dev/null 2>&1
 # 3. Warm: the workloads as asked.
 "$work/bench" -url "$url" -rss "$rss" -cold 0 "$@"
