@@ -111,21 +111,30 @@ func vectorClientWith(t *testing.T, failing *atomic.Bool, setup func(*gqltest.Wi
 	return c
 }
 
+// writeVectorRecords writes the vector tests' records in scope, each
+// holding a fresh word w: a capture about an automobile, an ingested event
+// and a high capture (above the embedding ceiling); it returns w and their
+// ids.
+func writeVectorRecords(c *client, scope string) (w, broke, ev, secret string) {
+	w = word()
+	broke = c.capture(map[string]any{"source": "s", "scope": scope, "summary": "the automobile broke down " + w}).CaptureMemory.Primary.ID
+	var out struct{ IngestEvent struct{ ID string } }
+	c.Do(`mutation($s: String!, $sum: String!) { ingestEvent(input: {source: "s", eventKind: "note", ref: "r", summary: $sum, scope: $s}) { id } }`,
+		map[string]any{"s": scope, "sum": "we ship on friday " + w}, &out)
+	secret = c.capture(map[string]any{"source": "s", "scope": scope, "sensitivity": "HIGH", "summary": "automobile secret " + w}).CaptureMemory.Primary.ID
+	return w, broke, out.IngestEvent.ID, secret
+}
+
 func TestVectorSearch(t *testing.T) {
 	scope := neo4jtest.Scope(t)
 	var failing atomic.Bool
 	c := vectorClient(t, &failing)
-	w := word()
-	broke := c.capture(map[string]any{"source": "s", "scope": scope, "summary": "the automobile broke down " + w})
-	var ev struct{ IngestEvent struct{ ID string } }
-	c.Do(`mutation($s: String!, $sum: String!) { ingestEvent(input: {source: "s", eventKind: "note", ref: "r", summary: $sum, scope: $s}) { id } }`,
-		map[string]any{"s": scope, "sum": "we ship on friday " + w}, &ev)
-	secret := c.capture(map[string]any{"source": "s", "scope": scope, "sensitivity": "HIGH", "summary": "automobile secret " + w})
+	w, broke, ev, secret := writeVectorRecords(c, scope)
 	awaitSearch(t, c)
 
 	// "vehicle" is in no record's text: only the vector finds the automobile.
 	got := c.retrieve(map[string]any{"query": "vehicle", "scopes": []any{scope}})
-	if !got.Retrieve.VectorUsed || len(got.Retrieve.Hits) == 0 || got.Retrieve.Hits[0].Record.ID != broke.CaptureMemory.Primary.ID {
+	if !got.Retrieve.VectorUsed || len(got.Retrieve.Hits) == 0 || got.Retrieve.Hits[0].Record.ID != broke {
 		t.Fatalf("vehicle: %+v", got.Retrieve)
 	}
 	h := got.Retrieve.Hits[0]
@@ -135,7 +144,7 @@ func TestVectorSearch(t *testing.T) {
 		t.Errorf("vector-only hit parts %+v (vector %v), want vector %v", h.Parts, h.Parts.Vector, want)
 	}
 	for _, x := range got.Retrieve.Hits {
-		if x.Record.ID == secret.CaptureMemory.Primary.ID {
+		if x.Record.ID == secret {
 			t.Error("a record above the embedding ceiling was found by its vector")
 		}
 	}
@@ -145,15 +154,15 @@ func TestVectorSearch(t *testing.T) {
 	for _, x := range both.Retrieve.Hits {
 		found[x.Record.ID] = x
 	}
-	if x, ok := found[broke.CaptureMemory.Primary.ID]; !ok || x.Parts.Text == 0 || x.Parts.Vector == nil {
+	if x, ok := found[broke]; !ok || x.Parts.Text == 0 || x.Parts.Vector == nil {
 		t.Errorf("blended hit %+v", x)
 	}
 	// The high record is encrypted at rest: no text in the index and no
 	// vector; the admin finds it by its blind terms alone.
-	if x, ok := found[secret.CaptureMemory.Primary.ID]; !ok || x.Parts.Text == 0 || x.Parts.Vector != nil {
+	if x, ok := found[secret]; !ok || x.Parts.Text == 0 || x.Parts.Vector != nil {
 		t.Errorf("high record %+v (found %v): want a blind text match and no vector", x, ok)
 	}
-	if x, ok := found[ev.IngestEvent.ID]; !ok || x.Parts.Vector == nil {
+	if x, ok := found[ev]; !ok || x.Parts.Vector == nil {
 		t.Errorf("ingested event %+v: found %v, must have a vector", x, ok)
 	}
 	// The embedder down: full text only, and said so.
@@ -189,19 +198,14 @@ func TestVectorsInBackground(t *testing.T) {
 		w.Options.EmbedInBackground = true
 		wiring = w
 	})
-	w := word()
-	broke := c.capture(map[string]any{"source": "s", "scope": scope, "summary": "the automobile broke down " + w})
-	var ev struct{ IngestEvent struct{ ID string } }
-	c.Do(`mutation($s: String!, $sum: String!) { ingestEvent(input: {source: "s", eventKind: "note", ref: "r", summary: $sum, scope: $s}) { id } }`,
-		map[string]any{"s": scope, "sum": "we ship on friday " + w}, &ev)
-	secret := c.capture(map[string]any{"source": "s", "scope": scope, "sensitivity": "HIGH", "summary": "automobile secret " + w})
+	w, broke, ev, secret := writeVectorRecords(c, scope)
 	if err := wiring.Services.Close(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	late := c.capture(map[string]any{"source": "s", "scope": scope, "summary": "written after the close " + w})
 	awaitSearch(t, c)
 	got := c.retrieve(map[string]any{"query": "vehicle", "scopes": []any{scope}})
-	if !got.Retrieve.VectorUsed || len(got.Retrieve.Hits) == 0 || got.Retrieve.Hits[0].Record.ID != broke.CaptureMemory.Primary.ID {
+	if !got.Retrieve.VectorUsed || len(got.Retrieve.Hits) == 0 || got.Retrieve.Hits[0].Record.ID != broke {
 		t.Fatalf("vehicle: %+v, want the automobile found by its vector", got.Retrieve)
 	}
 	found := map[string]hitOut{}
@@ -213,9 +217,9 @@ func TestVectorsInBackground(t *testing.T) {
 		id     string
 		vector bool
 	}{
-		{"capture", broke.CaptureMemory.Primary.ID, true},
-		{"ingested event", ev.IngestEvent.ID, true},
-		{"above the embedding ceiling", secret.CaptureMemory.Primary.ID, false},
+		{"capture", broke, true},
+		{"ingested event", ev, true},
+		{"above the embedding ceiling", secret, false},
 		{"written after the close", late.CaptureMemory.Primary.ID, false},
 	} {
 		if x, ok := found[tc.id]; !ok || (x.Parts.Vector != nil) != tc.vector {
