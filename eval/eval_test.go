@@ -14,23 +14,22 @@ import (
 	"github.com/membrane/membrane/internal/neo4jtest"
 )
 
-// floors are the eval's floors per configuration: the figures measured
-// when the ranking was written (docs/retrieval.md, eval/README.md), rounded
-// down, a step below them, since one of the 22 queries' records crossing
-// rank 5 moves recall@5 by 0.015 to 0.023 and the shared full-text index's
-// statistics (BM25's document frequencies are the whole index's) move with
-// what the test database holds. With query expansion (membrane.Expansion)
-// recall@5 measured, on full text and with vectors: 0.970 and 0.947-0.962
-// on the shared test database, 0.947 and 0.932 on a fresh Neo4j holding
-// only the eval, 0.909 on full text in a clean clone's CI run (vectors at
-// least 0.93 there); MRR 1.000 and nDCG@10 0.935-0.956 in all of them. A
-// change that lowers them fails.
+// floors are the eval's floors per configuration, a step below what was
+// measured: one of the 22 queries' records crossing rank 5 moves recall@5
+// by 0.015 to 0.023, and the shared full-text index's statistics (BM25's
+// document frequencies are the whole index's) move with what the test
+// database holds. Measured: recall@5 on full text 0.985 (0.909 once in a
+// clean clone's CI run), with vectors 0.962 on the shared test database
+// and on a fresh Neo4j holding only the eval; MRR 1.000 and nDCG@10
+// 0.92-0.96 in all of them. A change that lowers them fails.
 var floors = map[string]struct{ recall5, mrr, ndcg10 float64 }{
 	"text":    {recall5: 0.89, mrr: 0.95, ndcg10: 0.91},
 	"vectors": {recall5: 0.91, mrr: 0.95, ndcg10: 0.91},
 }
 
-// targetRecall5 is issue 10's target, checked with MEMBRANE_EVAL_TARGET set.
+// targetRecall5 is the target recall@5: a gate in the default
+// configuration (vectors), checked on full text with MEMBRANE_EVAL_TARGET
+// set.
 const targetRecall5 = 0.95
 
 // TestRetrievalQuality loads the fixture into a scope of its own in the
@@ -118,8 +117,8 @@ func TestRetrievalQuality(t *testing.T) {
 			if r5 < fl.recall5 || mrr < fl.mrr || ndcg < fl.ndcg10 {
 				t.Errorf("below the floors: recall@5 %.3f (min %.2f), MRR %.3f (min %.2f), nDCG@10 %.3f (min %.2f)", r5, fl.recall5, mrr, fl.mrr, ndcg, fl.ndcg10)
 			}
-			if os.Getenv("MEMBRANE_EVAL_TARGET") != "" && r5 < targetRecall5 {
-				t.Errorf("below issue 10's target: recall@5 %.3f, want >= %.2f", r5, targetRecall5)
+			if (cfg.target || os.Getenv("MEMBRANE_EVAL_TARGET") != "") && r5 < targetRecall5 {
+				t.Errorf("below the target: recall@5 %.3f, want >= %.2f", r5, targetRecall5)
 			}
 		})
 	}

@@ -238,9 +238,30 @@ func TestRank(t *testing.T) {
 				// as good as it
 				{"next", 0.7 * 0.48, 0.48, 0, 0, 0.5, 0, nil},
 				{"match", 0.7 * 0.4, 0.4, 1, 0, 0.5, 0, nil},
-				// 0.3·1 + 0.3·0.5
-				{"fact", 0.7 * 0.18, 0.18, 0, 0, 0.5, 0, nil},
+				// 0.3·1 + 0.3·0.5 = 0.45, relevance 0.18, but at least
+				// EntityFloor·entity = 0.25
+				{"fact", 0.7 * 0.25, 0.25, 0, 0, 0.5, 0, nil},
 				{"weak", 0.7 * 0.1, 0.1, 0.25, 0, 0.5, 0, nil},
+			},
+		},
+		{
+			name: "the entity the best match names is at least half as relevant as it, with vectors too",
+			q:    membrane.RetrieveQuery{Terms: []string{"x"}, Vector: []float64{1}, Limit: 10},
+			cands: []membrane.Candidate{
+				{ID: "match", Type: membrane.TypeSemantic, Text: 2, Vector: vec(0.8), CreatedAt: week},
+				{ID: "topic", Type: membrane.TypeSemantic, Text: 0.6, Vector: vec(0.4), CreatedAt: week},
+				// No word of the query and far from it as a vector: reached
+				// because the best match is about it.
+				{ID: "person", Type: membrane.TypeEntity, Vector: vec(0.1), Entity: 1, CreatedAt: week},
+			},
+			want: []want{
+				// Σw = 5.1: match 1 + 2·0.8 = 2.6, the best
+				{"match", 0.7, 1, 1, 0, 0.5, 0, vec(0.8)},
+				// person: 0.3·1 + 2·0.1 = 0.5, relevance 0.5/2.6 = 0.19,
+				// lifted to EntityFloor·1 = 0.5, above topic
+				{"person", 0.7 * 0.5, 0.5, 0, 0, 0.5, 0, vec(0.1)},
+				// topic: 0.3 + 2·0.4 = 1.1, relevance 1.1/2.6
+				{"topic", 0.7 * 1.1 / 2.6, 1.1 / 2.6, 0.3, 0, 0.5, 0, vec(0.4)},
 			},
 		},
 		{

@@ -226,7 +226,7 @@ var explainValues = map[string]any{
 	"windowNanos": int64(time.Hour), "after": "", "levels": []int64{0, 1},
 	"buckets": []int64{1, 2}, "counts": []int64{1},
 	// Numbers.
-	"contextAfter": 0.5, "contextBefore": 0.5, "entityFanIn": 0.5, "contextNorm": 1.0, "factor": 0.5,
+	"contextAfter": 0.5, "contextBefore": 0.5, "entityFanIn": 0.5, "entityFloor": 0.5, "contextNorm": 1.0, "factor": 0.5,
 	"feedbackWeight": 0.5, "fContext": 0.1, "fDerived": 0.1, "fEntity": 0.1, "fText": 0.4, "fTotal": 1.0, "fVector": 0.4,
 	"floor": 0.01, "maxSalience": 1.0, "minSalience": 0.0, "secondHop": 0.5, "fTime": 1.0, "timeWidthMs": 3_600_000.0,
 	"wConfidence": 0.1, "wRecency": 0.2, "wRelevance": 0.5, "wSalience": 0.2,

@@ -163,7 +163,7 @@ func (db *DB) candidates(ctx context.Context, tx runner, q membrane.RetrieveQuer
 		"recencyHalfLifeMs": float64(membrane.RecencyHalfLife.Milliseconds()),
 		"layerRank":         layerRank, "limit": int64(q.FetchLimit()), "selectLimit": int64(membrane.MaxSelectionCandidates),
 		"seeds": int64(membrane.ContextSeeds), "fanout": int64(membrane.ContextFanout), "fanoutScan": int64(membrane.ContextFanoutScan), "secondHop": membrane.SecondHop, "contextNorm": membrane.ContextNorm,
-		"contextAfter": membrane.ContextAfter, "contextBefore": membrane.ContextBefore, "entityFanIn": membrane.EntityFanIn,
+		"contextAfter": membrane.ContextAfter, "contextBefore": membrane.ContextBefore, "entityFanIn": membrane.EntityFanIn, "entityFloor": membrane.EntityFloor,
 		"fText": f.Text, "fVector": f.Vector, "fContext": f.Context, "fEntity": f.Entity, "fDerived": f.Derived,
 		"fTime": f.Time, "fTotal": f.Total(q), "timeFrom": nil, "timeTo": nil, "timeWidthMs": nil,
 	})

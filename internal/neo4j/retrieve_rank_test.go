@@ -55,6 +55,27 @@ func TestCandidatesRankAsDomain(t *testing.T) {
 	if _, err := db.CreateRecords(ctx, nil, ings); err != nil {
 		t.Fatal(err)
 	}
+	// Entities no query names, each mentioned by some episodes: they are
+	// reached from the seeds that mention them, and ranked by their entity
+	// signal (membrane.EntityFloor) rather than by a match of their own.
+	relate := membrane.NewServices(membrane.Stores{Revisions: db}, membrane.ServiceOptions{Policy: membrane.DefaultPolicy()}).Relate
+	for e := range 3 {
+		name := uniqueWord("entity")
+		r, err := membrane.DefaultPolicy().BuildRecord(membrane.RecordInput{Type: membrane.TypeEntity, Scope: &scope,
+			Payload: membrane.PayloadInput{Entity: &membrane.EntityPayload{CanonicalName: name, PrimaryType: "Concept"}}}, now.AddDate(0, 0, -e))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.CreateRecords(ctx, nil, []*membrane.Ingested{{Record: r, Audit: membrane.NewAuditEntry(r.ID, membrane.AuditCreate, "test", "entity", now)}}); err != nil {
+			t.Fatal(err)
+		}
+		for range 4 {
+			from := ings[rng.IntN(len(ings))].Record.ID
+			if _, err := relate.AddRelation(ctx, from, membrane.PredMentions, r.ID, nil, membrane.RevisionArgs{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	if err := db.AwaitSearchIndexes(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -65,6 +86,7 @@ func TestCandidatesRankAsDomain(t *testing.T) {
 		// asking for the first does not.
 		"the latest " + words[1], words[2] + " " + words[3] + " originally",
 	}
+	reached := false
 	for _, text := range queries {
 		for _, limit := range []int64{3, 10} {
 			q, err := membrane.NewRetrieveQuery(&text, nil, []string{scope}, nil, &limit, nil, nil)
@@ -80,11 +102,19 @@ func TestCandidatesRankAsDomain(t *testing.T) {
 				t.Fatalf("%q: no candidates", text)
 			}
 			ranked := membrane.RankRelativeTo(q, cands, best, top, now)
+			for _, h := range ranked {
+				if h.Type == membrane.TypeEntity {
+					reached = true
+				}
+			}
 			for i, h := range ranked {
 				if h.ID != cands[i].ID {
 					t.Fatalf("%q limit %d: place %d is %s in the statement, %s in Rank", text, limit, i, cands[i].ID, h.ID)
 				}
 			}
 		}
+	}
+	if !reached {
+		t.Fatal("no query reached an entity: the entity signal went untested")
 	}
 }
