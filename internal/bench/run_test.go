@@ -1,7 +1,9 @@
 package bench_test
 
 import (
+	"errors"
 	"fmt"
+	"os"
 	"regexp"
 	"slices"
 	"testing"
@@ -9,6 +11,7 @@ import (
 
 	"github.com/membrane/membrane/internal/apptest"
 	"github.com/membrane/membrane/internal/bench"
+	"github.com/membrane/membrane/internal/neo4j"
 	"github.com/membrane/membrane/internal/neo4jtest"
 )
 
@@ -62,5 +65,54 @@ func TestRunOnlyRetrieval(t *testing.T) {
 	}
 	if want := []string{"ingestBatch 1,000 c=1", "retrieve top-20 c=1", "retrieve top-20 c=8"}; !slices.Equal(names, want) {
 		t.Fatalf("ran %q, want %q", names, want)
+	}
+}
+
+// TestRunEmbedsTheCorpus: against a server with vector search, the corpus
+// gets every vector from the embed job before it is searched (a row of its
+// own after the bulk ingest), so that retrieval is measured on a settled
+// store: afterwards each of a query's hits has its similarity.
+func TestRunEmbedsTheCorpus(t *testing.T) {
+	db := neo4jtest.DB(t)
+	if _, err := db.InDatabaseEmbedder(t.Context()); errors.Is(err, neo4j.ErrNoEmbedder) && os.Getenv("CI") != "true" {
+		t.Skip("the test Neo4j has no embedding model: restart it with scripts/neo4j.sh (NEO4J_EMBED=on)")
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	scope := neo4jtest.Scope(t)
+	// The embed job covers this test's scope only: the database is shared.
+	srv := apptest.Start(t, apptest.Options{EncryptionKey: apptest.SealKey(),
+		Env: []string{"MEMBRANE_EMBEDDING_PROVIDER=", "MEMBRANE_JOBS_SCOPES=" + scope}})
+	cfg := bench.Config{Ops: 2, Records: 1000, Scope: scope, Only: regexp.MustCompile(`^retrieve top-20$`)}
+	c := bench.NewClient(srv.URL+"/graphql", "", 8)
+	sums, err := bench.Run(t.Context(), c, cfg, func(bench.Summary) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, s := range sums {
+		names = append(names, fmt.Sprintf("%s c=%d", s.Name, s.Clients))
+	}
+	want := []string{"ingestBatch 1,000 c=1", "embed job (the corpus's vectors) c=1", "retrieve top-20 c=1", "retrieve top-20 c=8"}
+	if !slices.Equal(names, want) {
+		t.Fatalf("ran %q, want %q", names, want)
+	}
+	var out struct {
+		Retrieve struct {
+			VectorUsed bool
+			Hits       []struct{ Parts struct{ Vector *float64 } }
+		}
+	}
+	if err := c.Do(t.Context(), `query($s: [String!]) { retrieve(input: {query: "postgres connection pool", scopes: $s, limit: 100}) {
+		vectorUsed hits { parts { vector } } } }`, map[string]any{"s": []string{scope}}, &out); err != nil {
+		t.Fatal(err)
+	}
+	if !out.Retrieve.VectorUsed || len(out.Retrieve.Hits) < 50 {
+		t.Fatalf("vectorUsed %v, %d hits: want vector search and the corpus's matches", out.Retrieve.VectorUsed, len(out.Retrieve.Hits))
+	}
+	for i, h := range out.Retrieve.Hits {
+		if h.Parts.Vector == nil {
+			t.Fatalf("hit %d has no vector: the corpus was searched before it had its vectors", i)
+		}
 	}
 }
