@@ -274,7 +274,10 @@ WITH m, v, text, vec, ctx, ent, der
   WITH best, fs, reduce(top = 0.0, f IN fs | CASE WHEN f.fused > top THEN f.fused ELSE top END) AS top
   UNWIND fs AS f
   WITH f.c AS c, best, top,
-       CASE WHEN top > 0 THEN f.fused / top ELSE 0.0 END AS rel,
+       // At least $entityFloor of the entity signal (membrane.EntityFloor).
+       CASE WHEN top <= 0 THEN 0.0
+            WHEN f.fused / top < $entityFloor * f.c.graph[1] THEN $entityFloor * f.c.graph[1]
+            ELSE f.fused / top END AS rel,
        CASE WHEN f.c.salience > 1 THEN 1.0 WHEN f.c.salience < 0 THEN 0.0 ELSE f.c.salience END AS sal,
        CASE WHEN f.c.createdAt.epochMillis >= $nowMs THEN 1.0
             ELSE exp(-($nowMs - f.c.createdAt.epochMillis) * log(2.0) / $recencyHalfLifeMs) END AS rec,
@@ -505,7 +508,10 @@ CALL (hits, reached) {
   WITH best, fs, reduce(top = 0.0, f IN fs | CASE WHEN f.fused > top THEN f.fused ELSE top END) AS top
   UNWIND fs AS f
   WITH f.c AS c, best, top,
-       CASE WHEN top > 0 THEN f.fused / top ELSE 0.0 END AS rel,
+       // At least $entityFloor of the entity signal (membrane.EntityFloor).
+       CASE WHEN top <= 0 THEN 0.0
+            WHEN f.fused / top < $entityFloor * f.c.graph[1] THEN $entityFloor * f.c.graph[1]
+            ELSE f.fused / top END AS rel,
        CASE WHEN f.c.salience > 1 THEN 1.0 WHEN f.c.salience < 0 THEN 0.0 ELSE f.c.salience END AS sal,
        CASE WHEN f.c.createdAt.epochMillis >= $nowMs THEN 1.0
             ELSE exp(-($nowMs - f.c.createdAt.epochMillis) * log(2.0) / $recencyHalfLifeMs) END AS rec,
@@ -856,7 +862,10 @@ WITH m, v, text, vec, ctx, ent, der
   WITH best, fs, reduce(top = 0.0, f IN fs | CASE WHEN f.fused > top THEN f.fused ELSE top END) AS top
   UNWIND fs AS f
   WITH f.c AS c, best, top,
-       CASE WHEN top > 0 THEN f.fused / top ELSE 0.0 END AS rel,
+       // At least $entityFloor of the entity signal (membrane.EntityFloor).
+       CASE WHEN top <= 0 THEN 0.0
+            WHEN f.fused / top < $entityFloor * f.c.graph[1] THEN $entityFloor * f.c.graph[1]
+            ELSE f.fused / top END AS rel,
        CASE WHEN f.c.salience > 1 THEN 1.0 WHEN f.c.salience < 0 THEN 0.0 ELSE f.c.salience END AS sal,
        CASE WHEN f.c.createdAt.epochMillis >= $nowMs THEN 1.0
             ELSE exp(-($nowMs - f.c.createdAt.epochMillis) * log(2.0) / $recencyHalfLifeMs) END AS rec,
@@ -1148,7 +1157,10 @@ CALL (hits, reached) {
   WITH best, fs, reduce(top = 0.0, f IN fs | CASE WHEN f.fused > top THEN f.fused ELSE top END) AS top
   UNWIND fs AS f
   WITH f.c AS c, best, top,
-       CASE WHEN top > 0 THEN f.fused / top ELSE 0.0 END AS rel,
+       // At least $entityFloor of the entity signal (membrane.EntityFloor).
+       CASE WHEN top <= 0 THEN 0.0
+            WHEN f.fused / top < $entityFloor * f.c.graph[1] THEN $entityFloor * f.c.graph[1]
+            ELSE f.fused / top END AS rel,
        CASE WHEN f.c.salience > 1 THEN 1.0 WHEN f.c.salience < 0 THEN 0.0 ELSE f.c.salience END AS sal,
        CASE WHEN f.c.createdAt.epochMillis >= $nowMs THEN 1.0
             ELSE exp(-($nowMs - f.c.createdAt.epochMillis) * log(2.0) / $recencyHalfLifeMs) END AS rec,
@@ -1517,7 +1529,10 @@ WITH m, v, text, vec, ctx, ent, der
   WITH best, fs, reduce(top = 0.0, f IN fs | CASE WHEN f.fused > top THEN f.fused ELSE top END) AS top
   UNWIND fs AS f
   WITH f.c AS c, best, top,
-       CASE WHEN top > 0 THEN f.fused / top ELSE 0.0 END AS rel,
+       // At least $entityFloor of the entity signal (membrane.EntityFloor).
+       CASE WHEN top <= 0 THEN 0.0
+            WHEN f.fused / top < $entityFloor * f.c.graph[1] THEN $entityFloor * f.c.graph[1]
+            ELSE f.fused / top END AS rel,
        CASE WHEN f.c.salience > 1 THEN 1.0 WHEN f.c.salience < 0 THEN 0.0 ELSE f.c.salience END AS sal,
        CASE WHEN f.c.createdAt.epochMillis >= $nowMs THEN 1.0
             ELSE exp(-($nowMs - f.c.createdAt.epochMillis) * log(2.0) / $recencyHalfLifeMs) END AS rec,
@@ -1827,7 +1842,10 @@ CALL (hits, reached) {
   WITH best, fs, reduce(top = 0.0, f IN fs | CASE WHEN f.fused > top THEN f.fused ELSE top END) AS top
   UNWIND fs AS f
   WITH f.c AS c, best, top,
-       CASE WHEN top > 0 THEN f.fused / top ELSE 0.0 END AS rel,
+       // At least $entityFloor of the entity signal (membrane.EntityFloor).
+       CASE WHEN top <= 0 THEN 0.0
+            WHEN f.fused / top < $entityFloor * f.c.graph[1] THEN $entityFloor * f.c.graph[1]
+            ELSE f.fused / top END AS rel,
        CASE WHEN f.c.salience > 1 THEN 1.0 WHEN f.c.salience < 0 THEN 0.0 ELSE f.c.salience END AS sal,
        CASE WHEN f.c.createdAt.epochMillis >= $nowMs THEN 1.0
             ELSE exp(-($nowMs - f.c.createdAt.epochMillis) * log(2.0) / $recencyHalfLifeMs) END AS rec,
