@@ -1,18 +1,23 @@
 package graph_test
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"hash/fnv"
+	"log/slog"
 	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 	"unicode"
 
 	"github.com/membrane/membrane/internal/embedding"
 	"github.com/membrane/membrane/internal/gqltest"
+	"github.com/membrane/membrane/internal/jobs"
 	"github.com/membrane/membrane/internal/membrane"
 	"github.com/membrane/membrane/internal/neo4jtest"
 )
@@ -224,6 +229,55 @@ func TestVectorsInBackground(t *testing.T) {
 	} {
 		if x, ok := found[tc.id]; !ok || (x.Parts.Vector != nil) != tc.vector {
 			t.Errorf("%s: found %v, parts %+v; want a vector: %v", tc.name, ok, x.Parts, tc.vector)
+		}
+	}
+}
+
+// TestVectorQueueOverflowCatchesUp: a bulk write larger than the vector
+// queue gets every vector without waiting for the embed job's schedule:
+// the records the full queue turned away are embedded by the embed job,
+// which the writer runs once its queue has drained. Here the queue holds
+// one record and the job has no schedule, so without that run most of the
+// batch would never get its vector.
+func TestVectorQueueOverflowCatchesUp(t *testing.T) {
+	scope := neo4jtest.Scope(t)
+	c := vectorClientWith(t, new(atomic.Bool), func(w *gqltest.Wiring) {
+		runner, err := jobs.New(w.DB, membrane.DefaultPolicy(), jobs.Config{Timeout: time.Minute, LeaseTTL: time.Minute,
+			Holder: "graph-test", Scopes: []string{scope}, Embedder: w.Options.Embedder,
+			Consolidation: membrane.DefaultConsolidationOptions()}, slog.New(slog.DiscardHandler), time.Now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = runner.Stop(context.Background()) })
+		w.Stores.Jobs = runner
+		w.Options.EmbedInBackground, w.Options.VectorQueue = true, 1
+	})
+	w := word()
+	const n = 40
+	in := make([]any, n)
+	for i := range in {
+		in[i] = map[string]any{"type": "EPISODIC", "scope": scope, "payload": map[string]any{"episodic": map[string]any{
+			"timeline": []any{map[string]any{"t": "2026-01-02T03:04:05Z", "eventKind": "note", "ref": fmt.Sprint(i),
+				"summary": fmt.Sprintf("automobile note %d %s", i, w)}}}}}
+	}
+	c.Do(`mutation($in: [RecordInput!]!) { ingestBatch(inputs: $in, actor: "test") { id } }`, map[string]any{"in": in}, nil)
+	awaitSearch(t, c)
+	deadline := time.Now().Add(time.Minute)
+	poll := time.NewTicker(50 * time.Millisecond)
+	defer poll.Stop()
+	for ; ; <-poll.C {
+		hits := c.retrieve(map[string]any{"query": w, "scopes": []any{scope}, "limit": 100}).Retrieve.Hits
+		with := 0
+		for _, h := range hits {
+			if h.Parts.Vector != nil {
+				with++
+			}
+		}
+		if len(hits) == n && with == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d records found, %d with a vector a minute after the write: want all %d", len(hits), n, with, n)
 		}
 	}
 }

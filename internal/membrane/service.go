@@ -48,6 +48,10 @@ type ServiceOptions struct {
 	// the vectors; Services.Close stops it); false embeds them before the
 	// write and stores each vector in its record's transaction.
 	EmbedInBackground bool
+	// VectorQueue is how many records may wait for their vectors in the
+	// background (0: 10,000). Those a full queue turns away get theirs
+	// from the embed job (Stores.Jobs), run once the queue has drained.
+	VectorQueue int
 	// SelectionThreshold is the selection confidence below which a
 	// selection needs more (0: DefaultSelectionThreshold).
 	SelectionThreshold float64
@@ -87,7 +91,11 @@ func NewServices(s Stores, o ServiceOptions) *Services {
 	}
 	e := embedding{embedder: o.Embedder, max: o.EmbedMaxSensitivity, log: o.Log}
 	if o.EmbedInBackground && o.Embedder != nil && s.Embeds != nil {
-		e.background = newVectorWriter(s.Embeds, o.Embedder, o.EmbedMaxSensitivity, o.Log)
+		var catchUp func(context.Context)
+		if s.Jobs != nil {
+			catchUp = func(ctx context.Context) { embedJobNow(ctx, s.Jobs, o.Log) }
+		}
+		e.background = newVectorWriter(s.Embeds, o.Embedder, o.EmbedMaxSensitivity, o.VectorQueue, catchUp, o.Log)
 	}
 	rev := &RevisionService{store: s.Revisions, policy: o.Policy, now: o.Now}
 	return &Services{

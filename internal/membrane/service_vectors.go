@@ -4,11 +4,14 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
-// vectorQueueSize is how many records may wait for their vectors. Past
-// it a write does not wait: its records are left to the embed job.
+// vectorQueueSize is how many records may wait for their vectors by
+// default (ServiceOptions.VectorQueue). Past it a write does not wait: its
+// records are left to the embed job, which the writer runs once its queue
+// has drained.
 const vectorQueueSize = 10000
 
 // vectorWriteTimeout bounds one batch: the embedding call and the write.
@@ -30,8 +33,12 @@ const vectorLinger = 100 * time.Millisecond
 // written within vectorLinger of a batch's first record (or a batch's
 // worth), so a record is found by full text and the graph from its write
 // and by its vector about a tenth of a second later. What the queue loses (a
-// crash, a full queue, a failing model, a record revised meanwhile) the
-// embed job gives a vector at its next run.
+// crash, a failing model, a record revised meanwhile) the embed job gives a
+// vector at its next run. What a full queue turns away (a bulk ingest
+// faster than the model) it gives at once: once the queue has drained, the
+// writer runs the embed job (catchUp), so that a large import gets its
+// vectors as fast as the model allows rather than at the job's next
+// scheduled run, up to ten minutes later.
 type vectorWriter struct {
 	store    EmbedStore
 	embedder Embedder
@@ -39,16 +46,31 @@ type vectorWriter struct {
 	log      *slog.Logger
 	queue    chan *Record
 	done     chan struct{}
+	// catchUp runs the embed job (nil: no job runner; the records a full
+	// queue turned away wait for the job's schedule).
+	catchUp func(context.Context)
+	// overflowed is set when the full queue turned a record away, and
+	// cleared when the writer, its queue drained, runs catchUp.
+	overflowed atomic.Bool
+	// ctx is catchUp's, canceled by Close: a shutdown does not wait for a
+	// whole embed run (each of its batches commits on its own).
+	ctx    context.Context
+	cancel context.CancelFunc
 	// mu guards closed: a write finishing during shutdown must not send
 	// on the closed queue.
 	mu     sync.RWMutex
 	closed bool
 }
 
-// newVectorWriter starts a writer; Close stops it.
-func newVectorWriter(store EmbedStore, e Embedder, max Sensitivity, log *slog.Logger) *vectorWriter {
-	w := &vectorWriter{store: store, embedder: e, max: max, log: log,
-		queue: make(chan *Record, vectorQueueSize), done: make(chan struct{})}
+// newVectorWriter starts a writer with a queue of size records (0:
+// vectorQueueSize); Close stops it.
+func newVectorWriter(store EmbedStore, e Embedder, max Sensitivity, size int, catchUp func(context.Context), log *slog.Logger) *vectorWriter {
+	if size <= 0 {
+		size = vectorQueueSize
+	}
+	w := &vectorWriter{store: store, embedder: e, max: max, log: log, catchUp: catchUp,
+		queue: make(chan *Record, size), done: make(chan struct{})}
+	w.ctx, w.cancel = context.WithCancel(context.Background())
 	go w.run()
 	return w
 }
@@ -67,7 +89,12 @@ func (w *vectorWriter) add(recs ...*Record) {
 		select {
 		case w.queue <- r:
 		default:
-			w.log.Warn("vector queue full: a record is left to the embed job", "record", r.ID)
+			// Once per overflow, not per record: a bulk import turns
+			// away tens of thousands.
+			if !w.overflowed.Swap(true) {
+				w.log.Warn("vector queue full: the records it turns away get their vectors from the embed job, run when the queue has drained",
+					"queue", cap(w.queue))
+			}
 		}
 	}
 }
@@ -96,6 +123,12 @@ func (w *vectorWriter) run() {
 			w.log.Warn("embedding new records failed: the embed job will give them vectors", "err", err, "records", len(batch))
 		}
 		cancel()
+		// The queue was full when it turned records away, so the flag is
+		// set before the batches that drain it: it is seen here after
+		// the last of them.
+		if len(w.queue) == 0 && w.catchUp != nil && w.overflowed.Swap(false) {
+			w.catchUp(w.ctx)
+		}
 	}
 }
 
@@ -106,6 +139,7 @@ func (w *vectorWriter) Close(ctx context.Context) error {
 	if !w.closed {
 		w.closed = true
 		close(w.queue)
+		w.cancel()
 	}
 	w.mu.Unlock()
 	select {
@@ -113,5 +147,21 @@ func (w *vectorWriter) Close(ctx context.Context) error {
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
+	}
+}
+
+// embedJobNow runs the embed job for the records a full vector queue
+// turned away. A run under way elsewhere (CONFLICT) walks the records in
+// id order, and ids grow with time, so it reaches them too.
+func embedJobNow(ctx context.Context, jobs JobRunner, log *slog.Logger) {
+	run, err := jobs.RunJob(ctx, JobEmbed)
+	switch {
+	case ErrorCode(err) == ECONFLICT:
+		log.Info("vector queue drained: the embed job is already running")
+	case err != nil:
+		log.Warn("vector queue drained: the embed job did not run; its schedule will", "err", err)
+	default:
+		log.Info("vector queue drained: the embed job gave the records it turned away their vectors",
+			"outcome", run.Outcome, "changed", run.Changed)
 	}
 }
