@@ -130,3 +130,17 @@ func TestGate(t *testing.T) {
 		t.Errorf("session recall not gated: %q, want no failure", got)
 	}
 }
+
+func TestSessionTarget(t *testing.T) {
+	base := eval.Scores{SessRecall10: 0.80}
+	for _, tt := range []struct {
+		sess  float64
+		fails int
+	}{
+		{0.80, 1}, {0.849, 1}, {0.85, 0}, {0.95, 0}, {0.70, 1},
+	} {
+		if got := eval.SessionTarget(eval.Scores{SessRecall10: tt.sess}, base); len(got) != tt.fails {
+			t.Errorf("session recall %.3f against %.2f: %q, want %d failures", tt.sess, base.SessRecall10, got, tt.fails)
+		}
+	}
+}
