@@ -121,6 +121,7 @@ func vectorClientWith(t *testing.T, failing *atomic.Bool, setup func(*gqltest.Wi
 // and a high capture (above the embedding ceiling); it returns w and their
 // ids.
 func writeVectorRecords(c *client, scope string) (w, broke, ev, secret string) {
+	neo4jtest.DeleteAtEnd(c.T, c.DB, scope)
 	w = word()
 	broke = c.capture(map[string]any{"source": "s", "scope": scope, "summary": "the automobile broke down " + w}).CaptureMemory.Primary.ID
 	var out struct{ IngestEvent struct{ ID string } }
@@ -252,6 +253,7 @@ func TestVectorQueueOverflowCatchesUp(t *testing.T) {
 		w.Stores.Jobs = runner
 		w.Options.EmbedInBackground, w.Options.VectorQueue = true, 1
 	})
+	neo4jtest.DeleteAtEnd(c.T, c.DB, scope)
 	w := word()
 	const n = 40
 	in := make([]any, n)

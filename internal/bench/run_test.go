@@ -80,6 +80,7 @@ func TestRunEmbedsTheCorpus(t *testing.T) {
 		t.Fatal(err)
 	}
 	scope := neo4jtest.Scope(t)
+	neo4jtest.DeleteAtEnd(t, db, scope)
 	// The embed job covers this test's scope only: the database is shared.
 	srv := apptest.Start(t, apptest.Options{EncryptionKey: apptest.SealKey(),
 		Env: []string{"MEMBRANE_EMBEDDING_PROVIDER=", "MEMBRANE_JOBS_SCOPES=" + scope}})

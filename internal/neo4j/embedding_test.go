@@ -336,6 +336,7 @@ func TestEmbedMissing(t *testing.T) {
 	db := neo4jtest.DB(t)
 	ctx := sysCtx()
 	scope := neo4jtest.Scope(t)
+	neo4jtest.DeleteAtEnd(t, db, scope)
 	recs := neo4jtest.Create(t, db, t0,
 		fact(scope, "low fact", 0.5, nil),
 		sensitive(fact(scope, "medium fact", 0.5, nil), membrane.SensitivityMedium),
@@ -388,6 +389,7 @@ func TestEmbedMissingResumes(t *testing.T) {
 	db := neo4jtest.DB(t)
 	ctx := sysCtx()
 	scope := neo4jtest.Scope(t)
+	neo4jtest.DeleteAtEnd(t, db, scope)
 	const n = 300 // more than one batch
 	ins := make([]membrane.RecordInput, n)
 	for i := range ins {

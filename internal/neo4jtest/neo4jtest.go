@@ -105,7 +105,10 @@ func SealKey(id string, b byte) membrane.SealKey {
 
 // DeleteAtEnd deletes scope's records through db when the test ends: the
 // records a test seals with keys of its own must not stay for other tests
-// to meet (they could not open them).
+// to meet (they could not open them), nor the vectors a test writes: the
+// vector index is the whole database's and takes no filter, so vectors
+// left by earlier runs (of the same test, or of another model's) crowd a
+// later run's own out of a query's nearest.
 func DeleteAtEnd(tb testing.TB, db *neo4j.DB, scope string) {
 	tb.Cleanup(func() {
 		if err := db.DeleteScope(context.Background(), scope); err != nil {
