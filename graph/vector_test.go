@@ -205,6 +205,18 @@ func TestVectorsInBackground(t *testing.T) {
 		wiring = w
 	})
 	w, broke, ev, secret := writeVectorRecords(c, scope)
+	// A revision's new record is queued too: the one that supersedes a
+	// fact.
+	fact := func(object string) map[string]any {
+		return map[string]any{"type": "SEMANTIC", "scope": scope, "payload": map[string]any{"semantic": map[string]any{
+			"subject": "release", "predicate": "is on", "object": object,
+			"evidence": []any{map[string]any{"sourceType": "episodic", "sourceId": ev}}}}}
+	}
+	var old struct{ CreateRecord struct{ ID string } }
+	c.Do(`mutation($in: RecordInput!) { createRecord(input: $in) { id } }`, map[string]any{"in": fact("friday " + w)}, &old)
+	var newer struct{ Supersede struct{ ID string } }
+	c.Do(`mutation($o: ID!, $in: RecordInput!) { supersede(oldId: $o, newRecord: $in) { id } }`,
+		map[string]any{"o": old.CreateRecord.ID, "in": fact("monday " + w)}, &newer)
 	if err := wiring.Services.Close(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -225,6 +237,7 @@ func TestVectorsInBackground(t *testing.T) {
 	}{
 		{"capture", broke, true},
 		{"ingested event", ev, true},
+		{"the record a supersede created", newer.Supersede.ID, true},
 		{"above the embedding ceiling", secret, false},
 		{"written after the close", late.CaptureMemory.Primary.ID, false},
 	} {

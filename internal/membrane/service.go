@@ -97,7 +97,7 @@ func NewServices(s Stores, o ServiceOptions) *Services {
 		}
 		e.background = newVectorWriter(s.Embeds, o.Embedder, o.EmbedMaxSensitivity, o.VectorQueue, catchUp, o.Log)
 	}
-	rev := &RevisionService{store: s.Revisions, policy: o.Policy, now: o.Now}
+	rev := &RevisionService{store: s.Revisions, policy: o.Policy, now: o.Now, embed: e}
 	return &Services{
 		vectors:  e.background,
 		Ingest:   &IngestService{store: s.Records, policy: o.Policy, embed: e, now: o.Now},

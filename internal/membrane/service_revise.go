@@ -36,6 +36,10 @@ type RevisionService struct {
 	store  RevisionStore
 	policy Policy
 	now    func() time.Time
+	// embed gets the records that supersede, fork and merge create to
+	// the background vector writer (when there is one; otherwise the
+	// embed job gives them their vectors).
+	embed embedding
 }
 
 // planFunc plans a revision at now over the records it locked and read.
@@ -45,7 +49,7 @@ type planFunc func(now time.Time, locked, read map[string]*Record) (*Change, err
 func (s *RevisionService) Supersede(ctx context.Context, oldID string, in RecordInput, a RevisionArgs) (*Record, error) {
 	meta := a.meta(TrustFromContext(ctx))
 	args := map[string]any{"oldId": oldID, "newRecord": in, "meta": meta}
-	return s.record(s.reviseCreating(ctx, "supersede", args, a.IdempotencyKey, in.ID, []string{oldID}, nil, func(now time.Time, locked, _ map[string]*Record) (*Change, error) {
+	return s.created(s.reviseCreating(ctx, "supersede", args, a.IdempotencyKey, in.ID, []string{oldID}, nil, func(now time.Time, locked, _ map[string]*Record) (*Change, error) {
 		return s.policy.Supersede(locked[oldID], in, meta, now)
 	}))
 }
@@ -54,7 +58,7 @@ func (s *RevisionService) Supersede(ctx context.Context, oldID string, in Record
 func (s *RevisionService) Fork(ctx context.Context, sourceID string, in RecordInput, a RevisionArgs) (*Record, error) {
 	meta := a.meta(TrustFromContext(ctx))
 	args := map[string]any{"sourceId": sourceID, "newRecord": in, "meta": meta}
-	return s.record(s.reviseCreating(ctx, "fork", args, a.IdempotencyKey, in.ID, []string{sourceID}, nil, func(now time.Time, locked, _ map[string]*Record) (*Change, error) {
+	return s.created(s.reviseCreating(ctx, "fork", args, a.IdempotencyKey, in.ID, []string{sourceID}, nil, func(now time.Time, locked, _ map[string]*Record) (*Change, error) {
 		return s.policy.Fork(locked[sourceID], in, meta, now)
 	}))
 }
@@ -77,7 +81,7 @@ func (s *RevisionService) Merge(ctx context.Context, ids []string, in RecordInpu
 	a.ExpectedVersion = nil
 	meta := a.meta(TrustFromContext(ctx))
 	args := map[string]any{"ids": ids, "mergedRecord": in, "meta": meta}
-	return s.record(s.reviseCreating(ctx, "merge", args, a.IdempotencyKey, in.ID, ids, nil, func(now time.Time, locked, _ map[string]*Record) (*Change, error) {
+	return s.created(s.reviseCreating(ctx, "merge", args, a.IdempotencyKey, in.ID, ids, nil, func(now time.Time, locked, _ map[string]*Record) (*Change, error) {
 		sources := make([]*Record, len(ids))
 		for i, id := range ids {
 			sources[i] = locked[id]
@@ -119,6 +123,17 @@ func (s *RevisionService) record(r *Revised, err error) (*Record, error) {
 	if err != nil {
 		return nil, err
 	}
+	return r.Record, nil
+}
+
+// created is record for a revision that created r.Record: the new record
+// is queued for its vector, so that a correction is found by its meaning
+// as soon as the record it replaces was.
+func (s *RevisionService) created(r *Revised, err error) (*Record, error) {
+	if err != nil {
+		return nil, err
+	}
+	s.embed.written(r.Record)
 	return r.Record, nil
 }
 
