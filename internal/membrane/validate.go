@@ -110,6 +110,17 @@ func (v *validator) walk(field string, val any, depth int) {
 	}
 }
 
+// nodeID checks the id of a graph's node (what names its kind in the
+// message): required, and not one of seen, the ids of the nodes before it,
+// to which it is added.
+func (v *validator) nodeID(field, id, what string, seen map[string]bool) {
+	v.str(field, id, true)
+	if seen[id] {
+		v.add(field, "duplicate %s id %q", what, id)
+	}
+	seen[id] = true
+}
+
 // ids checks a list of record or node ids: each is required (not blank:
 // an id of spaces names nothing) and bounded like any string.
 func (v *validator) ids(field string, ids []string) {
@@ -198,12 +209,8 @@ func validatePayload(p Payload, v *validator) {
 		ids := map[string]bool{}
 		for i, n := range p.ToolGraph {
 			f := "payload.toolGraph[" + strconv.Itoa(i) + "]."
-			v.str(f+"id", n.ID, true)
+			v.nodeID(f+"id", n.ID, "tool node", ids)
 			v.str(f+"tool", n.Tool, true)
-			if ids[n.ID] {
-				v.add(f+"id", "duplicate tool node id %q", n.ID)
-			}
-			ids[n.ID] = true
 			v.json(f+"args", n.Args)
 			v.json(f+"result", n.Result)
 			v.ids(f+"dependsOn", n.DependsOn)
@@ -291,12 +298,8 @@ func validatePayload(p Payload, v *validator) {
 		ids := map[string]bool{}
 		for i, n := range p.Nodes {
 			f := "payload.nodes[" + strconv.Itoa(i) + "]."
-			v.str(f+"id", n.ID, true)
+			v.nodeID(f+"id", n.ID, "node", ids)
 			v.str(f+"op", n.Op, true)
-			if ids[n.ID] {
-				v.add(f+"id", "duplicate node id %q", n.ID)
-			}
-			ids[n.ID] = true
 			v.json(f+"params", n.Params)
 			v.json(f+"guards", n.Guards)
 		}
