@@ -178,15 +178,11 @@ const (
 	AuditDelete    AuditAction = "delete"
 )
 
+var auditActions = enum[AuditAction]{AuditCreate, AuditRevise, AuditSupersede, AuditFork, AuditMerge, AuditRetract, AuditContest,
+	AuditReinforce, AuditPenalize, AuditDecay, AuditRelate, AuditOutcome, AuditDelete}
+
 // Valid reports whether a is a known action.
-func (a AuditAction) Valid() bool {
-	switch a {
-	case AuditCreate, AuditRevise, AuditSupersede, AuditFork, AuditMerge, AuditRetract, AuditContest,
-		AuditReinforce, AuditPenalize, AuditDecay, AuditRelate, AuditOutcome, AuditDelete:
-		return true
-	}
-	return false
-}
+func (a AuditAction) Valid() bool { return auditActions.has(a) }
 
 // Record is a memory record: the atomic unit of storage.
 type Record struct {
