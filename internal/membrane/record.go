@@ -75,12 +75,13 @@ const (
 	SensitivityHyper  Sensitivity = "hyper"
 )
 
-// sensitivities are in level order: a sensitivity's level is its index.
-var sensitivities = enum[Sensitivity]{SensitivityPublic, SensitivityLow, SensitivityMedium, SensitivityHigh, SensitivityHyper}
+// Sensitivities lists every sensitivity in level order: a sensitivity's
+// level is its index.
+var Sensitivities = []Sensitivity{SensitivityPublic, SensitivityLow, SensitivityMedium, SensitivityHigh, SensitivityHyper}
 
 // Level returns the rank of s (public=0 … hyper=4), or -1 when s is unknown.
 // Records store the level too, so gating is an indexed range predicate.
-func (s Sensitivity) Level() int { return slices.Index(sensitivities, s) }
+func (s Sensitivity) Level() int { return slices.Index(Sensitivities, s) }
 
 // Valid reports whether s is a known sensitivity.
 func (s Sensitivity) Valid() bool { return s.Level() >= 0 }
@@ -100,10 +101,11 @@ const (
 	StatusSuperseded RevisionStatus = "superseded"
 )
 
-var revisionStatuses = enum[RevisionStatus]{StatusActive, StatusContested, StatusRetracted, StatusSuperseded}
+// RevisionStatuses lists every revision status.
+var RevisionStatuses = []RevisionStatus{StatusActive, StatusContested, StatusRetracted, StatusSuperseded}
 
 // Valid reports whether s is a known revision status.
-func (s RevisionStatus) Valid() bool { return revisionStatuses.has(s) }
+func (s RevisionStatus) Valid() bool { return enum[RevisionStatus](RevisionStatuses).has(s) }
 
 // Retired reports whether s is the end of a record's revisions: retracted
 // or superseded.

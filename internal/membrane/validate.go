@@ -154,14 +154,14 @@ func validateRecord(r *Record, v *validator) {
 		v.add("id", "must be 1 to 256 bytes")
 	}
 	oneOf(v, "type", r.Type, MemoryTypes)
-	oneOf(v, "sensitivity", r.Sensitivity, sensitivities)
+	oneOf(v, "sensitivity", r.Sensitivity, Sensitivities)
 	v.unit("confidence", r.Confidence)
 	if !(r.Salience >= 0 && r.Salience <= MaxSalience) { // NaN fails both
 		v.add("salience", "must be between 0 and %s", ftoa(MaxSalience))
 	}
 	v.str("scope", r.Scope, false)
 	v.tags("tags", r.Tags)
-	oneOf(v, "status", r.Status, revisionStatuses)
+	oneOf(v, "status", r.Status, RevisionStatuses)
 	lc := r.Lifecycle
 	oneOf(v, "lifecycle.curve", lc.Curve, decayCurves)
 	if lc.HalfLifeSeconds < 1 {
