@@ -2,7 +2,6 @@ package graph_test
 
 import (
 	"encoding/json"
-	"encoding/xml"
 	"fmt"
 	"io"
 	"math"
@@ -365,16 +364,18 @@ func TestRedactedRecordsEveryField(t *testing.T) {
 	// The graph downloads (internal/http): the graph query's read as
 	// files, every attribute of a node or edge checked as its GraphQL
 	// field is.
-	for _, path := range []string{"/graph.cyjs", "/graph.graphml"} {
+	for path, parse := range map[string]func(testing.TB, []byte) gqltest.Drawing{
+		"/graph.cyjs": gqltest.ParseCytoscape, "/graph.graphml": gqltest.ParseGraphML,
+	} {
 		t.Run(path, func(t *testing.T) {
 			body := reader.download(t, path+"?hops=3&roots="+neturl.QueryEscape(visible))
 			if strings.Contains(string(body), secret) {
 				t.Errorf("hidden text in the download: %s", body)
 			}
-			nodes, edges := parseDownload(t, path, body)
+			d := parse(t, body)
 			redacted := 0
-			for i, n := range nodes {
-				checkDownloadNode(t, s, fmt.Sprintf("%s nodes[%d]", path, i), n)
+			for id, n := range d.Nodes {
+				checkDownloadNode(t, s, fmt.Sprintf("%s node %s", path, id), id, n)
 				if n["redacted"] == "true" {
 					redacted++
 				}
@@ -382,8 +383,8 @@ func TestRedactedRecordsEveryField(t *testing.T) {
 			if redacted == 0 {
 				t.Errorf("no redacted node: the test does not reach them: %.3000s", body)
 			}
-			for i, e := range edges {
-				p := fmt.Sprintf("%s edges[%d]", path, i)
+			for id, e := range d.Edges {
+				p := fmt.Sprintf("%s edge %s", path, id)
 				checkEnum(t, s, p+".predicate", "RelationPredicate", e["predicate"])
 				if w, err := strconv.ParseFloat(e["weight"], 64); err != nil || w < 0 || w > 1 {
 					t.Errorf("%s.weight: %q is not in [0, 1]", p, e["weight"])
@@ -478,73 +479,10 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
-// parseDownload decodes a /graph.cyjs or /graph.graphml body into its
-// nodes' and edges' attributes, each as text.
-func parseDownload(t *testing.T, path string, body []byte) (nodes, edges []map[string]string) {
-	t.Helper()
-	attrs := func(data map[string]any) map[string]string {
-		out := map[string]string{}
-		for k, v := range data {
-			out[k] = fmt.Sprint(v)
-		}
-		return out
-	}
-	if path == "/graph.cyjs" {
-		var doc struct {
-			Elements struct {
-				Nodes, Edges []struct{ Data map[string]any }
-			}
-		}
-		if err := json.Unmarshal(body, &doc); err != nil {
-			t.Fatalf("%v: %.2000s", err, body)
-		}
-		for _, n := range doc.Elements.Nodes {
-			nodes = append(nodes, attrs(n.Data))
-		}
-		for _, e := range doc.Elements.Edges {
-			edges = append(edges, attrs(e.Data))
-		}
-		return nodes, edges
-	}
-	type data struct {
-		Key   string `xml:"key,attr"`
-		Value string `xml:",chardata"`
-	}
-	var doc struct {
-		Graph struct {
-			Nodes []struct {
-				ID   string `xml:"id,attr"`
-				Data []data `xml:"data"`
-			} `xml:"node"`
-			Edges []struct {
-				ID   string `xml:"id,attr"`
-				Data []data `xml:"data"`
-			} `xml:"edge"`
-		} `xml:"graph"`
-	}
-	if err := xml.Unmarshal(body, &doc); err != nil {
-		t.Fatalf("%v: %.2000s", err, body)
-	}
-	keyed := func(id string, ds []data) map[string]string {
-		m := map[string]string{"id": id}
-		for _, d := range ds {
-			m[d.Key] = d.Value
-		}
-		return m
-	}
-	for _, n := range doc.Graph.Nodes {
-		nodes = append(nodes, keyed(n.ID, n.Data))
-	}
-	for _, e := range doc.Graph.Edges {
-		edges = append(edges, keyed(e.ID, e.Data))
-	}
-	return nodes, edges
-}
-
 // checkDownloadNode fails unless every attribute of a downloaded node is
 // a valid value: its enums in their GraphQL enums, depth a whole number
 // >= 0, redacted a boolean, id and caption not empty.
-func checkDownloadNode(t *testing.T, s *ast.Schema, path string, n map[string]string) {
+func checkDownloadNode(t *testing.T, s *ast.Schema, path, id string, n map[string]string) {
 	t.Helper()
 	checkEnum(t, s, path+".type", "MemoryType", n["type"])
 	checkEnum(t, s, path+".status", "RevisionStatus", n["status"])
@@ -555,7 +493,7 @@ func checkDownloadNode(t *testing.T, s *ast.Schema, path string, n map[string]st
 	if _, err := strconv.ParseBool(n["redacted"]); err != nil {
 		t.Errorf("%s.redacted: %q is not a boolean", path, n["redacted"])
 	}
-	if n["id"] == "" || n["caption"] == "" {
+	if id == "" || n["caption"] == "" {
 		t.Errorf("%s: empty id or caption: %v", path, n)
 	}
 }

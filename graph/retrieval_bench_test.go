@@ -16,6 +16,7 @@ package graph_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -195,7 +196,7 @@ func retrCaptures(c *client, corpus *retrCorpus, scope string, n, clients int, s
 		}()
 	}
 	wg.Wait()
-	return revFirstErr(errs)
+	return errors.Join(errs...)
 }
 
 // retrStoreSize is how many records the whole store holds.
@@ -232,36 +233,14 @@ func retrQueries(b *testing.B, c *client, query string, clients int, check func(
 			b.Fatal(err)
 		}
 	}
-	durs := make([]time.Duration, b.N)
-	errs := make([]error, clients)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	b.ResetTimer()
-	for w := range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= b.N {
-					return
-				}
-				var out rawData
-				start := time.Now()
-				err := (&benchClient{url: c.URL, key: c.Key}).post(reqs[i%len(reqs)], &out)
-				durs[i] = time.Since(start)
-				if err == nil {
-					err = check(out)
-				}
-				if err != nil {
-					errs[w] = err
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	reportClients(b, errs, durs)
+	reportOps(b, concurrently(b, clients, func(i int) error {
+		var out rawData
+		err := (&benchClient{url: c.URL, key: c.Key}).post(reqs[i%len(reqs)], &out)
+		if err == nil {
+			err = check(out)
+		}
+		return err
+	}))
 	b.ReportMetric(retrStoreSize(b, c), "records")
 }
 

@@ -45,9 +45,9 @@ func revSeedFacts(b *testing.B, c *client, scope string, n int) []string {
 
 // BenchmarkSupersedeParallel supersedes fresh records from c concurrent
 // clients. Every operation supersedes a distinct active record of a pool
-// created before the timer starts (client w takes records w, w+c, w+2c…),
-// so no two operations conflict. It reports supersedes per second and the
-// latency of one supersede.
+// created before the timer starts (operation i takes record i), so no two
+// operations conflict. It reports supersedes per second and the latency of
+// one supersede.
 func BenchmarkSupersedeParallel(b *testing.B) {
 	for _, clients := range []int{1, 8} {
 		b.Run(fmt.Sprintf("c=%d", clients), func(b *testing.B) {
@@ -58,37 +58,22 @@ func BenchmarkSupersedeParallel(b *testing.B) {
 			for i, old := range pool {
 				reqs[i] = body(b, supersedeQ, map[string]any{"old": old, "in": factInput(scope, fmt.Sprint("next-", i))})
 			}
-			durs := make([]time.Duration, len(pool))
-			errs := make([]error, clients)
-			var wg sync.WaitGroup
-
-			b.ResetTimer()
-			for w := range clients {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for i := w; i < len(pool); i += clients {
-						var out struct {
-							Supersede struct {
-								ID, Status string
-								Version    int
-							}
-						}
-						start := time.Now()
-						err := (&benchClient{url: c.URL, key: c.Key}).post(reqs[i], &out)
-						durs[i] = time.Since(start)
-						if err == nil && (out.Supersede.ID == "" || out.Supersede.ID == pool[i] || out.Supersede.Status != "ACTIVE" || out.Supersede.Version != 1) {
-							err = fmt.Errorf("supersede of %s returned %+v", pool[i], out.Supersede)
-						}
-						if err != nil {
-							errs[w] = fmt.Errorf("client %d, record %d: %w", w, i, err)
-							return
-						}
+			reportOps(b, concurrently(b, clients, func(i int) error {
+				var out struct {
+					Supersede struct {
+						ID, Status string
+						Version    int
 					}
-				}()
-			}
-			wg.Wait()
-			reportClients(b, errs, durs)
+				}
+				err := (&benchClient{url: c.URL, key: c.Key}).post(reqs[i], &out)
+				if err == nil && (out.Supersede.ID == "" || out.Supersede.ID == pool[i] || out.Supersede.Status != "ACTIVE" || out.Supersede.Version != 1) {
+					err = fmt.Errorf("supersede of %s returned %+v", pool[i], out.Supersede)
+				}
+				if err != nil {
+					return fmt.Errorf("record %d: %w", i, err)
+				}
+				return nil
+			}))
 			// Every pool record was retired and has exactly one successor.
 			ctx := membrane.NewContextWithTrust(context.Background(), membrane.SystemTrust("bench"))
 			active, err := c.DB.CountRecords(ctx, membrane.RecordFilter{Scopes: []string{scope}, Statuses: []membrane.RevisionStatus{membrane.StatusActive}})
@@ -106,26 +91,12 @@ func BenchmarkSupersedeParallel(b *testing.B) {
 	}
 }
 
-// revFirstErr returns the first non-nil error.
-// reportClients ends a run of concurrent clients: it stops the timer,
-// fails on the first client's error, and reports throughput and latencies.
-func reportClients(b *testing.B, errs []error, durs []time.Duration) {
+// reportOps reports the operations per second of a run of concurrent
+// clients and the latencies of its operations.
+func reportOps(b *testing.B, lat latencies) {
 	b.Helper()
-	b.StopTimer()
-	if err := revFirstErr(errs); err != nil {
-		b.Fatal(err)
-	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
-	latencies(durs).report(b)
-}
-
-func revFirstErr(errs []error) error {
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	lat.report(b)
 }
 
 // revChain is a supersede chain of 101 records, oldest first: ids[i+1]

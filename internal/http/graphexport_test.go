@@ -2,12 +2,8 @@ package http_test
 
 import (
 	"bytes"
-	"encoding/json"
-	"encoding/xml"
-	"fmt"
 	"net/http"
 	"net/url"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,37 +13,8 @@ import (
 	"github.com/membrane/membrane/internal/neo4jtest"
 )
 
-// drawn is a graph as a download or the graph query gives it, in one form
-// for comparison: nodes and edges by id, each with its attributes.
-type drawn struct {
-	truncated bool
-	nodes     map[string]map[string]string
-	edges     map[string]map[string]string
-}
-
-func (d drawn) String() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "truncated=%v\n", d.truncated)
-	for _, m := range []map[string]map[string]string{d.nodes, d.edges} {
-		var ids []string
-		for id := range m {
-			ids = append(ids, id)
-		}
-		sort.Strings(ids)
-		for _, id := range ids {
-			var kv []string
-			for k, v := range m[id] {
-				kv = append(kv, k+"="+v)
-			}
-			sort.Strings(kv)
-			fmt.Fprintf(&b, "%s %s\n", id, strings.Join(kv, " "))
-		}
-	}
-	return b.String()
-}
-
 // queried is the graph query's answer for the same arguments, as c sees it.
-func queried(c *client, roots []string, hops int) drawn {
+func queried(c *client, roots []string, hops int) gqltest.Drawing {
 	c.T.Helper()
 	var out struct {
 		Graph struct {
@@ -68,129 +35,15 @@ func queried(c *client, roots []string, hops int) drawn {
 	c.Do(`query($r: [ID!]!, $h: Int) { graph(roots: $r, hops: $h) { truncated
 	  nodes { depth record { id caption type status sensitivity redacted } }
 	  edges { id sourceId targetId predicate weight } } }`, map[string]any{"r": roots, "h": hops}, &out)
-	d := drawn{truncated: out.Graph.Truncated, nodes: map[string]map[string]string{}, edges: map[string]map[string]string{}}
+	d := gqltest.Drawing{Truncated: out.Graph.Truncated, Nodes: map[string]map[string]string{}, Edges: map[string]map[string]string{}}
 	for _, n := range out.Graph.Nodes {
 		r := n.Record
-		d.nodes[r.ID] = map[string]string{"caption": r.Caption, "type": r.Type, "status": r.Status, "sensitivity": r.Sensitivity,
+		d.Nodes[r.ID] = map[string]string{"caption": r.Caption, "type": r.Type, "status": r.Status, "sensitivity": r.Sensitivity,
 			"redacted": strconv.FormatBool(r.Redacted), "depth": strconv.Itoa(n.Depth)}
 	}
 	for _, e := range out.Graph.Edges {
-		d.edges[e.ID] = map[string]string{"source": e.SourceID, "target": e.TargetID, "predicate": e.Predicate,
+		d.Edges[e.ID] = map[string]string{"source": e.SourceID, "target": e.TargetID, "predicate": e.Predicate,
 			"weight": strconv.FormatFloat(e.Weight, 'g', -1, 64)}
-	}
-	return d
-}
-
-// parseCytoscape decodes a /graph.cyjs body.
-func parseCytoscape(t *testing.T, body []byte) drawn {
-	t.Helper()
-	var doc struct {
-		Truncated *bool
-		Elements  struct {
-			Nodes []struct {
-				Data struct {
-					ID, Caption, Type, Status, Sensitivity string
-					Redacted                               *bool
-					Depth                                  *int
-				}
-			}
-			Edges []struct {
-				Data struct {
-					ID, Source, Target, Predicate string
-					Weight                        *float64
-				}
-			}
-		}
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&doc); err != nil || doc.Truncated == nil {
-		t.Fatalf("not Cytoscape JSON (%v): %s", err, body)
-	}
-	d := drawn{truncated: *doc.Truncated, nodes: map[string]map[string]string{}, edges: map[string]map[string]string{}}
-	for _, n := range doc.Elements.Nodes {
-		x := n.Data
-		if x.Redacted == nil || x.Depth == nil {
-			t.Fatalf("node without redacted or depth: %s", body)
-		}
-		d.nodes[x.ID] = map[string]string{"caption": x.Caption, "type": x.Type, "status": x.Status, "sensitivity": x.Sensitivity,
-			"redacted": strconv.FormatBool(*x.Redacted), "depth": strconv.Itoa(*x.Depth)}
-	}
-	for _, e := range doc.Elements.Edges {
-		x := e.Data
-		if x.Weight == nil {
-			t.Fatalf("edge without weight: %s", body)
-		}
-		d.edges[x.ID] = map[string]string{"source": x.Source, "target": x.Target, "predicate": x.Predicate,
-			"weight": strconv.FormatFloat(*x.Weight, 'g', -1, 64)}
-	}
-	return d
-}
-
-// parseGraphML decodes a /graph.graphml body, checking that every data
-// element names a key declared for its element kind.
-func parseGraphML(t *testing.T, body []byte) drawn {
-	t.Helper()
-	type data struct {
-		Key   string `xml:"key,attr"`
-		Value string `xml:",chardata"`
-	}
-	var doc struct {
-		XMLName xml.Name
-		Keys    []struct {
-			ID   string `xml:"id,attr"`
-			For  string `xml:"for,attr"`
-			Name string `xml:"attr.name,attr"`
-			Type string `xml:"attr.type,attr"`
-		} `xml:"key"`
-		Graph struct {
-			EdgeDefault string `xml:"edgedefault,attr"`
-			Data        []data `xml:"data"`
-			Nodes       []struct {
-				ID   string `xml:"id,attr"`
-				Data []data `xml:"data"`
-			} `xml:"node"`
-			Edges []struct {
-				ID     string `xml:"id,attr"`
-				Source string `xml:"source,attr"`
-				Target string `xml:"target,attr"`
-				Data   []data `xml:"data"`
-			} `xml:"edge"`
-		} `xml:"graph"`
-	}
-	if err := xml.Unmarshal(body, &doc); err != nil {
-		t.Fatalf("not XML (%v): %s", err, body)
-	}
-	if doc.XMLName.Space != "http://graphml.graphdrawing.org/xmlns" || doc.XMLName.Local != "graphml" || doc.Graph.EdgeDefault != "directed" {
-		t.Fatalf("not a directed GraphML graph: %s", body)
-	}
-	keys := map[string]string{} // id -> "for/name"
-	for _, k := range doc.Keys {
-		if _, dup := keys[k.ID]; dup || k.Name == "" || k.Type == "" {
-			t.Fatalf("key %+v duplicated or incomplete", k)
-		}
-		keys[k.ID] = k.For + "/" + k.Name
-	}
-	attrs := func(kind string, ds []data) map[string]string {
-		m := map[string]string{}
-		for _, x := range ds {
-			fn, ok := keys[x.Key]
-			name, found := strings.CutPrefix(fn, kind+"/")
-			if !ok || !found {
-				t.Fatalf("%s data with key %q, not declared for %s", kind, x.Key, kind)
-			}
-			m[name] = x.Value
-		}
-		return m
-	}
-	d := drawn{truncated: attrs("graph", doc.Graph.Data)["truncated"] == "true", nodes: map[string]map[string]string{}, edges: map[string]map[string]string{}}
-	for _, n := range doc.Graph.Nodes {
-		d.nodes[n.ID] = attrs("node", n.Data)
-	}
-	for _, e := range doc.Graph.Edges {
-		m := attrs("edge", e.Data)
-		m["source"], m["target"] = e.Source, e.Target
-		d.edges[e.ID] = m
 	}
 	return d
 }
@@ -212,10 +65,10 @@ func TestGraphDownloads(t *testing.T) {
 	}
 	formats := []struct {
 		path, contentType string
-		parse             func(*testing.T, []byte) drawn
+		parse             func(testing.TB, []byte) gqltest.Drawing
 	}{
-		{"/graph.cyjs", "application/json", parseCytoscape},
-		{"/graph.graphml", "application/graphml+xml", parseGraphML},
+		{"/graph.cyjs", "application/json", gqltest.ParseCytoscape},
+		{"/graph.graphml", "application/graphml+xml", gqltest.ParseGraphML},
 	}
 	for _, f := range formats {
 		for _, caller := range []struct {
@@ -233,8 +86,8 @@ func TestGraphDownloads(t *testing.T) {
 				if want := queried(caller.c, []string{ids["root"]}, 3); got.String() != want.String() {
 					t.Fatalf("download:\n%s\nthe graph query:\n%s", got, want)
 				}
-				if len(got.nodes) != caller.nodes {
-					t.Fatalf("%d nodes, want %d:\n%s", len(got.nodes), caller.nodes, got)
+				if len(got.Nodes) != caller.nodes {
+					t.Fatalf("%d nodes, want %d:\n%s", len(got.Nodes), caller.nodes, got)
 				}
 				if caller.name != "reader" {
 					return
@@ -244,8 +97,8 @@ func TestGraphDownloads(t *testing.T) {
 						t.Errorf("the download names %s: %s", n, res.Body)
 					}
 				}
-				if bytes.Contains(res.Body, []byte("secret-red")) || got.nodes[ids["red"]]["redacted"] != "true" ||
-					got.nodes[ids["red"]]["caption"] != "semantic (redacted)" {
+				if bytes.Contains(res.Body, []byte("secret-red")) || got.Nodes[ids["red"]]["redacted"] != "true" ||
+					got.Nodes[ids["red"]]["caption"] != "semantic (redacted)" {
 					t.Errorf("the redacted record is not shown redacted: %s", res.Body)
 				}
 			})
@@ -254,8 +107,8 @@ func TestGraphDownloads(t *testing.T) {
 
 	t.Run("filters", func(t *testing.T) {
 		res := c.Send(http.MethodGet, "/graph.cyjs?roots="+url.QueryEscape(ids["root"])+"&predicates=SUPPORTS,USES&direction=OUT&hops=2&limit=10&asOf=2100-01-01T00:00:00Z", nil, nil)
-		got := parseCytoscape(t, res.Body)
-		if len(got.nodes) != 2 || got.nodes[ids["red"]] == nil || len(got.edges) != 1 {
+		got := gqltest.ParseCytoscape(t, res.Body)
+		if len(got.Nodes) != 2 || got.Nodes[ids["red"]] == nil || len(got.Edges) != 1 {
 			t.Fatalf("root's OUT edges of SUPPORTS and USES: %s", got)
 		}
 	})

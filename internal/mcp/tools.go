@@ -32,15 +32,9 @@ func tools() []toolDef {
 
 // Enum values as tools take them: the domain's own spellings.
 var (
-	sensitivities = []string{"public", "low", "medium", "high", "hyper"}
-	memoryTypes   = func() []string {
-		out := make([]string, len(membrane.MemoryTypes))
-		for i, t := range membrane.MemoryTypes {
-			out[i] = string(t)
-		}
-		return out
-	}()
-	statuses = []string{string(membrane.StatusActive), string(membrane.StatusContested), string(membrane.StatusRetracted), string(membrane.StatusSuperseded)}
+	sensitivities = spellings(membrane.Sensitivities)
+	memoryTypes   = spellings(membrane.MemoryTypes)
+	statuses      = spellings(membrane.RevisionStatuses)
 	// relatable are the predicates relate writes: the lineage edges are
 	// written by revisions and next by the store (the services refuse
 	// them to addRelation too).
@@ -53,14 +47,17 @@ var (
 		}
 		return out
 	}()
-	predicates = func() []string {
-		out := make([]string, len(membrane.Predicates))
-		for i, p := range membrane.Predicates {
-			out[i] = string(p)
-		}
-		return out
-	}()
+	predicates = spellings(membrane.Predicates)
 )
+
+// spellings are the values of a domain enum as strings.
+func spellings[T ~string](values []T) []string {
+	out := make([]string, len(values))
+	for i, v := range values {
+		out[i] = string(v)
+	}
+	return out
+}
 
 // Edge is a relation between two records.
 type Edge struct {

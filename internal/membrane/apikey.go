@@ -36,7 +36,7 @@ func NewAPIKey(sha256Hex string, p Principal) (APIKey, error) {
 		return k, fmt.Errorf("api key for %q: role must be reader, writer or admin", p.Actor)
 	}
 	if !p.MaxSensitivity.Valid() {
-		return k, fmt.Errorf("api key for %q: max_sensitivity must be one of public, low, medium, high, hyper", p.Actor)
+		return k, fmt.Errorf("api key for %q: max_sensitivity must be one of %s", p.Actor, enum[Sensitivity](Sensitivities))
 	}
 	k.Principal = p
 	return k, nil

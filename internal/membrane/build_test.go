@@ -369,3 +369,64 @@ func TestPenalizeAmount(t *testing.T) {
 		t.Fatalf("Penalize(0) = %+v, %v", c, err)
 	}
 }
+
+// An enum field with an unknown value is refused with a message naming
+// every value the type has, and only those: the message and Valid read
+// one list.
+func TestUnknownEnumValueNamesEveryValue(t *testing.T) {
+	p := membrane.DefaultPolicy()
+	now := time.Now()
+	build := func(in membrane.RecordInput) error {
+		_, err := p.BuildRecord(in, now)
+		return err
+	}
+	semantic := func(v *membrane.Validity) membrane.PayloadInput {
+		return membrane.PayloadInput{Semantic: &membrane.SemanticPayload{Subject: "s", Predicate: "p", Validity: v}}
+	}
+	for _, tc := range []struct {
+		name, field, want string
+		err               error
+	}{
+		{"sensitivity", "sensitivity", "public, low, medium, high, hyper", build(membrane.RecordInput{Type: membrane.TypeSemantic,
+			Sensitivity: new(membrane.Sensitivity("secret")), Payload: semantic(nil)})},
+		{"task state", "payload.state", "planning, executing, blocked, waiting, done", build(membrane.RecordInput{Type: membrane.TypeWorking,
+			Payload: membrane.PayloadInput{Working: &membrane.WorkingPayload{ThreadID: "t", State: "sleeping"}}})},
+		{"validity mode", "payload.validity.mode", "global, conditional, timeboxed", build(membrane.RecordInput{Type: membrane.TypeSemantic,
+			Payload: semantic(&membrane.Validity{Mode: "sometimes"})})},
+		{"plan edge kind", "payload.edges[0].kind", "data, control", build(membrane.RecordInput{Type: membrane.TypePlanGraph,
+			Payload: membrane.PayloadInput{PlanGraph: &membrane.PlanGraphPayload{PlanID: "p",
+				Nodes: []membrane.PlanNode{{ID: "a", Op: "x"}}, Edges: []membrane.PlanEdge{{From: "a", To: "a", Kind: "maybe"}}}}})},
+		{"episode outcome", "payload.outcome", "success, failure, partial", build(membrane.RecordInput{Type: membrane.TypeEpisodic,
+			Payload: membrane.PayloadInput{Episodic: &membrane.EpisodicPayload{Outcome: new(membrane.OutcomeStatus("won"))}}})},
+		{"outcome input", "outcomeStatus", "success, failure, partial", membrane.ValidateOutcome(membrane.IngestOutcome{
+			Source: "s", TargetRecordID: "r", OutcomeStatus: "won"})},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, f := range membrane.ErrorFields(tc.err) {
+				if f.Field == tc.field {
+					if want := "must be one of: " + tc.want; f.Message != want {
+						t.Fatalf("%s: %q, want %q", f.Field, f.Message, want)
+					}
+					return
+				}
+			}
+			t.Fatalf("err %v: no error for %s", tc.err, tc.field)
+		})
+	}
+}
+
+// Sensitivity levels rank the five sensitivities from public (0) to hyper
+// (4); an unknown one has none (-1) and is not valid.
+func TestSensitivityLevels(t *testing.T) {
+	for _, tc := range []struct {
+		s    membrane.Sensitivity
+		want int
+	}{
+		{membrane.SensitivityPublic, 0}, {membrane.SensitivityLow, 1}, {membrane.SensitivityMedium, 2},
+		{membrane.SensitivityHigh, 3}, {membrane.SensitivityHyper, 4}, {"secret", -1}, {"", -1},
+	} {
+		if got := tc.s.Level(); got != tc.want || tc.s.Valid() != (tc.want >= 0) {
+			t.Errorf("%q: level %d, valid %v; want %d", tc.s, got, tc.s.Valid(), tc.want)
+		}
+	}
+}

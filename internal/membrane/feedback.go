@@ -20,9 +20,7 @@ import (
 func RecordUsage(r *Record, status OutcomeStatus, meta RevisionMeta, now time.Time) (*Change, error) {
 	v := &validator{}
 	meta.validate(v)
-	if !status.Valid() {
-		v.add("status", "must be one of: success, failure, partial")
-	}
+	oneOf(v, "status", status, outcomeStatuses)
 	if err := v.err(); err != nil {
 		return nil, err
 	}

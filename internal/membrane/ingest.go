@@ -129,9 +129,7 @@ func ValidateOutcome(in IngestOutcome) error {
 	v := &validator{}
 	v.str("source", in.Source, true)
 	v.str("targetRecordId", in.TargetRecordID, true)
-	if !in.OutcomeStatus.Valid() {
-		v.add("outcomeStatus", "must be one of: success, failure, partial")
-	}
+	oneOf(v, "outcomeStatus", in.OutcomeStatus, outcomeStatuses)
 	return v.err()
 }
 

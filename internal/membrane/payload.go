@@ -25,10 +25,10 @@ const (
 	OutcomePartial OutcomeStatus = "partial"
 )
 
+var outcomeStatuses = enum[OutcomeStatus]{OutcomeSuccess, OutcomeFailure, OutcomePartial}
+
 // Valid reports whether s is a known outcome.
-func (s OutcomeStatus) Valid() bool {
-	return s == OutcomeSuccess || s == OutcomeFailure || s == OutcomePartial
-}
+func (s OutcomeStatus) Valid() bool { return outcomeStatuses.has(s) }
 
 // TaskState is the state of a working-memory task.
 type TaskState string
@@ -42,14 +42,10 @@ const (
 	TaskDone      TaskState = "done"
 )
 
+var taskStates = enum[TaskState]{TaskPlanning, TaskExecuting, TaskBlocked, TaskWaiting, TaskDone}
+
 // Valid reports whether s is a known task state.
-func (s TaskState) Valid() bool {
-	switch s {
-	case TaskPlanning, TaskExecuting, TaskBlocked, TaskWaiting, TaskDone:
-		return true
-	}
-	return false
-}
+func (s TaskState) Valid() bool { return taskStates.has(s) }
 
 // ValidityMode says when a semantic fact holds.
 type ValidityMode string
@@ -61,10 +57,10 @@ const (
 	ValidityTimeboxed   ValidityMode = "timeboxed"
 )
 
+var validityModes = enum[ValidityMode]{ValidityGlobal, ValidityConditional, ValidityTimeboxed}
+
 // Valid reports whether m is a known mode.
-func (m ValidityMode) Valid() bool {
-	return m == ValidityGlobal || m == ValidityConditional || m == ValidityTimeboxed
-}
+func (m ValidityMode) Valid() bool { return validityModes.has(m) }
 
 // EdgeKind is the kind of a plan-graph edge.
 type EdgeKind string
@@ -75,8 +71,10 @@ const (
 	EdgeControl EdgeKind = "control"
 )
 
+var edgeKinds = enum[EdgeKind]{EdgeData, EdgeControl}
+
 // Valid reports whether k is a known edge kind.
-func (k EdgeKind) Valid() bool { return k == EdgeData || k == EdgeControl }
+func (k EdgeKind) Valid() bool { return edgeKinds.has(k) }
 
 // EpisodicPayload is raw experience: a timeline, tool calls, environment and outcome.
 type EpisodicPayload struct {

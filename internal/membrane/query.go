@@ -89,14 +89,10 @@ const (
 	OrderConfidence RecordOrderField = "confidence"
 )
 
+var recordOrderFields = enum[RecordOrderField]{OrderCreatedAt, OrderUpdatedAt, OrderSalience, OrderConfidence}
+
 // Valid reports whether f is orderable.
-func (f RecordOrderField) Valid() bool {
-	switch f {
-	case OrderCreatedAt, OrderUpdatedAt, OrderSalience, OrderConfidence:
-		return true
-	}
-	return false
-}
+func (f RecordOrderField) Valid() bool { return recordOrderFields.has(f) }
 
 // IsTime reports whether the field holds a timestamp.
 func (f RecordOrderField) IsTime() bool { return f == OrderCreatedAt || f == OrderUpdatedAt }

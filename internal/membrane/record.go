@@ -10,6 +10,21 @@ import (
 	"time"
 )
 
+// enum is every value of a string type: Valid checks against it and a
+// validation message names it, so that neither can drift from the other.
+type enum[T ~string] []T
+
+func (e enum[T]) has(v T) bool { return slices.Contains(e, v) }
+
+// String names the values as a message does: "a, b, c".
+func (e enum[T]) String() string {
+	s := make([]string, len(e))
+	for i, v := range e {
+		s[i] = string(v)
+	}
+	return strings.Join(s, ", ")
+}
+
 // MemoryType is the category of a memory record.
 type MemoryType string
 
@@ -27,13 +42,7 @@ const (
 var MemoryTypes = []MemoryType{TypeWorking, TypeEntity, TypeSemantic, TypeCompetence, TypePlanGraph, TypeEpisodic}
 
 // Valid reports whether t is a known memory type.
-func (t MemoryType) Valid() bool {
-	switch t {
-	case TypeEpisodic, TypeWorking, TypeSemantic, TypeCompetence, TypePlanGraph, TypeEntity:
-		return true
-	}
-	return false
-}
+func (t MemoryType) Valid() bool { return enum[MemoryType](MemoryTypes).has(t) }
 
 // Label is the Neo4j node label of records of this type, beside Memory.
 func (t MemoryType) Label() string {
@@ -66,23 +75,13 @@ const (
 	SensitivityHyper  Sensitivity = "hyper"
 )
 
+// Sensitivities lists every sensitivity in level order: a sensitivity's
+// level is its index.
+var Sensitivities = []Sensitivity{SensitivityPublic, SensitivityLow, SensitivityMedium, SensitivityHigh, SensitivityHyper}
+
 // Level returns the rank of s (public=0 … hyper=4), or -1 when s is unknown.
 // Records store the level too, so gating is an indexed range predicate.
-func (s Sensitivity) Level() int {
-	switch s {
-	case SensitivityPublic:
-		return 0
-	case SensitivityLow:
-		return 1
-	case SensitivityMedium:
-		return 2
-	case SensitivityHigh:
-		return 3
-	case SensitivityHyper:
-		return 4
-	}
-	return -1
-}
+func (s Sensitivity) Level() int { return slices.Index(Sensitivities, s) }
 
 // Valid reports whether s is a known sensitivity.
 func (s Sensitivity) Valid() bool { return s.Level() >= 0 }
@@ -102,10 +101,11 @@ const (
 	StatusSuperseded RevisionStatus = "superseded"
 )
 
+// RevisionStatuses lists every revision status.
+var RevisionStatuses = []RevisionStatus{StatusActive, StatusContested, StatusRetracted, StatusSuperseded}
+
 // Valid reports whether s is a known revision status.
-func (s RevisionStatus) Valid() bool {
-	return s == StatusActive || s == StatusContested || s == StatusRetracted || s == StatusSuperseded
-}
+func (s RevisionStatus) Valid() bool { return enum[RevisionStatus](RevisionStatuses).has(s) }
 
 // Retired reports whether s is the end of a record's revisions: retracted
 // or superseded.
@@ -122,8 +122,10 @@ const (
 	DecayLinear      DecayCurve = "linear"
 )
 
+var decayCurves = enum[DecayCurve]{DecayExponential, DecayLinear}
+
 // Valid reports whether c is a known curve.
-func (c DecayCurve) Valid() bool { return c == DecayExponential || c == DecayLinear }
+func (c DecayCurve) Valid() bool { return decayCurves.has(c) }
 
 // DeletionPolicy says how a record may be deleted.
 type DeletionPolicy string
@@ -135,10 +137,10 @@ const (
 	DeleteNever      DeletionPolicy = "never"
 )
 
+var deletionPolicies = enum[DeletionPolicy]{DeleteAutoPrune, DeleteManualOnly, DeleteNever}
+
 // Valid reports whether p is a known policy.
-func (p DeletionPolicy) Valid() bool {
-	return p == DeleteAutoPrune || p == DeleteManualOnly || p == DeleteNever
-}
+func (p DeletionPolicy) Valid() bool { return deletionPolicies.has(p) }
 
 // ProvenanceKind is the kind of a provenance source.
 type ProvenanceKind string
@@ -152,14 +154,10 @@ const (
 	ProvenanceOutcome     ProvenanceKind = "outcome"
 )
 
+var provenanceKinds = enum[ProvenanceKind]{ProvenanceEvent, ProvenanceArtifact, ProvenanceToolCall, ProvenanceObservation, ProvenanceOutcome}
+
 // Valid reports whether k is a known provenance kind.
-func (k ProvenanceKind) Valid() bool {
-	switch k {
-	case ProvenanceEvent, ProvenanceArtifact, ProvenanceToolCall, ProvenanceObservation, ProvenanceOutcome:
-		return true
-	}
-	return false
-}
+func (k ProvenanceKind) Valid() bool { return provenanceKinds.has(k) }
 
 // AuditAction is what an audit entry records.
 type AuditAction string
@@ -182,15 +180,11 @@ const (
 	AuditDelete    AuditAction = "delete"
 )
 
+var auditActions = enum[AuditAction]{AuditCreate, AuditRevise, AuditSupersede, AuditFork, AuditMerge, AuditRetract, AuditContest,
+	AuditReinforce, AuditPenalize, AuditDecay, AuditRelate, AuditOutcome, AuditDelete}
+
 // Valid reports whether a is a known action.
-func (a AuditAction) Valid() bool {
-	switch a {
-	case AuditCreate, AuditRevise, AuditSupersede, AuditFork, AuditMerge, AuditRetract, AuditContest,
-		AuditReinforce, AuditPenalize, AuditDecay, AuditRelate, AuditOutcome, AuditDelete:
-		return true
-	}
-	return false
-}
+func (a AuditAction) Valid() bool { return auditActions.has(a) }
 
 // Record is a memory record: the atomic unit of storage.
 type Record struct {

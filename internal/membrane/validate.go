@@ -110,6 +110,24 @@ func (v *validator) walk(field string, val any, depth int) {
 	}
 }
 
+// oneOf checks that val is one of values, which the message names.
+func oneOf[T ~string](v *validator, field string, val T, values enum[T]) {
+	if !values.has(val) {
+		v.add(field, "must be one of: %s", values)
+	}
+}
+
+// nodeID checks the id of a graph's node (what names its kind in the
+// message): required, and not one of seen, the ids of the nodes before it,
+// to which it is added.
+func (v *validator) nodeID(field, id, what string, seen map[string]bool) {
+	v.str(field, id, true)
+	if seen[id] {
+		v.add(field, "duplicate %s id %q", what, id)
+	}
+	seen[id] = true
+}
+
 // ids checks a list of record or node ids: each is required (not blank:
 // an id of spaces names nothing) and bounded like any string.
 func (v *validator) ids(field string, ids []string) {
@@ -135,25 +153,17 @@ func validateRecord(r *Record, v *validator) {
 	if r.ID == "" || len(r.ID) > 256 {
 		v.add("id", "must be 1 to 256 bytes")
 	}
-	if !r.Type.Valid() {
-		v.add("type", "must be one of: episodic, working, semantic, competence, plan_graph, entity")
-	}
-	if !r.Sensitivity.Valid() {
-		v.add("sensitivity", "must be one of: public, low, medium, high, hyper")
-	}
+	oneOf(v, "type", r.Type, MemoryTypes)
+	oneOf(v, "sensitivity", r.Sensitivity, Sensitivities)
 	v.unit("confidence", r.Confidence)
 	if !(r.Salience >= 0 && r.Salience <= MaxSalience) { // NaN fails both
 		v.add("salience", "must be between 0 and %s", ftoa(MaxSalience))
 	}
 	v.str("scope", r.Scope, false)
 	v.tags("tags", r.Tags)
-	if !r.Status.Valid() {
-		v.add("status", "must be one of: active, contested, retracted")
-	}
+	oneOf(v, "status", r.Status, RevisionStatuses)
 	lc := r.Lifecycle
-	if !lc.Curve.Valid() {
-		v.add("lifecycle.curve", "must be one of: exponential, linear")
-	}
+	oneOf(v, "lifecycle.curve", lc.Curve, decayCurves)
 	if lc.HalfLifeSeconds < 1 {
 		v.add("lifecycle.halfLifeSeconds", "must be >= 1")
 	}
@@ -162,15 +172,11 @@ func validateRecord(r *Record, v *validator) {
 		v.add("lifecycle.maxAgeSeconds", "must be >= 0")
 	}
 	v.unit("lifecycle.reinforcementGain", lc.ReinforcementGain)
-	if !lc.DeletionPolicy.Valid() {
-		v.add("lifecycle.deletionPolicy", "must be one of: auto_prune, manual_only, never")
-	}
+	oneOf(v, "lifecycle.deletionPolicy", lc.DeletionPolicy, deletionPolicies)
 	v.str("provenance.createdBy", r.Provenance.CreatedBy, false)
 	for i, s := range r.Provenance.Sources {
 		f := "provenance.sources[" + strconv.Itoa(i) + "]."
-		if !s.Kind.Valid() {
-			v.add(f+"kind", "must be one of: event, artifact, tool_call, observation, outcome")
-		}
+		oneOf(v, f+"kind", s.Kind, provenanceKinds)
 		v.str(f+"ref", s.Ref, true)
 		v.str(f+"hash", s.Hash, false)
 		v.str(f+"createdBy", s.CreatedBy, false)
@@ -198,18 +204,14 @@ func validatePayload(p Payload, v *validator) {
 		ids := map[string]bool{}
 		for i, n := range p.ToolGraph {
 			f := "payload.toolGraph[" + strconv.Itoa(i) + "]."
-			v.str(f+"id", n.ID, true)
+			v.nodeID(f+"id", n.ID, "tool node", ids)
 			v.str(f+"tool", n.Tool, true)
-			if ids[n.ID] {
-				v.add(f+"id", "duplicate tool node id %q", n.ID)
-			}
-			ids[n.ID] = true
 			v.json(f+"args", n.Args)
 			v.json(f+"result", n.Result)
 			v.ids(f+"dependsOn", n.DependsOn)
 		}
-		if p.Outcome != nil && !p.Outcome.Valid() {
-			v.add("payload.outcome", "must be one of: success, failure, partial")
+		if p.Outcome != nil {
+			oneOf(v, "payload.outcome", *p.Outcome, outcomeStatuses)
 		}
 		if e := p.Environment; e != nil {
 			v.str("payload.environment.os", e.OS, false)
@@ -223,9 +225,7 @@ func validatePayload(p Payload, v *validator) {
 		v.str("payload.sessionId", p.SessionID, false)
 	case *WorkingPayload:
 		v.str("payload.threadId", p.ThreadID, true)
-		if !p.State.Valid() {
-			v.add("payload.state", "must be one of: planning, executing, blocked, waiting, done")
-		}
+		oneOf(v, "payload.state", p.State, taskStates)
 		for i, c := range p.ActiveConstraints {
 			f := "payload.activeConstraints[" + strconv.Itoa(i) + "]."
 			v.str(f+"type", c.Type, true)
@@ -240,9 +240,7 @@ func validatePayload(p Payload, v *validator) {
 		v.str("payload.predicate", p.Predicate, true)
 		v.json("payload.object", p.Object)
 		if val := p.Validity; val != nil {
-			if !val.Mode.Valid() {
-				v.add("payload.validity.mode", "must be one of: global, conditional, timeboxed")
-			}
+			oneOf(v, "payload.validity.mode", val.Mode, validityModes)
 			v.json("payload.validity.conditions", val.Conditions)
 			if val.Start != nil && val.End != nil && val.End.Before(*val.Start) {
 				v.add("payload.validity.end", "must not be before start")
@@ -291,12 +289,8 @@ func validatePayload(p Payload, v *validator) {
 		ids := map[string]bool{}
 		for i, n := range p.Nodes {
 			f := "payload.nodes[" + strconv.Itoa(i) + "]."
-			v.str(f+"id", n.ID, true)
+			v.nodeID(f+"id", n.ID, "node", ids)
 			v.str(f+"op", n.Op, true)
-			if ids[n.ID] {
-				v.add(f+"id", "duplicate node id %q", n.ID)
-			}
-			ids[n.ID] = true
 			v.json(f+"params", n.Params)
 			v.json(f+"guards", n.Guards)
 		}
@@ -308,9 +302,7 @@ func validatePayload(p Payload, v *validator) {
 			if !ids[e.To] {
 				v.add(f+"to", "names no node of this plan")
 			}
-			if !e.Kind.Valid() {
-				v.add(f+"kind", "must be one of: data, control")
-			}
+			oneOf(v, f+"kind", e.Kind, edgeKinds)
 		}
 		if m := p.Metrics; m != nil {
 			v.unit("payload.metrics.failureRate", m.FailureRate)

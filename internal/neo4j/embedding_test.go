@@ -223,7 +223,7 @@ func BenchmarkIngestInDatabaseEmbed(b *testing.B) {
 		b.Fatal(err)
 	}
 	scope := neo4jtest.Scope(b)
-	b.Cleanup(func() { _ = db.DeleteScope(context.Background(), scope) })
+	neo4jtest.DeleteAtEnd(b, db, scope)
 	const size = 256
 	words := strings.Fields("deploy rollback incident billing service database failover alert budget review " +
 		"certificate rotation onboarding plan flaky test cache latency queue backlog")

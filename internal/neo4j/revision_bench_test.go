@@ -38,7 +38,7 @@ import (
 func BenchmarkRevisionFloor(b *testing.B) {
 	db := neo4jtest.DB(b)
 	scope := neo4jtest.Scope(b)
-	b.Cleanup(func() { _ = db.DeleteScope(context.Background(), scope) })
+	neo4jtest.DeleteAtEnd(b, db, scope)
 	svc, ctx, benchFact := benchServices(context.Background(), db, scope)
 	// pool writes n active facts with one ingest and returns their ids.
 	pool := func(b *testing.B, n int) []string {
@@ -186,7 +186,7 @@ CREATE (m)-[:HAS_AUDIT]->(a)`
 func BenchmarkLineageFloor(b *testing.B) {
 	db := neo4jtest.DB(b)
 	scope := neo4jtest.Scope(b)
-	b.Cleanup(func() { _ = db.DeleteScope(context.Background(), scope) })
+	neo4jtest.DeleteAtEnd(b, db, scope)
 	svc, ctx, benchFact := benchServices(context.Background(), db, scope)
 	r, err := svc.Ingest.CreateRecord(ctx, benchFact("chain-0"), ptr("bench"), nil)
 	if err != nil {
