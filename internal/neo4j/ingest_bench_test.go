@@ -38,7 +38,7 @@ import (
 func BenchmarkIngestFloor(b *testing.B) {
 	db := neo4jtest.DB(b)
 	scope := neo4jtest.Scope(b)
-	b.Cleanup(func() { _ = db.DeleteScope(context.Background(), scope) })
+	neo4jtest.DeleteAtEnd(b, db, scope)
 	svc, ctx, _ := benchServices(context.Background(), db, scope)
 	const size = 1000
 	n := 0
