@@ -40,6 +40,7 @@ func main() {
 	records := flag.Int("records", 10000, "records the bulk ingest writes (in batches of 1,000) and retrieval searches")
 	cold := flag.Int("cold", 1000, "point reads of the cold workload, run first without a warm-up (0: none)")
 	only := flag.String("only", "", "run only the workloads whose names match this regular expression")
+	corpus := flag.String("corpus", "", "search the corpus an earlier run wrote to this scope (its \"scope bench-…\" line) instead of writing one")
 	rss := flag.String("rss", "", "NAME=PID,… of processes whose resident memory (with their children's) to report")
 	fairness := flag.Bool("fairness", false, "measure a polite client beside hostile ones instead of the workloads")
 	hostileKey := flag.String("hostile-key", "", "the hostile clients' API key with -fairness (default -key)")
@@ -50,7 +51,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bench: -rss:", err)
 		os.Exit(2)
 	}
-	cfg := bench.Config{Ops: *ops, Records: *records, ColdOps: *cold, Scope: fmt.Sprintf("bench-%d", time.Now().UnixNano())}
+	cfg := bench.Config{Ops: *ops, Records: *records, ColdOps: *cold, Scope: fmt.Sprintf("bench-%d", time.Now().UnixNano()), Corpus: *corpus}
 	if *only != "" {
 		re, err := regexp.Compile(*only)
 		if err != nil {

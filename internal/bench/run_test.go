@@ -51,7 +51,8 @@ func TestRunEveryWorkload(t *testing.T) {
 }
 
 // TestRunOnlyRetrieval: a run of the retrieval workloads alone writes the
-// corpus they search first (the bulk ingest) and runs nothing else.
+// corpus they search first (the bulk ingest) and runs nothing else; a run
+// given that corpus (Config.Corpus) searches it and writes none.
 func TestRunOnlyRetrieval(t *testing.T) {
 	srv := apptest.Start(t, apptest.Options{EncryptionKey: apptest.SealKey()})
 	cfg := bench.Config{Ops: 4, Records: 1000, Scope: neo4jtest.Scope(t), Only: regexp.MustCompile(`^retrieve top`)}
@@ -65,6 +66,33 @@ func TestRunOnlyRetrieval(t *testing.T) {
 	}
 	if want := []string{"ingestBatch 1,000 c=1", "retrieve top-20 c=1", "retrieve top-20 c=8"}; !slices.Equal(names, want) {
 		t.Fatalf("ran %q, want %q", names, want)
+	}
+
+	// A second run searching that corpus writes none (and finds it).
+	var before struct{ Records struct{ TotalCount int } }
+	count := `query($s: [String!]) { records(filter: {scopes: $s}, first: 1) { totalCount } }`
+	c := bench.NewClient(srv.URL+"/graphql", "", 8)
+	if err := c.Do(t.Context(), count, map[string]any{"s": []string{cfg.Scope}}, &before); err != nil {
+		t.Fatal(err)
+	}
+	again := bench.Config{Ops: 4, Records: 1000, Scope: neo4jtest.Scope(t), Corpus: cfg.Scope, Only: regexp.MustCompile(`^retrieve top-20$|^records page$`)}
+	sums, err = bench.Run(t.Context(), c, again, func(bench.Summary) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	names = names[:0]
+	for _, s := range sums {
+		names = append(names, fmt.Sprintf("%s c=%d", s.Name, s.Clients))
+	}
+	if want := []string{"retrieve top-20 c=1", "retrieve top-20 c=8", "records page c=1"}; !slices.Equal(names, want) {
+		t.Fatalf("with a corpus, ran %q, want %q", names, want)
+	}
+	var after struct{ Records struct{ TotalCount int } }
+	if err := c.Do(t.Context(), count, map[string]any{"s": []string{cfg.Scope}}, &after); err != nil {
+		t.Fatal(err)
+	}
+	if before.Records.TotalCount != 1000 || after.Records.TotalCount != 1000 {
+		t.Fatalf("the corpus holds %d records, then %d: want 1,000 both times", before.Records.TotalCount, after.Records.TotalCount)
 	}
 }
 

@@ -25,6 +25,9 @@ type Config struct {
 	// Scope is the scope every record is written to (a fresh one per run,
 	// so that captures create their entities, as on a fresh store).
 	Scope string
+	// Corpus, when set, is the scope of a corpus an earlier run wrote
+	// (and embedded): retrieval searches it, and no corpus is written.
+	Corpus string
 	// ColdOps is the number of point reads of the cold workload, which runs
 	// first and without a warm-up: against a server just started on a
 	// fresh Neo4j they are its first requests (plans not cached, the JIT
@@ -58,14 +61,23 @@ func Run(ctx context.Context, c *Client, cfg Config, progress func(Summary)) ([]
 	var sums []Summary
 	var firstErr error
 	ws := Workloads()
-	// Retrieval searches the corpus that the bulk ingest writes.
+	// Retrieval searches the corpus that the bulk ingest writes, or one
+	// an earlier run wrote.
 	corpus := cfg.Only == nil
 	for _, w := range ws {
 		corpus = corpus || (w.Searches && cfg.Only.MatchString(w.Name))
 	}
+	if cfg.Corpus != "" {
+		corpus = false
+	}
 	for _, w := range ws {
-		if cfg.Only != nil && !cfg.Only.MatchString(w.Name) && !(w.Items > 0 && corpus) || w.Cold && cfg.ColdOps < 1 {
+		if cfg.Only != nil && !cfg.Only.MatchString(w.Name) && !(w.Items > 0 && corpus) || w.Cold && cfg.ColdOps < 1 ||
+			w.Items > 0 && cfg.Corpus != "" {
 			continue
+		}
+		wcfg := cfg
+		if w.Searches && cfg.Corpus != "" {
+			wcfg.Scope = cfg.Corpus
 		}
 		// A warm-up of untimed operations first (plans cached,
 		// connections open, the JIT warm), except for the bulk ingest,
@@ -77,7 +89,7 @@ func Run(ctx context.Context, c *Client, cfg Config, progress func(Summary)) ([]
 		case w.Cold:
 			n, warm = cfg.ColdOps, 0
 		}
-		op, err := w.Prepare(ctx, c, cfg, warm+n)
+		op, err := w.Prepare(ctx, c, wcfg, warm+n)
 		if err != nil {
 			if firstErr == nil {
 				firstErr = fmt.Errorf("%s: %w", w.Name, err)
