@@ -82,7 +82,11 @@ func main() {
 			return err
 		}))
 	}
-	fmt.Printf("bench against %s, scope %s, %d ops per workload, %d records\n", *url, cfg.Scope, cfg.Ops, cfg.Records)
+	if cfg.Corpus != "" {
+		fmt.Printf("bench against %s, scope %s, %d ops per workload, searching the corpus of scope %s\n", *url, cfg.Scope, cfg.Ops, cfg.Corpus)
+	} else {
+		fmt.Printf("bench against %s, scope %s, %d ops per workload, %d records\n", *url, cfg.Scope, cfg.Ops, cfg.Records)
+	}
 	os.Exit(measure(procs, func() error {
 		sums, err := bench.Run(ctx, bench.NewClient(*url, *key, 8), cfg, func(s bench.Summary) {
 			fmt.Fprintf(os.Stderr, "  %s (c=%d): p50 %v, %d errors\n", s.Name, s.Clients, s.P50, s.Errors)
