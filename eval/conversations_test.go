@@ -102,45 +102,48 @@ func TestConversations(t *testing.T) {
 			var misses, each strings.Builder
 			fmt.Fprintln(&each, "conversation\tcategory\tretrieve recall@10\tbm25 recall@10\tretrieve RR\tbm25 RR\tquestion")
 			fmt.Fprintln(&misses, "questions where retrieve's recall@10 is below bm25's:")
-			limit := int64(retrieveLimit)
+			// ask asks q of retrieve over scopes, ranked at asked (or as
+			// of it, with asOf), and returns the turns ranked and the
+			// query's vector.
+			ask := func(c *eval.Conversation, q eval.ConvQuestion, scopes []string, asOf bool) ([]string, []float64) {
+				limit := int64(retrieveLimit)
+				rq, err := membrane.NewRetrieveQuery(&q.Q, []membrane.MemoryType{membrane.TypeEpisodic}, scopes, nil, &limit, nil, nil)
+				if err != nil {
+					t.Fatalf("%s: %q: %v", c.Name, q.Q, err)
+				}
+				rq.Now = c.Asked
+				if asOf {
+					asked := c.Asked
+					rq.AsOf = &asked
+				}
+				if cfg.vectors {
+					embedQuery(t, emb, &rq)
+				}
+				res, err := db.Retrieve(ctx, rq, membrane.DefaultSelectionThreshold)
+				if err != nil {
+					t.Fatalf("%s: %q: %v", c.Name, q.Q, err)
+				}
+				ranked := make([]string, len(res.Hits))
+				for j, h := range res.Hits {
+					id, ok := turnOf[h.ID]
+					if !ok {
+						t.Fatalf("%q: retrieve returned record %s, not one of the fixture's", q.Q, h.ID)
+					}
+					ranked[j] = id
+				}
+				return ranked, rq.Vector
+			}
 			for i, c := range convs {
-				ids, texts := make([]string, len(c.Turns)), make([]string, len(c.Turns))
-				for j, tr := range c.Turns {
-					ids[j], texts[j] = tr.ID, tr.Text
-				}
-				bm25 := eval.NewBM25(ids, texts)
-				vecs := make([][]float64, len(ids))
-				for j, id := range ids {
-					vecs[j] = vecOf[id]
-				}
+				ids, bm25, vecs := baselines(c.Turns, vecOf)
 				sessionOf := c.SessionOf()
 				for _, q := range c.Questions {
-					rq, err := membrane.NewRetrieveQuery(&q.Q, []membrane.MemoryType{membrane.TypeEpisodic}, []string{scopes[i]}, nil, &limit, nil, nil)
-					if err != nil {
-						t.Fatalf("%s: %q: %v", c.Name, q.Q, err)
-					}
-					rq.Now = c.Asked
-					if cfg.vectors {
-						embedQuery(t, emb, &rq)
-					}
-					res, err := db.Retrieve(ctx, rq, membrane.DefaultSelectionThreshold)
-					if err != nil {
-						t.Fatalf("%s: %q: %v", c.Name, q.Q, err)
-					}
-					ranked := make([]string, len(res.Hits))
-					for j, h := range res.Hits {
-						id, ok := turnOf[h.ID]
-						if !ok {
-							t.Fatalf("%q: retrieve returned record %s, not one of the fixture's", q.Q, h.ID)
-						}
-						ranked[j] = id
-					}
+					ranked, vector := ask(c, q, []string{scopes[i]}, false)
 					rel := q.Relevance()
 					lexical := bm25.Search(q.Q, retrieveLimit)
 					a, b := eval.Score(ranked, rel, sessionOf), eval.Score(lexical, rel, sessionOf)
 					cmp.Add(q.Category, a, b)
 					if cfg.vectors {
-						fused := eval.RRF(retrieveLimit, lexical, eval.VectorSearch(rq.Vector, ids, vecs, retrieveLimit))
+						fused := eval.RRF(retrieveLimit, lexical, eval.VectorSearch(vector, ids, vecs, retrieveLimit))
 						hybrid.Add(q.Category, a, eval.Score(fused, rel, sessionOf))
 					}
 					fmt.Fprintf(&each, "%s\t%s\t%.2f\t%.2f\t%.3f\t%.3f\t%q\n", c.Name, q.Category, a.Recall10, b.Recall10, a.MRR, b.MRR, q.Q)
@@ -166,43 +169,23 @@ func TestConversations(t *testing.T) {
 				}
 			}
 			for _, c := range convs {
-				var ids, texts []string
+				var written []eval.Turn
 				for _, o := range convs {
 					for _, tr := range o.Turns {
 						if !tr.Time.After(c.Asked) {
-							ids, texts = append(ids, tr.ID), append(texts, tr.Text)
+							written = append(written, tr)
 						}
 					}
 				}
-				bm25 := eval.NewBM25(ids, texts)
-				vecs := make([][]float64, len(ids))
-				for j, id := range ids {
-					vecs[j] = vecOf[id]
-				}
+				ids, bm25, vecs := baselines(written, vecOf)
 				for _, q := range c.Questions {
-					rq, err := membrane.NewRetrieveQuery(&q.Q, []membrane.MemoryType{membrane.TypeEpisodic}, scopes, nil, &limit, nil, nil)
-					if err != nil {
-						t.Fatalf("%s: %q: %v", c.Name, q.Q, err)
-					}
-					asked := c.Asked
-					rq.AsOf = &asked
-					if cfg.vectors {
-						embedQuery(t, emb, &rq)
-					}
-					res, err := db.Retrieve(ctx, rq, membrane.DefaultSelectionThreshold)
-					if err != nil {
-						t.Fatalf("%s: %q: %v", c.Name, q.Q, err)
-					}
-					ranked := make([]string, len(res.Hits))
-					for j, h := range res.Hits {
-						ranked[j] = turnOf[h.ID]
-					}
+					ranked, vector := ask(c, q, scopes, true)
 					rel := q.Relevance()
 					lexical := bm25.Search(q.Q, retrieveLimit)
 					a, b := eval.Score(ranked, rel, allSessions), eval.Score(lexical, rel, allSessions)
 					pooled.Add(q.Category, a, b)
 					if cfg.vectors {
-						fused := eval.RRF(retrieveLimit, lexical, eval.VectorSearch(rq.Vector, ids, vecs, retrieveLimit))
+						fused := eval.RRF(retrieveLimit, lexical, eval.VectorSearch(vector, ids, vecs, retrieveLimit))
 						pooledHybrid.Add(q.Category, a, eval.Score(fused, rel, allSessions))
 					}
 				}
@@ -253,4 +236,14 @@ func deleteScopeAtEnd(t *testing.T, db *neo4j.DB, scope string) {
 			t.Errorf("delete scope %s: %v", scope, err)
 		}
 	})
+}
+
+// baselines returns the ids of turns, the stemmed BM25 over their texts
+// and their vectors (nil without an embedder), which the baselines search.
+func baselines(turns []eval.Turn, vecOf map[string][]float64) ([]string, *eval.BM25, [][]float64) {
+	ids, texts, vecs := make([]string, len(turns)), make([]string, len(turns)), make([][]float64, len(turns))
+	for i, tr := range turns {
+		ids[i], texts[i], vecs[i] = tr.ID, tr.Text, vecOf[tr.ID]
+	}
+	return ids, eval.NewBM25(ids, texts), vecs
 }
