@@ -133,19 +133,27 @@ func TestConversations(t *testing.T) {
 				}
 				return ranked, rq.Vector
 			}
+			// score asks q of retrieve and of the baselines over the turns
+			// of base, adds the scores to cmp (and with vectors to
+			// hybrid) and returns retrieve's and BM25's.
+			score := func(c *eval.Conversation, q eval.ConvQuestion, scopes []string, asOf bool, base corpus,
+				sessionOf map[string]string, cmp, hybrid *eval.Comparison) (eval.Scores, eval.Scores) {
+				ranked, vector := ask(c, q, scopes, asOf)
+				rel := q.Relevance()
+				lexical := base.bm25.Search(q.Q, retrieveLimit)
+				a, b := eval.Score(ranked, rel, sessionOf), eval.Score(lexical, rel, sessionOf)
+				cmp.Add(q.Category, a, b)
+				if cfg.vectors {
+					fused := eval.RRF(retrieveLimit, lexical, eval.VectorSearch(vector, base.ids, base.vecs, retrieveLimit))
+					hybrid.Add(q.Category, a, eval.Score(fused, rel, sessionOf))
+				}
+				return a, b
+			}
 			for i, c := range convs {
-				ids, bm25, vecs := baselines(c.Turns, vecOf)
+				base := newCorpus(c.Turns, vecOf)
 				sessionOf := c.SessionOf()
 				for _, q := range c.Questions {
-					ranked, vector := ask(c, q, []string{scopes[i]}, false)
-					rel := q.Relevance()
-					lexical := bm25.Search(q.Q, retrieveLimit)
-					a, b := eval.Score(ranked, rel, sessionOf), eval.Score(lexical, rel, sessionOf)
-					cmp.Add(q.Category, a, b)
-					if cfg.vectors {
-						fused := eval.RRF(retrieveLimit, lexical, eval.VectorSearch(vector, ids, vecs, retrieveLimit))
-						hybrid.Add(q.Category, a, eval.Score(fused, rel, sessionOf))
-					}
+					a, b := score(c, q, []string{scopes[i]}, false, base, sessionOf, cmp, hybrid)
 					fmt.Fprintf(&each, "%s\t%s\t%.2f\t%.2f\t%.3f\t%.3f\t%q\n", c.Name, q.Category, a.Recall10, b.Recall10, a.MRR, b.MRR, q.Q)
 					if a.Recall10 < b.Recall10 {
 						fmt.Fprintf(&misses, "  %-13s %s: %q recall@10 %.2f < bm25 %.2f\n", q.Category, c.Name, q.Q, a.Recall10, b.Recall10)
@@ -177,17 +185,9 @@ func TestConversations(t *testing.T) {
 						}
 					}
 				}
-				ids, bm25, vecs := baselines(written, vecOf)
+				base := newCorpus(written, vecOf)
 				for _, q := range c.Questions {
-					ranked, vector := ask(c, q, scopes, true)
-					rel := q.Relevance()
-					lexical := bm25.Search(q.Q, retrieveLimit)
-					a, b := eval.Score(ranked, rel, allSessions), eval.Score(lexical, rel, allSessions)
-					pooled.Add(q.Category, a, b)
-					if cfg.vectors {
-						fused := eval.RRF(retrieveLimit, lexical, eval.VectorSearch(vector, ids, vecs, retrieveLimit))
-						pooledHybrid.Add(q.Category, a, eval.Score(fused, rel, allSessions))
-					}
+					score(c, q, scopes, true, base, allSessions, pooled, pooledHybrid)
 				}
 			}
 
@@ -238,12 +238,18 @@ func deleteScopeAtEnd(t *testing.T, db *neo4j.DB, scope string) {
 	})
 }
 
-// baselines returns the ids of turns, the stemmed BM25 over their texts
-// and their vectors (nil without an embedder), which the baselines search.
-func baselines(turns []eval.Turn, vecOf map[string][]float64) ([]string, *eval.BM25, [][]float64) {
+// corpus is what the baselines search: the ids of some turns, the stemmed
+// BM25 over their texts and their vectors (nil without an embedder).
+type corpus struct {
+	ids  []string
+	bm25 *eval.BM25
+	vecs [][]float64
+}
+
+func newCorpus(turns []eval.Turn, vecOf map[string][]float64) corpus {
 	ids, texts, vecs := make([]string, len(turns)), make([]string, len(turns)), make([][]float64, len(turns))
 	for i, tr := range turns {
 		ids[i], texts[i], vecs[i] = tr.ID, tr.Text, vecOf[tr.ID]
 	}
-	return ids, eval.NewBM25(ids, texts), vecs
+	return corpus{ids: ids, bm25: eval.NewBM25(ids, texts), vecs: vecs}
 }
