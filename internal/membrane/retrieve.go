@@ -329,7 +329,7 @@ func (q RetrieveQuery) FetchLimit() int { return 2 * q.Limit }
 // gating and filters: 10 per wanted result, at least 100, at most 2000;
 // with a query vector 5 per wanted result (at least 100), since the
 // vectors bring candidates of their own and every full-text match then
-// costs a cosine (about 17 µs at 100k records). When gating leaves fewer
+// costs a cosine (about 16 µs at 100k records). When gating leaves fewer
 // candidates than wanted and the index had more, the store scans further
 // (8 times as many, up to 20,000).
 func (q RetrieveQuery) ScanLimit() int {
@@ -343,12 +343,11 @@ func (q RetrieveQuery) ScanLimit() int {
 // vector reads from the vector index (at most ScanLimit): 2.5 per wanted
 // result, at least 50. The index query is the costly part of a retrieval
 // with vectors and its cost grows with the neighbours asked for (at 100k
-// records 8.4 ms for 100, 5.9 ms for 50, 4.4 ms for 20), while the nearest
-// beyond them rarely rank. On the conversation eval (limit 20) 50
-// neighbours and 100 full-text matches instead of 100 and 200 moved
-// recall@10 by -0.002 in each conversation's memory and +0.005 with all in
-// one (0.822 and 0.775; the run-to-run noise is 0.005), and took retrieve at
-// 100k from 24 to 17 ms in process (docs/BENCHMARKS.md).
+// records 9.7 ms for 100, 6.6 ms for 50, 4.2 ms for 20: docs/BENCHMARKS.md,
+// [Q5]), while the nearest beyond them rarely rank. On the conversation
+// eval (limit 20) 50 neighbours and 100 full-text matches instead of 100
+// and 200 moved recall@10 by -0.002 in each conversation's memory and
+// +0.005 with all in one (0.822 and 0.775; the run-to-run noise is 0.005).
 func (q RetrieveQuery) VectorScanLimit() int { return min(max(5*q.Limit/2, 50), q.ScanLimit()) }
 
 // HasQuery reports whether there is anything to be relevant to.
