@@ -537,6 +537,9 @@ func (db *DB) unseal(p map[string]any) error {
 		}
 	}
 	if ev, ok := p["contestEvidence"].([]any); ok {
+		// A copy: the list read may be a revision's guard (revise.go).
+		ev = slices.Clone(ev)
+		p["contestEvidence"] = ev
 		for i, e := range ev {
 			if s, ok := e.(string); ok && membrane.IsSealed(s) {
 				plain, err := db.sealer.Open(s, id+"/contestEvidence")

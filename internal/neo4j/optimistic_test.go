@@ -129,6 +129,24 @@ func TestRevisionGuard(t *testing.T) {
 			},
 		},
 		{
+			// What a read torn by a concurrent commit looks like to the
+			// guard: the version as read, another property not. A plan
+			// made from it must not land (the evidence "torn" would be
+			// lost).
+			name: "a property changed in between, the version not: planned again",
+			between: func(t *testing.T, a, _ *membrane.Record, _ *membrane.Idempotency) {
+				raw(t, "MATCH (m:Memory {id: $id}) SET m.contestEvidence = coalesce(m.contestEvidence, []) + 'torn'", map[string]any{"id": a.ID})
+			},
+			check: func(t *testing.T, runs []seen, _ *membrane.Revised, err error, a, _ *membrane.Record) {
+				if err != nil || len(runs) != 2 || !slices.Equal(runs[1].evidence, []string{"torn"}) {
+					t.Fatalf("err %v, runs %+v: want success after 2, the second reading [torn]", err, runs)
+				}
+				if a.Version != 2 || !slices.Equal(a.ContestEvidence, []string{"torn", "ours"}) {
+					t.Fatalf("a at version %d with evidence %v: want 2, [torn ours]", a.Version, a.ContestEvidence)
+				}
+			},
+		},
+		{
 			name: "the read record revised in between: planned again on its result",
 			between: func(t *testing.T, _, b *membrane.Record, _ *membrane.Idempotency) {
 				contest(t, b.ID, "theirs")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"time"
@@ -289,14 +290,15 @@ func (db *DB) readRevision(ctx context.Context, run func(map[string]any) ([]*neo
 	snap := &revision{revised: make(map[string]*membrane.Record, len(lock)), read: make(map[string]*membrane.Record, len(readIDs))}
 	// Every id asked for is guarded, seen or not: a record the request may
 	// not see (planned as missing) or that was missing may not change
-	// either before the write.
+	// either before the write. The guard is every property read, not the
+	// version: an unlocked read may be torn (apply_change).
 	stamps := map[string]map[string]any{}
 	for _, row := range rows {
 		kind, _ := row.Values[1].(string)
 		props, _ := row.Values[0].(map[string]any)
 		id := str(props["id"])
-		stamps[id] = map[string]any{"id": id, "version": props["version"], "salience": props["salience"],
-			"base": props["baseSalience"], "compressions": props["compressions"]}
+		// A copy: decoding opens sealed values in place.
+		stamps[id] = map[string]any{"id": id, "props": maps.Clone(props)}
 		r, err := db.writeView(t, row.Values[0])
 		if err != nil {
 			return nil, err
@@ -315,7 +317,7 @@ func (db *DB) readRevision(ctx context.Context, run func(map[string]any) ([]*neo
 	for _, id := range slices.Compact(ids) {
 		g := stamps[id]
 		if g == nil {
-			g = map[string]any{"id": id, "version": nil, "salience": nil, "base": nil, "compressions": nil}
+			g = map[string]any{"id": id, "props": nil}
 		}
 		snap.guards = append(snap.guards, g)
 	}
