@@ -11,11 +11,12 @@
 // record's text is not the caller's to search. The STATE placeholder binds
 // v, the record as it is or (asOf) as it was at $asOf.
 //
-// Graph signals (docs/retrieval.md): the best $seeds text matches the
-// caller sees in full (trust, scopes, asOf, status: not layers, so an
-// entity that matches still lifts the episodes that mention it when only
-// episodes are asked for) each pass their text score t (relative to the
-// best seed, in [0,1]) to
+// Graph signals (docs/retrieval.md): the best $seeds matches the caller
+// sees in full (trust, scopes, asOf, status: not layers, so an entity that
+// matches still lifts the episodes that mention it when only episodes are
+// asked for), by their seed score (internal/membrane.SeedScore: text and
+// vector fused with the fusion weights), each pass that score t (relative
+// to the best seed's, in [0,1]) to
 //   - context: their session neighbours (NEXT, either way: t one hop away,
 //     $secondHop·t two hops away through a neighbour seen in full, times
 //     $contextAfter for a record after the seed and $contextBefore for one
@@ -56,14 +57,17 @@ __HITS__
 WITH hits, size(hits) AS raw
 CALL (hits) {
   UNWIND hits AS h
-  WITH h[0] AS x, h[1] AS text
-  WHERE text > 0 AND x.sensitivityLevel <= $ceiling AND ($allScopes OR x.scope = '' OR x.scope IN $trustScopes)
+  WITH h[0] AS x, h[1] AS text, CASE WHEN h[2] IS NULL OR h[2] < 0 THEN 0.0 WHEN h[2] > 1 THEN 1.0 ELSE h[2] END AS vs
+  WHERE (text > 0 OR vs > 0) AND x.sensitivityLevel <= $ceiling AND ($allScopes OR x.scope = '' OR x.scope IN $trustScopes)
     AND ($scopes IS NULL OR x.scope IN $scopes) AND ($asOf IS NULL OR x.createdAt <= $asOf)
     AND ($includeRetracted OR NOT x.status IN ['retracted', 'superseded'])
-  WITH x, text
-  ORDER BY text DESC, x.id
+  WITH collect([x, text, vs]) AS gs, max(text) AS mt
+  UNWIND gs AS g
+  // internal/membrane.SeedScore
+  WITH g[0] AS x, ($fText * CASE WHEN mt > 0 THEN g[1] / mt ELSE 0.0 END + $fVector * g[2]) / ($fText + $fVector) AS s
+  ORDER BY s DESC, x.id
   LIMIT $seeds
-  RETURN collect([x, text]) AS seeds, max(text) AS seedBest
+  RETURN collect([x, s]) AS seeds, max(s) AS seedBest
 }
 CALL (seeds, seedBest) {
   UNWIND seeds AS s

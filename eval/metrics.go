@@ -219,9 +219,10 @@ func (c *Comparison) Table(order []string) string {
 }
 
 // TargetGain is the target on the conversation fixture with vectors:
-// retrieve's recall@10 at least 20 % above the baseline's (measured:
-// 1.24; eval/README.md).
-const TargetGain = 1.20
+// retrieve's recall@10 at least 25 % above the baseline's (measured: 0.839
+// against 0.659, 1.27, on the fresh database scripts/test.sh runs the
+// evals on; eval/README.md).
+const TargetGain = 1.25
 
 // SessionGain is the target for session coverage where it means
 // something, every conversation in one memory with vectors (the pooled

@@ -191,6 +191,30 @@ func TestVectorSearch(t *testing.T) {
 	c.capture(map[string]any{"source": "s", "scope": scope, "summary": "while the model is down"})
 }
 
+// TestVectorMatchPassesContext: a match found by its meaning alone is a
+// seed like a match by words: the turn after it in its session gets the
+// context signal (membrane.SeedScore; it is the only seed, so T = 1)
+// although neither its words nor its vector match the query.
+func TestVectorMatchPassesContext(t *testing.T) {
+	scope := neo4jtest.Scope(t)
+	c := vectorClient(t, new(atomic.Bool))
+	neo4jtest.DeleteAtEnd(t, c.DB, scope)
+	ids := map[string]string{}
+	writeEpisodes(t, c, scope, []sessionEp{
+		{name: "match", session: "s", min: 0, summary: "the automobile broke down on the pass"},
+		{name: "reply", session: "s", min: 1, summary: "we waited two hours for help"},
+	}, ids)
+	awaitSearch(t, c)
+	got, _ := retrieveParts(t, c, map[string]any{"query": "vehicle", "scopes": []string{scope}, "limit": 20})
+	if h, ok := got[ids["match"]]; !ok || h.Parts.Text != 0 {
+		t.Fatalf("the automobile: found %v, parts %+v; want it found by its vector alone", ok, h.Parts)
+	}
+	want := membrane.ContextScore([]membrane.SessionNeighbour{{T: 1, Hops: 1, After: true}})
+	if h, ok := got[ids["reply"]]; !ok || h.Parts.Text != 0 || math.Abs(h.Parts.Context-want) > 1e-9 {
+		t.Errorf("the reply: found %v, parts %+v; want context %v from the match before it", ok, h.Parts, want)
+	}
+}
+
 // TestVectorsInBackground: with embedding in the background, a capture and
 // an ingested event are written without waiting for the model; once the
 // services close (the queue drained) both have their vectors, and the

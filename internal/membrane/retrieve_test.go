@@ -390,6 +390,32 @@ func TestContextScore(t *testing.T) {
 	}
 }
 
+// TestSeedScore pins how well a match matches for its graph neighbours:
+// its relative text score and its vector similarity weighed 1 to 2 (the
+// fusion weights), so a match by meaning alone passes on two thirds of
+// what a match by both passes.
+func TestSeedScore(t *testing.T) {
+	tests := []struct {
+		name         string
+		text, vector float64
+		want         float64
+	}{
+		{"the best text match, no vector", 1, 0, 1.0 / 3},
+		{"a match by meaning alone", 0, 0.6, 1.2 / 3},
+		{"both", 0.5, 0.75, 2.0 / 3},
+		{"the best of both", 1, 1, 1},
+		{"a negative similarity counts as none", 0.3, -0.4, 0.1},
+		{"out of range is clamped", 2, 1.5, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := membrane.SeedScore(tt.text, tt.vector); !near(got, tt.want) {
+				t.Errorf("SeedScore(%v, %v) = %v, want %v", tt.text, tt.vector, got, tt.want)
+			}
+		})
+	}
+}
+
 // TestDiversify: each place goes to the best score less SessionRedundancy
 // per better hit of the same session; hits of no session are never
 // penalised, and the adjusted scores still decrease down the list.
