@@ -1,7 +1,9 @@
 // Store the embed job's vectors: each of $vectors ({id, version, vector})
 // goes on its record as an embedding by model $model, replacing the
 // record's embeddings by other models (their index no longer serves
-// queries). A record that changed since it was read (another version),
+// queries). version is the one read under the records' locks in the same
+// transaction (lock_records), where Go checked that the record's text is
+// still the one embedded. A record that changed since (another version),
 // rose above $maxLevel, was deleted, or got an embedding by $model
 // meanwhile is left as it is. Returns how many records got a vector.
 UNWIND $vectors AS x

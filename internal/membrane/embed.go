@@ -35,9 +35,9 @@ type EmbedStore interface {
 	// at most q.Max sensitive, that have no embedding by q.Model.
 	Unembedded(ctx context.Context, q UnembeddedQuery) ([]*Record, error)
 	// SetEmbeddings stores each vector, by model, on its record when the
-	// record is still at the version it was read at and at most max
-	// sensitive, replacing embeddings by other models; it returns how many
-	// records got one.
+	// record's text (EmbedText) is still the one embedded and the record at
+	// most max sensitive, replacing embeddings by other models; it returns
+	// how many records got one.
 	SetEmbeddings(ctx context.Context, model string, max Sensitivity, vecs []RecordVector) (int64, error)
 }
 
@@ -50,12 +50,12 @@ type UnembeddedQuery struct {
 	Scopes []string
 }
 
-// RecordVector is a record's embedding, for the version of the record it
-// was computed from.
+// RecordVector is a record's embedding and the text it embeds (EmbedText
+// of the record as read).
 type RecordVector struct {
-	ID      string
-	Version int64
-	Vector  []float64
+	ID     string
+	Text   string
+	Vector []float64
 }
 
 // EmbedMissing gives a vector to every record in reach that has none by
@@ -94,8 +94,9 @@ func EmbedMissing(ctx context.Context, store EmbedStore, e Embedder, max Sensiti
 }
 
 // embedRecords embeds the records of recs that may be embedded, in one
-// call to e, and stores their vectors for the versions they have in recs
-// (a record revised since keeps what it has): how many records got one.
+// call to e, and stores their vectors where the records still have the
+// texts embedded (a record revised since keeps what it has): how many
+// records got one.
 func embedRecords(ctx context.Context, store EmbedStore, e Embedder, max Sensitivity, recs []*Record) (int64, error) {
 	var todo []*Record
 	var texts []string
@@ -120,7 +121,7 @@ func embedRecords(ctx context.Context, store EmbedStore, e Embedder, max Sensiti
 		if len(vecs[i]) != e.Dimensions() {
 			return 0, fmt.Errorf("the embedding model returned a vector of %d numbers, not %d", len(vecs[i]), e.Dimensions())
 		}
-		out = append(out, RecordVector{ID: r.ID, Version: r.Version, Vector: vecs[i]})
+		out = append(out, RecordVector{ID: r.ID, Text: texts[i], Vector: vecs[i]})
 	}
 	return store.SetEmbeddings(ctx, e.Model(), max, out)
 }

@@ -25,7 +25,7 @@ var pruneSweep = newSweep("prune")
 // edges and plan steps.
 func (db *DB) DeleteRecord(ctx context.Context, id string, plan func(*membrane.Record, []membrane.AuditRef) (*membrane.AuditEntry, error)) (*membrane.AuditEntry, error) {
 	return write(ctx, db, func(tx neo4j.ManagedTransaction) (*membrane.AuditEntry, error) {
-		locked, err := db.recordsByID(ctx, tx, cypher.Must("lock_records"), []string{id})
+		locked, err := db.recordsByID(ctx, tx, lockRecords, []string{id})
 		if err != nil {
 			return nil, err
 		}

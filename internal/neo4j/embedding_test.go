@@ -425,9 +425,10 @@ func TestEmbedMissingResumes(t *testing.T) {
 	}
 }
 
-// TestSetEmbeddingsGuards: a vector computed from a version of a record
-// that has changed since, or for a record that rose above the level, is
-// not stored.
+// TestSetEmbeddingsGuards: a vector is stored only when the text it embeds
+// is still the record's, whatever version it was read with (a read torn by
+// a revision's commit can pair a new version with the old text), and only
+// for a record at most the given level.
 func TestSetEmbeddingsGuards(t *testing.T) {
 	db := neo4jtest.DB(t)
 	ctx := sysCtx()
@@ -435,16 +436,28 @@ func TestSetEmbeddingsGuards(t *testing.T) {
 	recs := neo4jtest.Create(t, db, t0, fact(scope, "a", 0.5, nil), sensitive(fact(scope, "b", 0.5, nil), membrane.SensitivityHigh))
 	vec := make([]float64, testDims)
 	vec[0] = 1
-	n, err := db.SetEmbeddings(ctx, "test-model", membrane.SensitivityMedium, []membrane.RecordVector{
-		{ID: recs[0].ID, Version: recs[0].Version + 1, Vector: vec},
-		{ID: recs[1].ID, Version: recs[1].Version, Vector: vec},
-		{ID: "no-such-record", Version: 1, Vector: vec},
-	})
+	text := membrane.EmbedText(recs[0])
+	for _, tc := range []struct {
+		name string
+		v    membrane.RecordVector
+		want int64
+	}{
+		{"the text of another version", membrane.RecordVector{ID: recs[0].ID, Text: text + " before", Vector: vec}, 0},
+		{"above the level", membrane.RecordVector{ID: recs[1].ID, Text: membrane.EmbedText(recs[1]), Vector: vec}, 0},
+		{"no such record", membrane.RecordVector{ID: "no-such-record", Text: text, Vector: vec}, 0},
+		{"the record's text", membrane.RecordVector{ID: recs[0].ID, Text: text, Vector: vec}, 1},
+	} {
+		n, err := db.SetEmbeddings(ctx, "test-model", membrane.SensitivityMedium, []membrane.RecordVector{tc.v})
+		if err != nil || n != tc.want {
+			t.Errorf("%s: stored %d vectors (err %v), want %d", tc.name, n, err, tc.want)
+		}
+	}
+	models, err := db.EmbeddingModels(ctx, []string{recs[0].ID, recs[1].ID})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n != 0 {
-		t.Errorf("stored %d vectors, want none", n)
+	if len(models[recs[0].ID]) != 1 || len(models[recs[1].ID]) != 0 {
+		t.Errorf("embeddings by record %v, want one on a and none on b", models)
 	}
 }
 

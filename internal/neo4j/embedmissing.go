@@ -12,6 +12,7 @@ import (
 var (
 	embedMissing = newSweep("embed_missing")
 	embedSet     = cypher.Must("embed_set")
+	lockRecords  = cypher.Must("lock_records")
 )
 
 var _ membrane.EmbedStore = (*DB)(nil)
@@ -32,18 +33,45 @@ func (db *DB) Unembedded(ctx context.Context, q membrane.UnembeddedQuery) ([]*me
 }
 
 // SetEmbeddings stores the embed job's vectors in one transaction (see
-// membrane.EmbedStore).
+// membrane.EmbedStore). It reads the records under their locks first and
+// keeps only the vectors whose text is still the record's
+// (membrane.EmbedText), stored for the version read then: the records were
+// read without a lock, and a read overlapping a revision's commit can be
+// torn, its version from after the commit and its text from before, so a
+// version read with the text cannot vouch for it.
 func (db *DB) SetEmbeddings(ctx context.Context, model string, max membrane.Sensitivity, vecs []membrane.RecordVector) (int64, error) {
 	if len(vecs) == 0 {
 		return 0, nil
 	}
-	rows := make([]map[string]any, len(vecs))
+	ids := make([]string, len(vecs))
 	for i, v := range vecs {
-		rows[i] = map[string]any{"id": v.ID, "version": v.Version, "vector": v.Vector}
+		ids[i] = v.ID
 	}
-	params := map[string]any{"vectors": rows, "model": model, "maxLevel": int64(max.Level())}
 	return write(ctx, db, func(tx neo4j.ManagedTransaction) (int64, error) {
-		row, err := single(ctx, tx, embedSet, params)
+		locked, err := collect(ctx, tx, lockRecords, map[string]any{"ids": ids})
+		if err != nil {
+			return 0, fmt.Errorf("locking the records to embed: %w", err)
+		}
+		recs, err := db.readRows(locked)
+		if err != nil {
+			return 0, err
+		}
+		now := make(map[string]*membrane.Record, len(recs))
+		for _, r := range recs {
+			if !r.Redacted {
+				now[r.ID] = r
+			}
+		}
+		rows := make([]map[string]any, 0, len(vecs))
+		for _, v := range vecs {
+			if r := now[v.ID]; r != nil && membrane.EmbedText(r) == v.Text {
+				rows = append(rows, map[string]any{"id": v.ID, "version": r.Version, "vector": v.Vector})
+			}
+		}
+		if len(rows) == 0 {
+			return 0, nil
+		}
+		row, err := single(ctx, tx, embedSet, map[string]any{"vectors": rows, "model": model, "maxLevel": int64(max.Level())})
 		if err != nil {
 			return 0, fmt.Errorf("storing embeddings: %w", err)
 		}

@@ -118,7 +118,7 @@ func (db *DB) reviseOnce(ctx context.Context, idem *membrane.Idempotency, lock, 
 // fail on the idempotency key, stored meanwhile by a request with the same
 // key.
 func (db *DB) reviseLocked(ctx context.Context, tx neo4j.ManagedTransaction, idem *membrane.Idempotency, lock, readIDs []string, plan membrane.PlanFunc) (*written, error) {
-	if _, err := collect(ctx, tx, cypher.Must("lock_records"), map[string]any{"ids": slices.Concat(lock, readIDs)}); err != nil {
+	if _, err := collect(ctx, tx, lockRecords, map[string]any{"ids": slices.Concat(lock, readIDs)}); err != nil {
 		return nil, err
 	}
 	snap, err := db.readRevision(ctx, func(params map[string]any) ([]*neo4j.Record, error) {
