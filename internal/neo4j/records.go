@@ -168,6 +168,9 @@ func (db *DB) CreateRecords(ctx context.Context, idem *membrane.Idempotency, rec
 		if err := db.linkSessions(ctx, tx, created); err != nil {
 			return nil, err
 		}
+		if err := db.linkMentions(ctx, tx, created); err != nil {
+			return nil, err
+		}
 		return &written{recs: created}, db.writePlanSteps(ctx, tx, created)
 	})
 	if err != nil {
