@@ -8,7 +8,10 @@
 // entities created in the same batch (not in the index yet), by the ids
 // Go matched (batch). An entity counts only when the writer sees it in
 // full, it is not retracted or superseded and not sealed (a sealed entity
-// has no plaintext terms); at most $limit per record. The edge cannot
+// has no plaintext terms), and it is at least as sensitive as the record:
+// whoever sees the entity in full then sees the record in full too, so the
+// edge never tells a reader who sees the record redacted a name its text
+// holds. At most $limit per record. The edge cannot
 // exist yet (the record is new): CREATE, as a capture's mentions.
 UNWIND $records AS r
 MATCH (m:Memory {id: r.id})
@@ -24,6 +27,7 @@ CALL (m, r) {
   WITH m, r, e
   WHERE e:Entity AND e.scope = r.scope AND e.encrypted IS NULL AND NOT e.status IN ['retracted', 'superseded']
     AND e.sensitivityLevel <= $ceiling AND ($allScopes OR e.scope = '' OR e.scope IN $trustScopes)
+    AND e.sensitivityLevel >= m.sensitivityLevel
     AND any(t IN coalesce(e.terms, []) WHERE t IN r.names)
   WITH m, e
   ORDER BY e.id
