@@ -250,8 +250,8 @@ var explainValues = map[string]any{
 	"audit": map[string]any{"id": "id"}, "props": map[string]any{"id": "id"},
 	"layerRank": map[string]any{"Fact": int64(0)},
 	"audits":    []map[string]any{{"id": "id"}}, "creates": []map[string]any{{"id": "id"}},
-	"edges": []map[string]any{{"id": "id"}}, "guards": []map[string]any{{"id": "id", "version": int64(1)}}, "idem": []map[string]any{{"key": "key"}}, "plans": []map[string]any{{"id": "id"}},
-	"recent": []map[string]any{{"id": "id"}}, "records": []map[string]any{{"id": "id"}},
+	"edges": []map[string]any{{"id": "id"}}, "guards": []map[string]any{{"id": "id", "props": map[string]any{"id": "id"}}}, "idem": []map[string]any{{"key": "key"}}, "plans": []map[string]any{{"id": "id"}},
+	"queries": []map[string]any{{"scope": "s", "query": "terms:x"}}, "recent": []map[string]any{{"id": "id"}}, "records": []map[string]any{{"id": "id"}},
 	"rows": []map[string]any{{"id": "id"}}, "updates": []map[string]any{{"id": "id"}},
 	"vectors": []map[string]any{{"id": "id"}},
 }
