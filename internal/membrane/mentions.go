@@ -52,22 +52,3 @@ func MentionCandidates(text string) []string {
 	}
 	return out
 }
-
-// Mentioned returns the ids of the entities among candidates (id -> its
-// EntityTerms) that names, the MentionCandidates of a text, name.
-func Mentioned(names []string, candidates map[string][]string) []string {
-	in := make(map[string]bool, len(names))
-	for _, n := range names {
-		in[n] = true
-	}
-	var out []string
-	for id, terms := range candidates {
-		for _, t := range terms {
-			if in[t] {
-				out = append(out, id)
-				break
-			}
-		}
-	}
-	return out
-}

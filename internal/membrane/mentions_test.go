@@ -41,12 +41,3 @@ func TestMentionCandidates(t *testing.T) {
 		t.Errorf("a long text gives %d candidates, want %d", len(got), membrane.MaxMentionCandidates)
 	}
 }
-
-func TestMentioned(t *testing.T) {
-	entities := map[string][]string{"pg": {"postgresql", "postgres"}, "billing": {"billing-service", "billing"}, "stripe": {"stripe"}}
-	got := membrane.Mentioned(membrane.MentionCandidates("billing stores invoices in Postgres"), entities)
-	slices.Sort(got)
-	if want := []string{"billing", "pg"}; !slices.Equal(got, want) {
-		t.Errorf("Mentioned = %v, want %v", got, want)
-	}
-}
