@@ -349,27 +349,30 @@ func (q RetrieveQuery) FetchLimit() int { return 2 * q.Limit }
 
 // ScanLimit bounds the full-text matches read for one retrieval before
 // gating and filters: 10 per wanted result, at least 100, at most 2000;
-// with a query vector 5 per wanted result (at least 100), since the
+// with a query vector 3 per wanted result (at least 60), since the
 // vectors bring candidates of their own and every full-text match then
-// costs a cosine (about 16 µs at 100k records). When gating leaves fewer
-// candidates than wanted and the index had more, the store scans further
-// (8 times as many, up to 20,000).
+// costs a cosine, and its part of a full-text query over a large store
+// grows with the matches asked for. When gating leaves fewer candidates
+// than wanted and the index had more, the store scans further (8 times as
+// many, up to 20,000). With vectors, 60 full-text matches instead of 100
+// for a limit of 20 moved the conversation eval's recall@10 by -0.002
+// (0.837; run-to-run noise is about 0.005) and took 2.8 ms off a
+// retrieval at 100k records (docs/BENCHMARKS.md, [Q5]).
 func (q RetrieveQuery) ScanLimit() int {
 	if len(q.Vector) > 0 {
-		return min(max(5*q.Limit, 100), 2000)
+		return min(max(3*q.Limit, 60), 2000)
 	}
 	return min(max(10*q.Limit, 100), 2000)
 }
 
 // VectorScanLimit is how many nearest embeddings a retrieval with a query
 // vector reads from the vector index (at most ScanLimit): 2.5 per wanted
-// result, at least 50. The index query is the costly part of a retrieval
+// result, at least 50. The index query is a costly part of a retrieval
 // with vectors and its cost grows with the neighbours asked for (at 100k
-// records 9.7 ms for 100, 6.6 ms for 50, 4.2 ms for 20: docs/BENCHMARKS.md,
-// [Q5]), while the nearest beyond them rarely rank. On the conversation
-// eval (limit 20) 50 neighbours and 100 full-text matches instead of 100
-// and 200 moved recall@10 by -0.002 in each conversation's memory and
-// +0.005 with all in one (0.822 and 0.775; the run-to-run noise is 0.005).
+// records about 11 ms for 100, 7 ms for 50, 5 ms for 20: docs/BENCHMARKS.md,
+// [Q5]); on the conversation eval (limit 20) 30 neighbours instead of 50
+// took 2.7 ms off a retrieval at 100k but 0.009 off recall@10 (0.830
+// against 0.839), more than the run-to-run noise of about 0.005.
 func (q RetrieveQuery) VectorScanLimit() int { return min(max(5*q.Limit/2, 50), q.ScanLimit()) }
 
 // HasQuery reports whether there is anything to be relevant to.

@@ -46,8 +46,8 @@ func TestNewRetrieveQuery(t *testing.T) {
 	if q.ScanLimit() != 1000 {
 		t.Errorf("scan %d", q.ScanLimit())
 	}
-	// With a vector: fewer full-text matches, 2.5 neighbours per result.
-	for _, tt := range []struct{ limit, scan, vectors int }{{5, 100, 50}, {20, 100, 50}, {40, 200, 100}, {100, 500, 250}} {
+	// With a vector: 3 full-text matches per result, 2.5 neighbours.
+	for _, tt := range []struct{ limit, scan, vectors int }{{5, 60, 50}, {20, 60, 50}, {40, 120, 100}, {100, 300, 250}} {
 		q.Limit, q.Vector = tt.limit, []float64{1}
 		if q.ScanLimit() != tt.scan || q.VectorScanLimit() != tt.vectors {
 			t.Errorf("limit %d with a vector: scan %d, vectors %d; want %d, %d", tt.limit, q.ScanLimit(), q.VectorScanLimit(), tt.scan, tt.vectors)
