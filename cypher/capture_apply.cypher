@@ -19,7 +19,10 @@ CALL {
 CALL {
   UNWIND $vectors AS x
   MATCH (m:Memory {id: x.id})
-  CREATE (m)-[:HAS_EMBEDDING]->(:MemoryVector:Bookkeeping {vector: x.vector, model: x.model, createdAt: m.createdAt})
+  CREATE (m)-[:HAS_EMBEDDING]->(e:MemoryVector:Bookkeeping {model: x.model, createdAt: m.createdAt})
+  WITH e, x
+  // 32-bit floats, as create_records stores them.
+  CALL db.create.setNodeVectorProperty(e, 'vector', x.vector)
 }
 CALL {
   // New entities' ids go to the lock buckets of their names (the 32 most

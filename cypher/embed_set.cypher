@@ -14,5 +14,8 @@ CALL (m) {
   OPTIONAL MATCH (m)-[:HAS_EMBEDDING]->(old:MemoryVector)
   DETACH DELETE old
 }
-CREATE (m)-[:HAS_EMBEDDING]->(:MemoryVector:Bookkeeping {vector: x.vector, model: $model, createdAt: m.createdAt})
+CREATE (m)-[:HAS_EMBEDDING]->(e:MemoryVector:Bookkeeping {model: $model, createdAt: m.createdAt})
+WITH e, x
+// 32-bit floats, as create_records stores them.
+CALL db.create.setNodeVectorProperty(e, 'vector', x.vector)
 RETURN count(*) AS changed

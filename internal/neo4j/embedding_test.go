@@ -383,6 +383,48 @@ func TestEmbedMissing(t *testing.T) {
 	}
 }
 
+// TestVectorsStoredAs32BitFloats: a vector written with its record and
+// one the embed job stores are both kept as 32-bit floats (half the bytes
+// of Cypher floats, which a cosine reads for every full-text match): 0.1
+// reads back as float32(0.1), not 0.1.
+func TestVectorsStoredAs32BitFloats(t *testing.T) {
+	db := neo4jtest.DB(t)
+	ctx := sysCtx()
+	scope := neo4jtest.Scope(t)
+	neo4jtest.DeleteAtEnd(t, db, scope)
+	tenths := func() []float64 {
+		v := make([]float64, testDims)
+		for i := range v {
+			v[i] = 0.1
+		}
+		return v
+	}
+	r, err := membrane.DefaultPolicy().BuildRecord(fact(scope, "written with its vector", 0.5, nil), t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.CreateRecords(ctx, nil, []*membrane.Ingested{{Record: r, Audit: membrane.NewAuditEntry(r.ID, membrane.AuditCreate, "test", "", t0),
+		Embedding: tenths(), EmbeddingModel: "f32-test"}}); err != nil {
+		t.Fatal(err)
+	}
+	later := neo4jtest.Create(t, db, t0, fact(scope, "embedded by the job", 0.5, nil))[0]
+	if _, err := db.SetEmbeddings(ctx, "f32-test", membrane.SensitivityHigh, []membrane.RecordVector{
+		{ID: later.ID, Text: membrane.EmbedText(later), Vector: tenths()}}); err != nil {
+		t.Fatal(err)
+	}
+	vecs, err := db.EmbeddingVectors(ctx, []string{r.ID, later.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := float64(float32(0.1))
+	for name, id := range map[string]string{"with its record": r.ID, "by the embed job": later.ID} {
+		v := vecs[id]
+		if len(v) != testDims || v[0] != want || v[testDims-1] != want {
+			t.Errorf("the vector stored %s reads back as %d values starting %v, want %d of %v", name, len(v), v[:min(len(v), 2)], testDims, want)
+		}
+	}
+}
+
 // TestEmbedMissingResumes: a run cut short by a failing model keeps the
 // batches it stored and fails; the next run embeds only what is left.
 func TestEmbedMissingResumes(t *testing.T) {

@@ -121,6 +121,29 @@ func (db *DB) CandidatesOf(ctx context.Context, q membrane.RetrieveQuery, now ti
 	return o.cands, o.best, o.top, err
 }
 
+// EmbeddingVectors returns, by record id, the stored vector of its
+// embedding (of one of them when it has several).
+func (db *DB) EmbeddingVectors(ctx context.Context, ids []string) (map[string][]float64, error) {
+	return read(ctx, db, func(tx neo4j.ManagedTransaction) (map[string][]float64, error) {
+		rows, err := collect(ctx, tx, `MATCH (m:Memory)-[:HAS_EMBEDDING]->(v:MemoryVector) WHERE m.id IN $ids
+RETURN m.id, v.vector`, map[string]any{"ids": ids})
+		if err != nil {
+			return nil, err
+		}
+		out := map[string][]float64{}
+		for _, row := range rows {
+			id, _ := row.Values[0].(string)
+			xs, _ := row.Values[1].([]any)
+			v := make([]float64, len(xs))
+			for i, x := range xs {
+				v[i], _ = x.(float64)
+			}
+			out[id] = v
+		}
+		return out, nil
+	})
+}
+
 // EmbeddingModels returns, by record id, the model of each embedding the
 // records of ids have (one entry per MemoryVector node).
 func (db *DB) EmbeddingModels(ctx context.Context, ids []string) (map[string][]string, error) {
