@@ -412,13 +412,16 @@ func TestVectorsStoredAs32BitFloats(t *testing.T) {
 		{ID: later.ID, Text: membrane.EmbedText(later), Vector: tenths()}}); err != nil {
 		t.Fatal(err)
 	}
-	vecs, err := db.EmbeddingVectors(ctx, []string{r.ID, later.ID})
+	es, err := db.Embeddings(ctx, []string{r.ID, later.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := float64(float32(0.1))
 	for name, id := range map[string]string{"with its record": r.ID, "by the embed job": later.ID} {
-		v := vecs[id]
+		var v []float64
+		if len(es[id]) == 1 {
+			v = es[id][0].Vector
+		}
 		if len(v) != testDims || v[0] != want || v[testDims-1] != want {
 			t.Errorf("the vector stored %s reads back as %d values starting %v, want %d of %v", name, len(v), v[:min(len(v), 2)], testDims, want)
 		}

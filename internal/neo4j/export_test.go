@@ -121,24 +121,32 @@ func (db *DB) CandidatesOf(ctx context.Context, q membrane.RetrieveQuery, now ti
 	return o.cands, o.best, o.top, err
 }
 
-// EmbeddingVectors returns, by record id, the stored vector of its
-// embedding (of one of them when it has several).
-func (db *DB) EmbeddingVectors(ctx context.Context, ids []string) (map[string][]float64, error) {
-	return read(ctx, db, func(tx neo4j.ManagedTransaction) (map[string][]float64, error) {
+// Embedding is one MemoryVector node of a record, as stored.
+type Embedding struct {
+	Model  string
+	Vector []float64
+}
+
+// Embeddings returns, by record id, the embeddings the records of ids
+// have (one entry per MemoryVector node).
+func (db *DB) Embeddings(ctx context.Context, ids []string) (map[string][]Embedding, error) {
+	return read(ctx, db, func(tx neo4j.ManagedTransaction) (map[string][]Embedding, error) {
 		rows, err := collect(ctx, tx, `MATCH (m:Memory)-[:HAS_EMBEDDING]->(v:MemoryVector) WHERE m.id IN $ids
-RETURN m.id, v.vector`, map[string]any{"ids": ids})
+RETURN m.id, v.model, v.vector`, map[string]any{"ids": ids})
 		if err != nil {
 			return nil, err
 		}
-		out := map[string][]float64{}
+		out := map[string][]Embedding{}
 		for _, row := range rows {
 			id, _ := row.Values[0].(string)
-			xs, _ := row.Values[1].([]any)
-			v := make([]float64, len(xs))
-			for i, x := range xs {
-				v[i], _ = x.(float64)
+			e := Embedding{}
+			e.Model, _ = row.Values[1].(string)
+			xs, _ := row.Values[2].([]any)
+			for _, x := range xs {
+				f, _ := x.(float64)
+				e.Vector = append(e.Vector, f)
 			}
-			out[id] = v
+			out[id] = append(out[id], e)
 		}
 		return out, nil
 	})
@@ -147,18 +155,12 @@ RETURN m.id, v.vector`, map[string]any{"ids": ids})
 // EmbeddingModels returns, by record id, the model of each embedding the
 // records of ids have (one entry per MemoryVector node).
 func (db *DB) EmbeddingModels(ctx context.Context, ids []string) (map[string][]string, error) {
-	return read(ctx, db, func(tx neo4j.ManagedTransaction) (map[string][]string, error) {
-		rows, err := collect(ctx, tx, `MATCH (m:Memory)-[:HAS_EMBEDDING]->(v:MemoryVector) WHERE m.id IN $ids
-RETURN m.id, v.model`, map[string]any{"ids": ids})
-		if err != nil {
-			return nil, err
+	es, err := db.Embeddings(ctx, ids)
+	out := map[string][]string{}
+	for id, list := range es {
+		for _, e := range list {
+			out[id] = append(out[id], e.Model)
 		}
-		out := map[string][]string{}
-		for _, row := range rows {
-			id, _ := row.Values[0].(string)
-			model, _ := row.Values[1].(string)
-			out[id] = append(out[id], model)
-		}
-		return out, nil
-	})
+	}
+	return out, err
 }
