@@ -1,4 +1,5 @@
-// The entities that the text of records being created may name (see
+// The entities that the text of records being created may name, in scopes
+// of more entities than link_mentions_scope reads whole (see
 // internal/neo4j/mentions.go): for each of $queries ({scope, query}), the
 // entities of that scope one of whose terms (canonical name or alias,
 // internal/membrane.EntityTerms) is among the names the query lists, found

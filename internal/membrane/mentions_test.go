@@ -28,6 +28,9 @@ func TestMentionCandidates(t *testing.T) {
 			if got := membrane.MentionCandidates(tt.text); !slices.Equal(got, tt.want) {
 				t.Errorf("MentionCandidates(%q) = %q, want %q", tt.text, got, tt.want)
 			}
+			if n := membrane.MentionCandidatesAtMost(tt.text); n < len(tt.want) {
+				t.Errorf("MentionCandidatesAtMost(%q) = %d, below its %d candidates", tt.text, n, len(tt.want))
+			}
 		})
 	}
 	long := strings.Repeat("word ", 10) + strings.Join(func() []string {
@@ -39,5 +42,36 @@ func TestMentionCandidates(t *testing.T) {
 	}(), " ")
 	if got := membrane.MentionCandidates(long); len(got) != membrane.MaxMentionCandidates {
 		t.Errorf("a long text gives %d candidates, want %d", len(got), membrane.MaxMentionCandidates)
+	}
+}
+
+func TestMentionCandidatesAtMost(t *testing.T) {
+	for _, tt := range []struct {
+		text string
+		want int
+	}{
+		{"", 0},
+		{"   \t\n", 0},
+		{"one", membrane.MentionWords},
+		{" two  words\n", 2 * membrane.MentionWords},
+		{strings.Repeat("w ", 1000), membrane.MaxMentionCandidates},
+	} {
+		if got := membrane.MentionCandidatesAtMost(tt.text); got != tt.want {
+			t.Errorf("MentionCandidatesAtMost(%q) = %d, want %d", tt.text, got, tt.want)
+		}
+	}
+}
+
+func TestEntitiesReadWhole(t *testing.T) {
+	for _, tt := range []struct{ names, want int }{
+		{0, 16},  // a few entities are read whole, however short the text
+		{24, 16}, // two thirds of 24 is under the floor
+		{60, 40}, // one record of fifteen words
+		{1200, 800},
+		{1 << 20, membrane.MaxEntitiesReadWhole},
+	} {
+		if got := membrane.EntitiesReadWhole(tt.names); got != tt.want {
+			t.Errorf("EntitiesReadWhole(%d) = %d, want %d", tt.names, got, tt.want)
+		}
 	}
 }

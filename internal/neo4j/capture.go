@@ -118,14 +118,27 @@ func (db *DB) lookupEntities(ctx context.Context, tx neo4j.ManagedTransaction, s
 // exact scope and any of the exact terms, each a quoted phrase (which the
 // keyword analyzer keeps whole) with \ and " escaped.
 func entityQuery(scope string, terms []string) string {
-	quote := func(s string) string {
-		return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
-	}
 	qs := make([]string, len(terms))
 	for i, t := range terms {
-		qs[i] = "terms:" + quote(t)
+		qs[i] = "terms:" + luceneQuoted(t)
 	}
-	return "+scope:" + quote(scope) + " +(" + strings.Join(qs, " ") + ")"
+	return "+scope:" + luceneQuoted(scope) + " +(" + strings.Join(qs, " ") + ")"
+}
+
+// luceneQuoted is s as one quoted Lucene phrase, which the keyword
+// analyzer of the entity indexes keeps whole.
+func luceneQuoted(s string) string {
+	return `"` + phraseEscaper.Replace(s) + `"`
+}
+
+// phraseEscaper escapes \ and " in a quoted Lucene phrase; built once, as
+// building a Replacer costs more than using it.
+var phraseEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`)
+
+// scopeEntitiesQuery is the Lucene query of entity_name_terms for every
+// entity of scope.
+func scopeEntitiesQuery(scope string) string {
+	return "scope:" + luceneQuoted(scope)
 }
 
 // blindNamesQuery is the Lucene query of entity_blind_names for digests:

@@ -251,7 +251,7 @@ var explainValues = map[string]any{
 	"layerRank": map[string]any{"Fact": int64(0)},
 	"audits":    []map[string]any{{"id": "id"}}, "creates": []map[string]any{{"id": "id"}},
 	"edges": []map[string]any{{"id": "id"}}, "guards": []map[string]any{{"id": "id", "props": map[string]any{"id": "id"}}}, "idem": []map[string]any{{"key": "key"}}, "plans": []map[string]any{{"id": "id"}},
-	"queries": []map[string]any{{"scope": "s", "query": "terms:x"}}, "recent": []map[string]any{{"id": "id"}}, "records": []map[string]any{{"id": "id"}},
+	"lookups": []map[string]any{{"scope": "s", "query": `scope:"s"`, "few": int64(16)}}, "queries": []map[string]any{{"scope": "s", "query": "terms:x"}}, "recent": []map[string]any{{"id": "id"}}, "records": []map[string]any{{"id": "id"}},
 	"rows": []map[string]any{{"id": "id"}}, "updates": []map[string]any{{"id": "id"}},
 	"vectors": []map[string]any{{"id": "id"}},
 }

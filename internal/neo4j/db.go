@@ -83,6 +83,10 @@ type DB struct {
 	// textMatches bounds the full-text matches a records text filter
 	// reads (membrane.MaxTextMatches when 0); tests lower it.
 	textMatches int
+	// scopeEntities is the most entities of a scope that linkMentions
+	// reads whole (membrane.EntitiesReadWhole when 0); tests set it to
+	// reach either way with a few entities.
+	scopeEntities int
 	// maxAuditRefs bounds the references a prune tombstone stores
 	// (membrane.MaxAuditRefs unless a test sets it lower).
 	maxAuditRefs int

@@ -213,6 +213,8 @@ func BenchmarkInDatabaseEmbed(b *testing.B) {
 // does, with the in-database embedder giving each its vector (one embed
 // statement, then the write transaction), and without an embedder, and
 // reports records/s: what embedding inside Neo4j costs a write end to end.
+// The last case writes them in a scope of 300 entities named by two of
+// their words, which their text then mentions (several each).
 // Run on an idle machine:
 //
 //	NEO4J_URI=bolt://127.0.0.1:17687 go test -run '^$' -bench IngestInDatabaseEmbed -benchtime 20x ./internal/neo4j/
@@ -242,11 +244,28 @@ func BenchmarkIngestInDatabaseEmbed(b *testing.B) {
 		}
 		return out
 	}
+	// A scope's entities named by two words of the texts, for the case
+	// that links the records to those their text names.
+	named := neo4jtest.Scope(b)
+	neo4jtest.DeleteAtEnd(b, db, named)
 	for _, bm := range []struct {
-		name  string
-		embed bool
-	}{{"embedder=in-database", true}, {"embedder=none", false}} {
+		name     string
+		embed    bool
+		entities int
+	}{{"embedder=in-database", true, 0}, {"embedder=none", false, 0}, {"embedder=none/entities=300", false, 300}} {
 		b.Run(bm.name, func(b *testing.B) {
+			if bm.entities > 0 && scope != named { // once, however often the case runs
+				scope = named
+				var es []membrane.RecordInput
+				for i := range bm.entities {
+					es = append(es, membrane.RecordInput{Type: membrane.TypeEntity, Scope: ptr(scope), Payload: membrane.PayloadInput{Entity: &membrane.EntityPayload{
+						CanonicalName: words[i%len(words)] + " " + words[i/len(words)%len(words)], PrimaryType: "Thing"}}})
+				}
+				neo4jtest.Create(b, db, t0, es...)
+				if err := db.AwaitSearchIndexes(b.Context()); err != nil {
+					b.Fatal(err)
+				}
+			}
 			var warnings strings.Builder
 			timed := &timedEmbedder{Embedder: e}
 			opts := membrane.ServiceOptions{Policy: membrane.DefaultPolicy(), Log: slog.New(slog.NewTextHandler(&warnings, nil))}

@@ -31,6 +31,11 @@ var CommitUncertain = commitUncertain
 // bound with a few records.
 func SetTextMatches(db *DB, n int) { db.textMatches = n }
 
+// SetScopeEntities sets the most entities of a scope that the linking of
+// mentions at write reads whole (beyond them it looks the text's names
+// up), so that a test reaches the lookup with a few entities.
+func SetScopeEntities(db *DB, n int) { db.scopeEntities = n }
+
 // SetMaxAuditRefs sets the most references a prune tombstone stores
 // (membrane.MaxAuditRefs by default), so that a test reaches the bound
 // with a few edges.

@@ -21,8 +21,9 @@ const (
 )
 
 var (
-	linkMentionsStmt   = cypher.Must("link_mentions")
-	mentionsCreateStmt = cypher.Must("mentions_create")
+	linkMentionsScopeStmt = cypher.Must("link_mentions_scope")
+	linkMentionsStmt      = cypher.Must("link_mentions")
+	mentionsCreateStmt    = cypher.Must("mentions_create")
 )
 
 // mentioned is an entity a record may name: its id and sensitivity level.
@@ -33,39 +34,18 @@ type mentioned struct {
 
 // linkMentions links recs, created in tx, to the entities of their scopes
 // that their text names (membrane.MentionCandidates): the entities already
-// stored (link_mentions, one index query per scope and thousand names, not
-// one per record) and those among recs, each at least as sensitive as the
-// record (whoever sees the entity in full then sees the record in full, so
-// the edge tells no reader who sees the record redacted a name its text
-// holds), at most mentionLimit per record (mentions_create). Entities
+// stored and those among recs, each at least as sensitive as the record
+// (whoever sees the entity in full then sees the record in full, so the
+// edge tells no reader who sees the record redacted a name its text
+// holds), at most mentionLimit per record (mentions_create). The stored
+// ones of a scope of few entities (membrane.EntitiesReadWhole: fewer than
+// the names its texts may hold) are read whole (link_mentions_scope); in a
+// scope of more, the names the texts may hold are looked up (link_mentions,
+// one index query per thousand names, never one per record). A text's
+// names are listed only when its scope has an entity. Entities
 // themselves, sealed records (whose text is not the store's to read) and
 // records without text are not linked.
 func (db *DB) linkMentions(ctx context.Context, tx neo4j.ManagedTransaction, recs []*membrane.Record) error {
-	type named struct {
-		r     *membrane.Record
-		names []string
-	}
-	var todo []named
-	byScope := map[string]map[string]bool{}
-	for _, r := range recs {
-		if r.Type == membrane.TypeEntity || db.sealer.Required(r.Sensitivity) {
-			continue
-		}
-		names := membrane.MentionCandidates(membrane.EmbedText(r))
-		if len(names) == 0 {
-			continue
-		}
-		todo = append(todo, named{r, names})
-		if byScope[r.Scope] == nil {
-			byScope[r.Scope] = map[string]bool{}
-		}
-		for _, n := range names {
-			byScope[r.Scope][n] = true
-		}
-	}
-	if len(todo) == 0 {
-		return nil
-	}
 	// scope -> term -> the entities it names.
 	terms := map[string]map[string][]mentioned{}
 	add := func(scope, term string, e mentioned) {
@@ -74,38 +54,105 @@ func (db *DB) linkMentions(ctx context.Context, tx neo4j.ManagedTransaction, rec
 		}
 		terms[scope][term] = append(terms[scope][term], e)
 	}
-	var queries []map[string]any
-	for _, scope := range slices.Sorted(maps.Keys(byScope)) {
-		names := slices.Sorted(maps.Keys(byScope[scope]))
-		for chunk := range slices.Chunk(names, mentionQueryNames) {
-			queries = append(queries, map[string]any{"scope": scope, "query": entityQuery(scope, chunk)})
+	addRow := func(scope string, id, ts, level any) {
+		e := mentioned{id: str(id), level: int(integer(level))}
+		list, _ := ts.([]any)
+		for _, t := range list {
+			add(scope, str(t), e)
 		}
 	}
-	rows, err := collect(ctx, tx, linkMentionsStmt, gated(ctx, map[string]any{"queries": queries, "limit": int64(mentionQueryHits)}))
+	var texts []*membrane.Record
+	names := map[string]int{} // scope -> at most how many names its texts hold
+	for _, r := range recs {
+		if db.sealer.Required(r.Sensitivity) {
+			continue
+		}
+		if r.Type == membrane.TypeEntity {
+			// The batch's own entities, not in the index yet.
+			if p, ok := r.Payload.(*membrane.EntityPayload); ok {
+				for _, t := range membrane.EntityTerms(p) {
+					add(r.Scope, t, mentioned{id: r.ID, level: r.Sensitivity.Level()})
+				}
+			}
+			continue
+		}
+		texts = append(texts, r)
+		names[r.Scope] += membrane.MentionCandidatesAtMost(membrane.EmbedText(r))
+	}
+	if len(texts) == 0 {
+		return nil
+	}
+	var lookups []map[string]any
+	for _, scope := range slices.Sorted(maps.Keys(names)) {
+		few := membrane.EntitiesReadWhole(names[scope])
+		if db.scopeEntities > 0 {
+			few = db.scopeEntities
+		}
+		lookups = append(lookups, map[string]any{"scope": scope, "query": scopeEntitiesQuery(scope), "few": int64(few)})
+	}
+	rows, err := collect(ctx, tx, linkMentionsScopeStmt, gated(ctx, map[string]any{"lookups": lookups}))
 	if err != nil {
 		return err
 	}
+	large := map[string]bool{} // scopes of more entities than read whole
 	for _, row := range rows {
-		e := mentioned{id: str(row.Values[0]), level: int(integer(row.Values[3]))}
-		ts, _ := row.Values[2].([]any)
-		for _, t := range ts {
-			add(str(row.Values[1]), str(t), e)
+		if row.Values[1] == nil {
+			large[str(row.Values[0])] = true
+			continue
 		}
+		addRow(str(row.Values[0]), row.Values[1], row.Values[2], row.Values[3])
 	}
-	// The batch's own entities, not in the index yet.
-	for _, r := range recs {
-		if p, ok := r.Payload.(*membrane.EntityPayload); ok && !db.sealer.Required(r.Sensitivity) {
-			for _, t := range membrane.EntityTerms(p) {
-				add(r.Scope, t, mentioned{id: r.ID, level: r.Sensitivity.Level()})
+
+	type named struct {
+		r     *membrane.Record
+		names []string
+	}
+	var todo []named
+	lookUp := map[string]map[string]bool{} // large scope -> the names to look up
+	for _, r := range texts {
+		if terms[r.Scope] == nil && !large[r.Scope] {
+			continue
+		}
+		candidates := membrane.MentionCandidates(membrane.EmbedText(r))
+		if len(candidates) == 0 {
+			continue
+		}
+		todo = append(todo, named{r, candidates})
+		if large[r.Scope] {
+			if lookUp[r.Scope] == nil {
+				lookUp[r.Scope] = map[string]bool{}
+			}
+			for _, n := range candidates {
+				lookUp[r.Scope][n] = true
 			}
 		}
 	}
+	if len(lookUp) > 0 {
+		var queries []map[string]any
+		for _, scope := range slices.Sorted(maps.Keys(lookUp)) {
+			for chunk := range slices.Chunk(slices.Sorted(maps.Keys(lookUp[scope])), mentionQueryNames) {
+				queries = append(queries, map[string]any{"scope": scope, "query": entityQuery(scope, chunk)})
+			}
+		}
+		rows, err := collect(ctx, tx, linkMentionsStmt, gated(ctx, map[string]any{"queries": queries, "limit": int64(mentionQueryHits)}))
+		if err != nil {
+			return err
+		}
+		for _, row := range rows {
+			addRow(str(row.Values[1]), row.Values[0], row.Values[2], row.Values[3])
+		}
+	}
+
 	var edges []map[string]any
 	for _, n := range todo {
 		seen := map[string]bool{}
+	names:
 		for _, name := range n.names {
 			for _, e := range terms[n.r.Scope][name] {
-				if seen[e.id] || e.level < n.r.Sensitivity.Level() || len(seen) == mentionLimit {
+				if len(seen) == mentionLimit {
+					break names
+				}
+				if seen[e.id] || e.level < n.r.Sensitivity.Level() {
 					continue
 				}
 				seen[e.id] = true
