@@ -166,15 +166,17 @@ func TestInDatabaseEmbedEdges(t *testing.T) {
 	}
 }
 
-// BenchmarkInDatabaseEmbed embeds batches of 64 short sentences (about 15
-// words) through Bolt and reports texts/s. Run on an idle machine:
+// BenchmarkInDatabaseEmbed embeds batches of 64 and 256 short sentences
+// (about 15 words) through Bolt and reports texts/s, and one at a time, as
+// a retrieval embeds its query, and reports ms per call. Run on an idle
+// machine:
 //
 //	NEO4J_URI=bolt://127.0.0.1:17687 go test -run '^$' -bench InDatabaseEmbed -benchtime 20x ./internal/neo4j/
 func BenchmarkInDatabaseEmbed(b *testing.B) {
 	e := inDatabaseEmbedder(b)
 	words := strings.Fields("the agent deployed a new version of the billing service after the database failover " +
 		"and wrote a note about rollback plans tests alerts budgets certificates onboarding incidents")
-	for _, size := range []int{64, 256} {
+	for _, size := range []int{1, 64, 256} {
 		b.Run(fmt.Sprint("batch=", size), func(b *testing.B) {
 			n := 0
 			batch := func() []string {
@@ -204,6 +206,9 @@ func BenchmarkInDatabaseEmbed(b *testing.B) {
 				texts += len(in)
 			}
 			b.ReportMetric(float64(texts)/busy.Seconds(), "texts/s")
+			if size == 1 {
+				b.ReportMetric(float64(busy.Microseconds())/1000/float64(b.N), "ms/call")
+			}
 		})
 	}
 }
