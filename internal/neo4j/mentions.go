@@ -61,7 +61,11 @@ func (db *DB) linkMentions(ctx context.Context, tx neo4j.ManagedTransaction, rec
 			add(scope, str(t), e)
 		}
 	}
-	var texts []*membrane.Record
+	type text struct {
+		r    *membrane.Record
+		text string
+	}
+	var texts []text
 	names := map[string]int{} // scope -> at most how many names its texts hold
 	for _, r := range recs {
 		if db.sealer.Required(r.Sensitivity) {
@@ -76,8 +80,11 @@ func (db *DB) linkMentions(ctx context.Context, tx neo4j.ManagedTransaction, rec
 			}
 			continue
 		}
-		texts = append(texts, r)
-		names[r.Scope] += membrane.MentionCandidatesAtMost(membrane.EmbedText(r))
+		t := membrane.EmbedText(r)
+		if n := membrane.MentionCandidatesAtMost(t); n > 0 {
+			texts = append(texts, text{r, t})
+			names[r.Scope] += n
+		}
 	}
 	if len(texts) == 0 {
 		return nil
@@ -109,11 +116,12 @@ func (db *DB) linkMentions(ctx context.Context, tx neo4j.ManagedTransaction, rec
 	}
 	var todo []named
 	lookUp := map[string]map[string]bool{} // large scope -> the names to look up
-	for _, r := range texts {
+	for _, t := range texts {
+		r := t.r
 		if terms[r.Scope] == nil && !large[r.Scope] {
 			continue
 		}
-		candidates := membrane.MentionCandidates(membrane.EmbedText(r))
+		candidates := membrane.MentionCandidates(t.text)
 		if len(candidates) == 0 {
 			continue
 		}
@@ -146,11 +154,11 @@ func (db *DB) linkMentions(ctx context.Context, tx neo4j.ManagedTransaction, rec
 	var edges []map[string]any
 	for _, n := range todo {
 		seen := map[string]bool{}
-	names:
+	record:
 		for _, name := range n.names {
 			for _, e := range terms[n.r.Scope][name] {
 				if len(seen) == mentionLimit {
-					break names
+					break record
 				}
 				if seen[e.id] || e.level < n.r.Sensitivity.Level() {
 					continue
