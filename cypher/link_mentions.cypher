@@ -12,4 +12,4 @@ CALL db.index.fulltext.queryNodes('entity_name_terms', q.query, {limit: $limit})
 WITH q, e
 WHERE e:Entity AND e.scope = q.scope AND e.encrypted IS NULL AND NOT e.status IN ['retracted', 'superseded']
   AND e.sensitivityLevel <= $ceiling AND ($allScopes OR e.scope = '' OR e.scope IN $trustScopes)
-RETURN DISTINCT e.id AS id, e.scope AS scope, coalesce(e.terms, []) AS terms, e.sensitivityLevel AS level
+RETURN DISTINCT e.scope AS scope, e.id AS id, coalesce(e.terms, []) AS terms, e.sensitivityLevel AS level

@@ -68,19 +68,3 @@ func MentionCandidatesAtMost(text string) int {
 	}
 	return min(MaxMentionCandidates, MentionWords*words)
 }
-
-// MaxEntitiesReadWhole bounds EntitiesReadWhole: the most entities one
-// statement collects to find those a batch's texts name.
-const MaxEntitiesReadWhole = 1000
-
-// EntitiesReadWhole is the most entities of a scope that are read whole to
-// find those that texts of up to names candidate names (MentionCandidates)
-// mention; a scope of more has the names looked up in its index instead.
-// Reading an entity costs about as much as looking up one and a half names
-// that are not an entity's (docs/BENCHMARKS.md, [Q4]), and a name that is
-// one costs more, so: two thirds of names, at least 16 (a scope of a few
-// entities is read whole even for a short text: one index term, not a
-// query of many), at most MaxEntitiesReadWhole.
-func EntitiesReadWhole(names int) int {
-	return min(MaxEntitiesReadWhole, max(16, names*2/3))
-}

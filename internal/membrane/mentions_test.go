@@ -61,17 +61,3 @@ func TestMentionCandidatesAtMost(t *testing.T) {
 		}
 	}
 }
-
-func TestEntitiesReadWhole(t *testing.T) {
-	for _, tt := range []struct{ names, want int }{
-		{0, 16},  // a few entities are read whole, however short the text
-		{24, 16}, // two thirds of 24 is under the floor
-		{60, 40}, // one record of fifteen words
-		{1200, 800},
-		{1 << 20, membrane.MaxEntitiesReadWhole},
-	} {
-		if got := membrane.EntitiesReadWhole(tt.names); got != tt.want {
-			t.Errorf("EntitiesReadWhole(%d) = %d, want %d", tt.names, got, tt.want)
-		}
-	}
-}

@@ -84,7 +84,7 @@ type DB struct {
 	// reads (membrane.MaxTextMatches when 0); tests lower it.
 	textMatches int
 	// scopeEntities is the most entities of a scope that linkMentions
-	// reads whole (membrane.EntitiesReadWhole when 0); tests set it to
+	// reads whole (entitiesReadWhole when 0); tests set it to
 	// reach either way with a few entities.
 	scopeEntities int
 	// maxAuditRefs bounds the references a prune tombstone stores

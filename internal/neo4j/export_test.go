@@ -36,6 +36,13 @@ func SetTextMatches(db *DB, n int) { db.textMatches = n }
 // up), so that a test reaches the lookup with a few entities.
 func SetScopeEntities(db *DB, n int) { db.scopeEntities = n }
 
+// EntitiesReadWhole exposes the choice of reading a scope's entities
+// whole, for its table test.
+var EntitiesReadWhole = entitiesReadWhole
+
+// MaxEntitiesReadWhole is maxEntitiesReadWhole, its bound.
+const MaxEntitiesReadWhole = maxEntitiesReadWhole
+
 // SetMaxAuditRefs sets the most references a prune tombstone stores
 // (membrane.MaxAuditRefs by default), so that a test reaches the bound
 // with a few edges.

@@ -18,7 +18,25 @@ const (
 	mentionQueryNames = 1000
 	// mentionQueryHits bounds the entities one query returns.
 	mentionQueryHits = 10000
+	// maxEntitiesReadWhole bounds entitiesReadWhole: the most entities
+	// link_mentions_scope collects for one scope.
+	maxEntitiesReadWhole = 1000
 )
+
+// entitiesReadWhole is the most entities of a scope that linkMentions
+// reads whole to find those that texts of up to names candidate names
+// (membrane.MentionCandidates) mention; a scope of more has the names
+// looked up in its index instead. Timed apart on the test Neo4j, reading
+// an entity cost about 16 us and looking up a name that is no entity's
+// about 11.5 us (one that is costs more), so: two thirds of names, at
+// least 16 (a scope of a few entities is read whole even for a short
+// text: one index term, not a query of many), at most
+// maxEntitiesReadWhole (with 5,000, a batch in a scope of 3,000 entities
+// wrote slower than by name). BenchmarkMentionLinking ([S8] in
+// docs/BENCHMARKS.md) measures the choice end to end.
+func entitiesReadWhole(names int) int {
+	return min(maxEntitiesReadWhole, max(16, names*2/3))
+}
 
 var (
 	linkMentionsScopeStmt = cypher.Must("link_mentions_scope")
@@ -38,7 +56,7 @@ type mentioned struct {
 // (whoever sees the entity in full then sees the record in full, so the
 // edge tells no reader who sees the record redacted a name its text
 // holds), at most mentionLimit per record (mentions_create). The stored
-// ones of a scope of few entities (membrane.EntitiesReadWhole: fewer than
+// ones of a scope of few entities (entitiesReadWhole: fewer than
 // the names its texts may hold) are read whole (link_mentions_scope); in a
 // scope of more, the names the texts may hold are looked up (link_mentions,
 // one index query per thousand names, never one per record). A text's
@@ -54,11 +72,13 @@ func (db *DB) linkMentions(ctx context.Context, tx neo4j.ManagedTransaction, rec
 		}
 		terms[scope][term] = append(terms[scope][term], e)
 	}
-	addRow := func(scope string, id, ts, level any) {
-		e := mentioned{id: str(id), level: int(integer(level))}
-		list, _ := ts.([]any)
+	// addRow adds a row of link_mentions_scope or link_mentions: scope,
+	// id, terms, level.
+	addRow := func(v []any) {
+		e := mentioned{id: str(v[1]), level: int(integer(v[3]))}
+		list, _ := v[2].([]any)
 		for _, t := range list {
-			add(scope, str(t), e)
+			add(str(v[0]), str(t), e)
 		}
 	}
 	type text struct {
@@ -91,7 +111,7 @@ func (db *DB) linkMentions(ctx context.Context, tx neo4j.ManagedTransaction, rec
 	}
 	var lookups []map[string]any
 	for _, scope := range slices.Sorted(maps.Keys(names)) {
-		few := membrane.EntitiesReadWhole(names[scope])
+		few := entitiesReadWhole(names[scope])
 		if db.scopeEntities > 0 {
 			few = db.scopeEntities
 		}
@@ -107,7 +127,7 @@ func (db *DB) linkMentions(ctx context.Context, tx neo4j.ManagedTransaction, rec
 			large[str(row.Values[0])] = true
 			continue
 		}
-		addRow(str(row.Values[0]), row.Values[1], row.Values[2], row.Values[3])
+		addRow(row.Values)
 	}
 
 	type named struct {
@@ -147,7 +167,7 @@ func (db *DB) linkMentions(ctx context.Context, tx neo4j.ManagedTransaction, rec
 			return err
 		}
 		for _, row := range rows {
-			addRow(str(row.Values[1]), row.Values[0], row.Values[2], row.Values[3])
+			addRow(row.Values)
 		}
 	}
 

@@ -25,7 +25,7 @@ func TestMentionsLinkedAtWrite(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		few  int // the most entities of a scope read whole
-	}{{"read whole", membrane.MaxEntitiesReadWhole}, {"looked up by name", 1}} {
+	}{{"read whole", neo4j.MaxEntitiesReadWhole}, {"looked up by name", 1}} {
 		t.Run(tc.name, func(t *testing.T) {
 			db := neo4jtest.DB(t)
 			neo4j.SetScopeEntities(db, tc.few)
@@ -113,11 +113,25 @@ func mentionsLinkedAtWrite(t *testing.T, db *neo4j.DB) {
 	}
 }
 
+func TestEntitiesReadWhole(t *testing.T) {
+	for _, tt := range []struct{ names, want int }{
+		{0, 16},  // a few entities are read whole, however short the text
+		{24, 16}, // two thirds of 24 is under the floor
+		{60, 40}, // one record of fifteen words
+		{1200, 800},
+		{1 << 20, neo4j.MaxEntitiesReadWhole},
+	} {
+		if got := neo4j.EntitiesReadWhole(tt.names); got != tt.want {
+			t.Errorf("EntitiesReadWhole(%d) = %d, want %d", tt.names, got, tt.want)
+		}
+	}
+}
+
 // BenchmarkMentionLinking writes one record, and batches of 256, of about
 // fifteen words each, by the store (DB.CreateRecords), in scopes of 0, 100,
 // 1,000 and 3,000 entities named by two words each, some of which every
 // text names, and reports ms per write: what linking the mentions found in
-// text costs as a scope's entities grow (membrane.EntitiesReadWhole picks
+// text costs as a scope's entities grow (entitiesReadWhole picks
 // reading them whole or looking the texts' names up). Run on an idle
 // machine:
 //
