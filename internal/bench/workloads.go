@@ -35,8 +35,10 @@ type Config struct {
 	ColdOps int
 }
 
-// Workload is one measured operation, run by Clients clients at once.
-type Workload struct {
+// Workload is one measured operation against a client of type C (a
+// GraphQL *Client for this server; another system's client for a side by
+// side), run by Clients clients at once.
+type Workload[C any] struct {
 	Name    string
 	Clients int
 	// Items is what one operation writes (records per ingestBatch), for
@@ -51,16 +53,24 @@ type Workload struct {
 	// Prepare runs untimed before the workload and returns its operation
 	// for the i-th of n operations (i counts across clients; the first
 	// ones are Run's untimed warm-up).
-	Prepare func(ctx context.Context, c *Client, cfg Config, n int) (func(ctx context.Context, i int) error, error)
+	Prepare func(ctx context.Context, c C, cfg Config, n int) (func(ctx context.Context, i int) error, error)
+	// After, when set, runs once the workload is measured and before the
+	// next, and may report a row of its own (the embed job after the bulk
+	// ingest that writes the corpus).
+	After func(ctx context.Context, c C) (Summary, error)
 }
 
 // Run runs the workloads of cfg against c in order and returns their
 // summaries. A workload whose preparation fails is reported with every
 // operation failed and the error returned at the end.
 func Run(ctx context.Context, c *Client, cfg Config, progress func(Summary)) ([]Summary, error) {
+	return RunOn(ctx, c, Workloads(), cfg, progress)
+}
+
+// RunOn runs the workloads ws of cfg against c in order, as Run does.
+func RunOn[C any](ctx context.Context, c C, ws []Workload[C], cfg Config, progress func(Summary)) ([]Summary, error) {
 	var sums []Summary
 	var firstErr error
-	ws := Workloads()
 	// Retrieval searches the corpus that the bulk ingest writes, or one
 	// an earlier run wrote.
 	corpus := cfg.Only == nil
@@ -108,8 +118,8 @@ func Run(ctx context.Context, c *Client, cfg Config, progress func(Summary)) ([]
 		s := measure(ctx, w, n, func(ctx context.Context, i int) error { return op(ctx, warm+i) })
 		sums = append(sums, s)
 		progress(s)
-		if w.Items > 0 && corpus {
-			s, err := embedCorpus(ctx, c)
+		if w.After != nil && corpus {
+			s, err := w.After(ctx, c)
 			if err != nil && firstErr == nil {
 				firstErr = fmt.Errorf("%s: %w", s.Name, err)
 			}
@@ -183,7 +193,7 @@ func embedCorpus(ctx context.Context, c *Client) (Summary, error) {
 
 // measure runs n operations of w on w.Clients goroutines, which take the
 // next index from a shared counter.
-func measure(ctx context.Context, w Workload, n int, op func(context.Context, int) error) Summary {
+func measure[C any](ctx context.Context, w Workload[C], n int, op func(context.Context, int) error) Summary {
 	var next atomic.Int64
 	var mu sync.Mutex
 	var lat []time.Duration
@@ -290,7 +300,7 @@ func createFacts(ctx context.Context, c *Client, cfg Config, prefix string, n in
 // a store that the writes after them have not grown yet), then
 // revisions, captures, the bulk ingest that writes the retrieval corpus,
 // and retrieval over it.
-func Workloads() []Workload {
+func Workloads() []Workload[*Client] {
 	pointRead := func(ctx context.Context, c *Client, cfg Config, n int) (func(context.Context, int) error, error) {
 		var out struct{ CreateRecord idOut }
 		if err := c.Do(ctx, createQ, map[string]any{"in": fact(cfg.Scope, "read")}, &out); err != nil {
@@ -429,7 +439,7 @@ func Workloads() []Workload {
 			return c.Do(ctx, recordsQ, vars, nil)
 		}, nil
 	}
-	return []Workload{
+	return []Workload[*Client]{
 		{Name: "point read, cold", Clients: 1, Cold: true, Prepare: pointRead},
 		{Name: "point read", Clients: 1, Prepare: pointRead},
 		{Name: "point read", Clients: 8, Prepare: pointRead},
@@ -440,7 +450,7 @@ func Workloads() []Workload {
 		{Name: "lineage 100-deep", Clients: 1, Prepare: lineage},
 		{Name: "captureMemory", Clients: 1, Prepare: capture},
 		{Name: "captureMemory", Clients: 8, Prepare: capture},
-		{Name: "ingestBatch 1,000", Clients: 1, Items: 1000, Unit: "records", Prepare: ingest},
+		{Name: "ingestBatch 1,000", Clients: 1, Items: 1000, Unit: "records", Prepare: ingest, After: embedCorpus},
 		{Name: "retrieve top-20", Clients: 1, Searches: true, Prepare: retrieve(retrieveQ, 20)},
 		{Name: "retrieve top-20", Clients: 8, Searches: true, Prepare: retrieve(retrieveQ, 20)},
 		{Name: "retrieveGraph top-20", Clients: 1, Searches: true, Prepare: retrieve(graphQ, 20)},
