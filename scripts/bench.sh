@@ -73,33 +73,32 @@ NEO4J_URI= NEO4J_HOME_DIR="$work/neo4j" NEO4J_BOLT_PORT="$bolt" NEO4J_HTTP_PORT=
   scripts/run.sh -listen "$listen" >"$work/server.log" 2>&1 &
 server=$!
 
-# Ready when /readyz answers 200 (the first run also builds Neo4j's
-# launcher and plugin with Maven).
-for ((i = 0; ; i++)); do
-  if curl -fsS -o /dev/null "http://$listen/readyz" 2>/dev/null; then
-    break
-  fi
-  if ! kill -0 "$server" 2>/dev/null || ((i >= 1200)); then
-    echo "bench.sh: the server did not become ready; its log:" >&2
-    tail -n 40 "$work/server.log" >&2
-    exit 1
-  fi
-  sleep 0.5
-done
-
-url="http://$listen/graphql"
-if [[ -n "$reference" ]]; then
+# await NAME PID LOG TRIES CHECK...: waits until CHECK succeeds; fails with
+# the end of LOG when PID has exited or after TRIES half seconds.
+await() {
+  local name=$1 pid=$2 log=$3 tries=$4
+  shift 4
   for ((i = 0; ; i++)); do
-    if (exec 3<>"/dev/tcp/${ref_addr%:*}/${ref_addr##*:}") 2>/dev/null; then
-      break
+    if "$@" 2>/dev/null; then
+      return 0
     fi
-    if ! kill -0 "$reference" 2>/dev/null || ((i >= 120)); then
-      echo "bench.sh: the reference did not start; its log:" >&2
-      tail -n 40 "$work/reference.log" >&2
+    if ! kill -0 "$pid" 2>/dev/null || ((i >= tries)); then
+      echo "bench.sh: $name did not become ready; its log:" >&2
+      tail -n 40 "$log" >&2
       exit 1
     fi
     sleep 0.5
   done
+}
+listening() { (exec 3<>"/dev/tcp/${1%:*}/${1##*:}"); }
+
+# Ready when /readyz answers 200 (the first run also builds Neo4j's
+# launcher and plugin with Maven).
+await "the server" "$server" "$work/server.log" 1200 curl -fsS -o /dev/null "http://$listen/readyz"
+
+url="http://$listen/graphql"
+if [[ -n "$reference" ]]; then
+  await "the reference" "$reference" "$work/reference.log" 120 listening "$ref_addr"
   # Warm-up, untimed, of both; then the timed passes, interleaved. A
   # failed operation does not stop them: the tables count the errors (the
   # reference answers "database is locked" to concurrent revisions).

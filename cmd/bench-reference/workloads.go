@@ -75,7 +75,7 @@ func supersedes(r *pb.MemoryRecord) string {
 type op = func(context.Context, int) error
 
 // workloads are cmd/bench's workloads that the reference can run, by the
-// same names, each as close to cmd/bench's as its API allows.
+// same names and clients, each as close to cmd/bench's as its API allows.
 func workloads() []bench.Workload[*client] {
 	pointRead := func(ctx context.Context, c *client, cfg bench.Config, _ int) (op, error) {
 		id, err := c.fact(ctx, cfg.Scope, "read")
@@ -178,15 +178,17 @@ func workloads() []bench.Workload[*client] {
 			return err
 		}, nil
 	}
-	return []bench.Workload[*client]{
-		{Name: "point read", Clients: 1, Prepare: pointRead},
-		{Name: "point read", Clients: 8, Prepare: pointRead},
-		{Name: "contest", Clients: 1, Prepare: contest},
-		{Name: "fork", Clients: 1, Prepare: fork},
-		{Name: "supersede chain", Clients: 1, Prepare: chain},
-		{Name: "supersede", Clients: 8, Prepare: supersede},
-		{Name: "lineage 100-deep", Clients: 1, Prepare: lineage},
-		{Name: "captureMemory", Clients: 1, Prepare: capture},
-		{Name: "captureMemory", Clients: 8, Prepare: capture},
+	prepares := map[string]func(context.Context, *client, bench.Config, int) (op, error){
+		"point read": pointRead, "contest": contest, "fork": fork, "supersede chain": chain, "supersede": supersede,
+		"lineage 100-deep": lineage, "captureMemory": capture,
 	}
+	// cmd/bench's workloads, in its order and with its clients, that the
+	// reference can run (the cold point read needs a server just started).
+	var ws []bench.Workload[*client]
+	for _, w := range bench.Workloads() {
+		if p, ok := prepares[w.Name]; ok && !w.Cold {
+			ws = append(ws, bench.Workload[*client]{Name: w.Name, Clients: w.Clients, Prepare: p})
+		}
+	}
+	return ws
 }
